@@ -1,0 +1,80 @@
+#include "base/intern.h"
+
+#include <cstring>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace pf {
+
+namespace {
+constexpr size_t kBlockSize = 1 << 20;
+constexpr size_t kInitialSlots = 1 << 10;
+}  // namespace
+
+uint64_t HashBytes(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
+
+Interner::Interner() : slots_(kInitialSlots, Slot{0, 0}) {}
+
+std::string_view Interner::Store(std::string_view s) {
+  if (s.size() > block_left_) {
+    size_t size = s.size() > kBlockSize / 4 ? s.size() : kBlockSize;
+    blocks_.push_back(std::make_unique<char[]>(size));
+    arena_bytes_ += size;
+    if (size == s.size()) {  // a large string gets a block of its own
+      std::memcpy(blocks_.back().get(), s.data(), s.size());
+      return {blocks_.back().get(), s.size()};
+    }
+    block_pos_ = blocks_.back().get();
+    block_left_ = size;
+  }
+  if (!s.empty()) std::memcpy(block_pos_, s.data(), s.size());
+  std::string_view stored(block_pos_, s.size());
+  block_pos_ += s.size();
+  block_left_ -= s.size();
+  return stored;
+}
+
+bool Interner::Find(std::string_view s, StrId* id) const {
+  uint64_t h = HashBytes(s);
+  size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.id_plus_one == 0) return false;
+    if (slot.hash == h && names_[slot.id_plus_one - 1] == s) {
+      id->value = slot.id_plus_one - 1;
+      return true;
+    }
+  }
+}
+
+StrId Interner::Intern(std::string_view s) {
+  uint64_t h = HashBytes(s);
+  size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  for (;; i = (i + 1) & mask) {
+    Slot& slot = slots_[i];
+    if (slot.id_plus_one == 0) break;
+    if (slot.hash == h && names_[slot.id_plus_one - 1] == s) return StrId{slot.id_plus_one - 1};
+  }
+  uint32_t id = static_cast<uint32_t>(names_.size());
+  names_.push_back(Store(s));
+  slots_[i] = Slot{h, id + 1};
+  if (names_.size() * 2 > slots_.size()) Grow();
+  return StrId{id};
+}
+
+void Interner::Grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.assign(old.size() * 2, Slot{0, 0});
+  size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.id_plus_one == 0) continue;
+    size_t i = slot.hash & mask;
+    while (slots_[i].id_plus_one != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
+
+}  // namespace pf

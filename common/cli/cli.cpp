@@ -1,0 +1,101 @@
+#include "cli/cli.h"
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "base/error.h"
+#include "base/version.h"
+
+namespace pf::cli {
+
+Tool::Tool(ToolInfo info) : info_(info) {}
+
+po::options_description& Tool::AddGroup(const std::string& caption) {
+  groups_.emplace_back(caption, 100, 50);
+  return groups_.back();
+}
+
+void Tool::Warn(const std::string& msg) const {
+  if (!quiet_) std::fprintf(stderr, "%s: warning: %s\n", info_.name, msg.c_str());
+}
+
+void Tool::Notice(const std::string& msg) const {
+  if (!quiet_) std::fprintf(stderr, "%s: notice: %s\n", info_.name, msg.c_str());
+}
+
+int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) {
+  std::signal(SIGPIPE, SIG_IGN);  // writes report EPIPE instead, which ends us quietly
+  po::options_description common("Common options", 100, 50);
+  common.add_options()
+      ("output,o", po::value<std::string>()->default_value("-")->value_name("FILE"),
+       "write to FILE instead of standard output")
+      ("quiet,q", "print no warnings or notices")
+      ("help,h", "print this help and exit")
+      ("version,V", "print the version and exit");
+  po::options_description hidden;
+  hidden.add_options()("input", po::value<std::vector<std::string>>(), "input files");
+  po::options_description all;
+  for (auto& g : groups_) all.add(g);
+  all.add(common).add(hidden);
+  po::positional_options_description positional;
+  positional.add("input", -1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "%s: error: %s\nTry '%s --help' for more information.\n", info_.name,
+                 e.what(), info_.name);
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << "Usage: " << info_.name << " " << info_.synopsis << "\n\n"
+              << info_.purpose << "\n\n";
+    for (auto& g : groups_) std::cout << g << "\n";
+    std::cout << common << "\nExamples:\n" << info_.examples << "\nSee " << info_.name
+              << "(1) for details.\n";
+    std::cout.flush();
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::printf("%s (pf) %s\n", info_.name, kVersion);
+    return 0;
+  }
+  quiet_ = vm.count("quiet") > 0;
+  Context ctx{vm, {}, vm["output"].as<std::string>(), quiet_};
+  if (vm.count("input")) ctx.inputs = vm["input"].as<std::vector<std::string>>();
+  try {
+    body(ctx);
+  } catch (const PipeClosed&) {
+    return 0;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\nTry '%s --help' for more information.\n", info_.name,
+                 e.what(), info_.name);
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", info_.name, e.Describe().c_str());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: error: out of memory\n", info_.name);
+    return 1;
+  }
+  return 0;
+}
+
+std::vector<std::string> SplitList(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    size_t start = 0;
+    for (;;) {
+      size_t comma = v.find(',', start);
+      out.push_back(v.substr(start, comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace pf::cli

@@ -1,0 +1,52 @@
+#pragma once
+// What every pf tool shares at its boundary: Boost.ProgramOptions parsing with --help,
+// --version, -o/--output and -q/--quiet; the messages `pf-x: error: ...` and
+// `pf-x: warning: ...`; exit status 0 (success), 1 (runtime or data error) and 2 (usage).
+// A closed pipe downstream ends the tool quietly with status 0.
+
+#include <boost/program_options.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace pf::cli {
+
+namespace po = boost::program_options;
+
+struct ToolInfo {
+  const char* name;      // "pf-collapse"
+  const char* synopsis;  // "[OPTIONS] [FILE...]"
+  const char* purpose;   // one paragraph, for --help
+  const char* examples;  // lines for --help
+};
+
+/// What a tool's body receives.
+struct Context {
+  const po::variables_map& vm;
+  std::vector<std::string> inputs;  // positional arguments; empty means stdin
+  std::string output;               // -o; "-" means stdout
+  bool quiet = false;
+};
+
+class Tool {
+ public:
+  explicit Tool(ToolInfo info);
+  /// The tool's own option groups (shown in --help in the order added).
+  po::options_description& AddGroup(const std::string& caption);
+  /// Parses, handles --help/--version, runs `body`, maps errors to exit codes.
+  int Run(int argc, char** argv, const std::function<void(Context&)>& body);
+
+  /// Messages on stderr, prefixed with the tool name.
+  void Warn(const std::string& msg) const;
+  void Notice(const std::string& msg) const;
+
+ private:
+  ToolInfo info_;
+  std::vector<po::options_description> groups_;
+  bool quiet_ = false;
+};
+
+/// A comma-separated or repeated option value, split.
+std::vector<std::string> SplitList(const std::vector<std::string>& values);
+
+}  // namespace pf::cli

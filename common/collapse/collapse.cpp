@@ -1,0 +1,285 @@
+#include "collapse/collapse.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "base/error.h"
+#include "formats/sniff.h"
+#include "io/line_reader.h"
+#include "stacks/folded.h"
+
+namespace pf {
+
+namespace {
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string SkippedMessage(const SkipCount& s, const char* what) {
+  return Plural(s.count, "line", "lines") + " skipped" + what + ", first at " +
+         Where(s.first_file, s.first_line);
+}
+
+// A bounded queue of blocks for the worker threads.
+class BlockQueue {
+ public:
+  explicit BlockQueue(size_t capacity) : capacity_(capacity) {}
+  void Push(Block b, std::string filter) {
+    std::unique_lock lock(mu_);
+    not_full_.wait(lock, [&] { return items_.size() < capacity_; });
+    items_.push_back({std::move(b), std::move(filter)});
+    not_empty_.notify_one();
+  }
+  bool Pop(Block* b, std::string* filter) {
+    std::unique_lock lock(mu_);
+    not_empty_.wait(lock, [&] { return !items_.empty() || closed_; });
+    if (items_.empty()) return false;
+    *b = std::move(items_.front().first);
+    *filter = std::move(items_.front().second);
+    items_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    not_empty_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<std::pair<Block, std::string>> items_;
+  size_t capacity_;
+  bool closed_ = false;
+};
+
+class Collapser {
+ public:
+  Collapser(const CollapseOptions& options, CollapseReport* report)
+      : opt_(options), report_(report) {
+    threads_ = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    event_filter_ = options.perf.event_filter;
+  }
+
+  void Add(ByteSource& source) {
+    std::string_view head = source.Peek();
+    InputFormat format = SniffFormat(head);
+    if (opt_.format == "perf-script" && format == InputFormat::kFolded) {
+      format = InputFormat::kPerfScript;
+    } else if (opt_.format == "folded" && format == InputFormat::kPerfScript) {
+      format = InputFormat::kFolded;
+    }
+    switch (format) {
+      case InputFormat::kEmpty:
+        return;
+      case InputFormat::kPerfData:
+        throw Error(source.name(),
+                    "a perf.data file; fold its text instead: perf script -i " + source.name() +
+                        " | pf-collapse");
+      case InputFormat::kBinary:
+        throw Error(source.name(),
+                    "binary data, not `perf script` text or folded stacks");
+      case InputFormat::kFolded:
+        AddFolded(source);
+        return;
+      case InputFormat::kPerfScript:
+        AddPerfScript(source);
+        return;
+    }
+  }
+
+  void Finish(ByteSink& sink) {
+    if (other_event_samples_ && opt_.perf.event_filter.empty()) {
+      std::string others;
+      for (const std::string& e : other_events_) others += (others.empty() ? "" : ", ") + e;
+      report_->notices.push_back("kept the samples of the first event type, " + event_filter_ +
+                                 "; skipped " + Plural(other_event_samples_, "sample", "samples") +
+                                 " of " + others + " (choose with --event-filter=EVENT)");
+    }
+    if (!tree_) tree_.emplace(1);
+    StackTree* result = &*tree_;
+    std::optional<StackTree> filtered;
+    if (!opt_.filter.empty()) {
+      filtered.emplace(StackFilter(opt_.filter).Apply(*tree_));
+      result = &*filtered;
+    }
+    BufferedWriter out(sink);
+    WriteFolded(*result, out);
+    out.Flush();
+    sink.Commit();
+  }
+
+ private:
+  StackTree& Tree(int columns, const std::string& name) {
+    if (!tree_) tree_.emplace(columns);
+    if (tree_->columns() != columns) {
+      throw Error(name, columns == 2
+                            ? "has two counts per line (a differential profile) and cannot be "
+                              "merged with one-count profiles"
+                            : "has one count per line and cannot be merged with differential "
+                              "(two-count) profiles");
+    }
+    return *tree_;
+  }
+
+  void NoteOverlong(const BlockReader& reader, const std::string& name) {
+    if (reader.overlong_lines()) {
+      report_->warnings.push_back(Plural(reader.overlong_lines(), "line", "lines") +
+                                  " longer than 64 MiB skipped, first at " +
+                                  Where(name, reader.first_overlong_line()));
+    }
+  }
+
+  void AddFolded(ByteSource& source) {
+    // The first parseable line decides between one and two counts.
+    int columns = 1;
+    {
+      LineSplitter lines(source.Peek());
+      std::string_view line;
+      FoldedLine fl;
+      while (lines.Next(&line)) {
+        if (IsFoldedIgnorable(line)) continue;
+        if (ParseFoldedLine(line, 0, &fl)) {
+          columns = fl.ncounts;
+          break;
+        }
+      }
+    }
+    StackTree& tree = Tree(columns, source.name());
+    FoldedReader reader(tree);
+    BlockReader blocks(source, BlockReader::kLineBoundary);
+    Block block;
+    while (blocks.Next(&block)) reader.AddBlock(block.data, block.first_line, source.name());
+    NoteOverlong(blocks, source.name());
+    if (reader.malformed().count) {
+      report_->warnings.push_back(SkippedMessage(reader.malformed(), " (not `stack count`)"));
+    }
+    if (reader.fractional_lines()) {
+      report_->warnings.push_back(source.name() + ": " +
+                                  Plural(reader.fractional_lines(), "count", "counts") +
+                                  " had a fractional part, dropped");
+    }
+    report_->folded_lines += reader.stacks_read();
+  }
+
+  void AddPerfScript(ByteSource& source) {
+    StackTree& tree = Tree(1, source.name());
+    BlockReader blocks(source, BlockReader::kSampleBoundary);
+    std::vector<std::unique_ptr<PerfScriptFolder>> folders;
+    Block block;
+    if (!blocks.Next(&block)) return;
+    if (event_filter_.empty()) FindFirstEvent(block.data, &event_filter_);
+    Block next;
+    bool more = blocks.Next(&next);
+    if (threads_ <= 1 || !more) {
+      folders.push_back(std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_));
+      PerfScriptFolder& f = *folders.back();
+      f.AddBlock(block.data, block.first_line, source.name());
+      while (more) {
+        f.AddBlock(next.data, next.first_line, source.name());
+        more = blocks.Next(&next);
+      }
+    } else {
+      BlockQueue queue(threads_ * 2);
+      std::vector<std::thread> workers;
+      std::vector<std::exception_ptr> errors(threads_);
+      for (unsigned i = 0; i < threads_; ++i) {
+        folders.push_back(std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_));
+      }
+      for (unsigned i = 0; i < threads_; ++i) {
+        workers.emplace_back([&, i] {
+          try {
+            Block b;
+            std::string filter;
+            while (queue.Pop(&b, &filter)) {
+              folders[i]->SetEventFilter(filter);
+              folders[i]->AddBlock(b.data, b.first_line, source.name());
+            }
+          } catch (...) {
+            errors[i] = std::current_exception();
+          }
+        });
+      }
+      try {
+        queue.Push(std::move(block), event_filter_);
+        while (more) {
+          // Until an event type is known, look ahead so every worker filters alike.
+          if (event_filter_.empty()) FindFirstEvent(next.data, &event_filter_);
+          queue.Push(std::move(next), event_filter_);
+          more = blocks.Next(&next);
+        }
+      } catch (...) {
+        queue.Close();
+        for (auto& w : workers) w.join();
+        throw;
+      }
+      queue.Close();
+      for (auto& w : workers) w.join();
+      for (auto& e : errors) {
+        if (e) std::rethrow_exception(e);
+      }
+    }
+    NoteOverlong(blocks, source.name());
+
+    SkipCount skipped;
+    uint64_t samples = 0;
+    for (auto& f : folders) {
+      tree.Merge(f->tree());
+      skipped.Merge(f->skipped_lines());
+      samples += f->samples();
+      other_event_samples_ += f->other_event_samples();
+      for (const std::string& e : f->other_events()) {
+        if (std::find(other_events_.begin(), other_events_.end(), e) == other_events_.end()) {
+          other_events_.push_back(e);
+        }
+      }
+      if (event_filter_.empty()) event_filter_ = f->event_filter();
+    }
+    std::sort(other_events_.begin(), other_events_.end());
+    if (skipped.count) report_->warnings.push_back(SkippedMessage(skipped, ""));
+    if (samples == 0 && skipped.count) {
+      report_->warnings.push_back(source.name() +
+                                  ": no samples found; is it `perf script` output?");
+    }
+    report_->samples += samples;
+  }
+
+  const CollapseOptions& opt_;
+  CollapseReport* report_;
+  unsigned threads_;
+  std::string event_filter_;
+  std::optional<StackTree> tree_;
+  uint64_t other_event_samples_ = 0;
+  std::vector<std::string> other_events_;
+};
+
+}  // namespace
+
+void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
+                   ByteSink& out, CollapseReport* report) {
+  StackFilter check(options.filter);  // bad patterns fail before any reading
+  Collapser c(options, report);
+  std::vector<std::string> paths = inputs.empty() ? std::vector<std::string>{"-"} : inputs;
+  for (const std::string& p : paths) {
+    std::unique_ptr<ByteSource> src = OpenInput(p);
+    c.Add(*src);
+  }
+  c.Finish(out);
+}
+
+void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
+                     const CollapseOptions& options, ByteSink& out, CollapseReport* report) {
+  StackFilter check(options.filter);
+  Collapser c(options, report);
+  for (auto& s : sources) c.Add(*s);
+  c.Finish(out);
+}
+
+}  // namespace pf

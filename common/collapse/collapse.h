@@ -1,0 +1,39 @@
+#pragma once
+// pf-collapse's entry point: read every input (perf script text or folded stacks, in any
+// mix, compressed or not), fold them into one stack tree, filter, write sorted folded text.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/perf_script.h"
+#include "io/input.h"
+#include "io/output.h"
+#include "stacks/stack_filter.h"
+
+namespace pf {
+
+struct CollapseOptions {
+  PerfScriptOptions perf;
+  StackFilterOptions filter;
+  unsigned threads = 0;         // parsing threads; 0: one per CPU
+  std::string format = "auto";  // auto, perf-script, folded
+};
+
+struct CollapseReport {
+  std::vector<std::string> warnings;  // for "pf-collapse: warning: ..."
+  std::vector<std::string> notices;   // for "pf-collapse: notice: ..."
+  uint64_t samples = 0;               // perf script samples folded
+  uint64_t folded_lines = 0;          // folded lines merged
+};
+
+/// Folds `inputs` (opened in order; "-" is stdin) and writes the result to `out`.
+/// Throws pf::Error for unreadable or unusable input.
+void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
+                   ByteSink& out, CollapseReport* report);
+
+/// The same over sources the caller opened (tests and fuzzers pass memory).
+void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
+                     const CollapseOptions& options, ByteSink& out, CollapseReport* report);
+
+}  // namespace pf

@@ -1,0 +1,568 @@
+#include "formats/perf_script.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "io/line_reader.h"
+
+namespace pf {
+
+namespace {
+
+// Perl's \s on byte strings.
+inline bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsWord(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+inline bool IsLowerHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f'); }
+inline bool IsHex(char c) { return IsLowerHex(c) || (c >= 'A' && c <= 'F'); }
+
+std::string_view TrimLeft(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  return s.substr(i);
+}
+
+bool IsBlankLine(std::string_view s) {
+  for (char c : s) {
+    if (!IsSpace(c)) return false;
+  }
+  return true;
+}
+
+uint64_t ParsePeriod(std::string_view digits) {
+  uint64_t v = 0;
+  auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (r.ec == std::errc::result_out_of_range) return UINT64_MAX;
+  return v;
+}
+
+const re2::RE2& StackLineRegex() {
+  static const re2::RE2 re(
+      "^[\\t\\n\\v\\f\\r ]*(\\w+)[\\t\\n\\v\\f\\r ]*(.+) \\((.*)\\)");
+  return re;
+}
+
+// An event line that also holds the sample's only frame (perf script without -g):
+//   false 39654 19115.489713:   1 cycles:u:  ffffffff9b201293 [unknown] ([unknown])
+// applied to what follows the pid/tid.
+const re2::RE2& SingleLineRegex() {
+  static const re2::RE2 re("^(?:[^:]*:)?\\s*(\\d+)?\\s+(\\S+?):\\s+(\\S.*)$");
+  return re;
+}
+
+std::string_view StripOffset(std::string_view f) {
+  // Perl: s/\+0x[\da-f]+$//
+  size_t p = f.rfind("+0x");
+  if (p == std::string_view::npos || p + 3 == f.size()) return f;
+  for (size_t i = p + 3; i < f.size(); ++i) {
+    if (!IsLowerHex(f[i])) return f;
+  }
+  return f.substr(0, p);
+}
+
+// inferno's repair of half-demangled Rust legacy symbols ("foo..bar$LT$T$GT$::h0123...").
+bool FixRustSymbol(std::string_view sym, std::string* out) {
+  constexpr size_t kHashLen = 17;  // 'h' and 16 hex digits
+  if (sym.size() < kHashLen) return false;
+  std::string_view hash = sym.substr(sym.size() - kHashLen);
+  if (hash[0] != 'h') return false;
+  for (size_t i = 1; i < hash.size(); ++i) {
+    if (!IsHex(hash[i])) return false;
+  }
+  std::string_view rest = sym.substr(0, sym.size() - kHashLen);
+  if (rest.size() >= 2 && rest.substr(rest.size() - 2) == "::") rest.remove_suffix(2);
+  if (rest.size() >= 2 && rest.substr(0, 2) == "_$") rest.remove_prefix(1);
+  static constexpr std::pair<std::string_view, std::string_view> kEscapes[] = {
+      {"$SP$", "@"},   {"$BP$", "*"},   {"$RF$", "&"},   {"$LT$", "<"},   {"$GT$", ">"},
+      {"$LP$", "("},   {"$RP$", ")"},   {"$C$", ","},    {"$u7e$", "~"},  {"$u20$", " "},
+      {"$u27$", "'"},  {"$u3d$", "="},  {"$u5b$", "["},  {"$u5d$", "]"},  {"$u7b$", "{"},
+      {"$u7d$", "}"},  {"$u3b$", ";"},  {"$u2b$", "+"},  {"$u21$", "!"},  {"$u22$", "\""},
+  };
+  out->clear();
+  while (!rest.empty()) {
+    if (rest[0] == '.') {
+      if (rest.size() > 1 && rest[1] == '.') {
+        out->append("::");
+        rest.remove_prefix(2);
+      } else {
+        out->push_back('.');
+        rest.remove_prefix(1);
+      }
+    } else if (rest[0] == '$') {
+      bool found = false;
+      for (const auto& [pat, rep] : kEscapes) {
+        if (rest.substr(0, pat.size()) == pat) {
+          out->append(rep);
+          rest.remove_prefix(pat.size());
+          found = true;
+          break;
+        }
+      }
+      if (!found) {
+        out->append(rest);
+        break;
+      }
+    } else {
+      size_t i = 0;
+      while (i < rest.size() && rest[i] != '$' && rest[i] != '.') ++i;
+      out->append(rest.substr(0, i));
+      rest.remove_prefix(i);
+    }
+  }
+  return true;
+}
+
+// Perl: split /->/, $rawfunc (trailing empty fields dropped; an empty string gives none).
+void SplitArrows(std::string_view s, std::vector<std::string_view>* parts) {
+  parts->clear();
+  if (s.empty()) return;
+  for (;;) {
+    size_t p = s.find("->");
+    parts->push_back(s.substr(0, p));
+    if (p == std::string_view::npos) break;
+    s.remove_prefix(p + 2);
+  }
+  while (!parts->empty() && parts->back().empty()) parts->pop_back();
+}
+
+// Length of a C++ operator token at `i` in `s` that contains '<' or '>' ("operator<<",
+// "operator<=>", ...), so template depth counting can step over it; 0 when there is none.
+size_t OperatorTokenLen(std::string_view s, size_t i) {
+  static constexpr std::string_view kWord = "operator";
+  if (i < kWord.size() || s.substr(i - kWord.size(), kWord.size()) != kWord) return 0;
+  static constexpr std::string_view kOps[] = {"<=>", "<<=", ">>=", "<<", ">>", "<=", ">=",
+                                              "<",   ">"};
+  for (std::string_view op : kOps) {
+    if (s.substr(i, op.size()) == op) return op.size();
+  }
+  return 0;
+}
+
+// A quote at `i` that starts a Rust lifetime: after '<', '&' or ", ", then an identifier
+// ending at '>', ',', ' ' or the end.
+bool IsRustLifetime(std::string_view s, size_t i) {
+  bool after = i > 0 && (s[i - 1] == '<' || s[i - 1] == '&' ||
+                         (i > 1 && s[i - 1] == ' ' && s[i - 2] == ','));
+  if (!after) return false;
+  size_t j = i + 1;
+  if (j >= s.size() || !(IsWord(s[j]) && !IsDigit(s[j]))) return false;
+  while (j < s.size() && IsWord(s[j])) ++j;
+  return j == s.size() || s[j] == '>' || s[j] == ',' || s[j] == ' ';
+}
+
+// Perl's $tidy_generic, except that a '(' inside template brackets does not cut the name.
+void TidyGeneric(std::string* func) {
+  for (char& c : *func) {
+    if (c == ';') c = ':';
+  }
+  std::string_view f = *func;
+  // A Go method name such as "net/http.(*Client).Do" is left whole (Perl: /\.\(.*\)\./).
+  size_t go = f.find(".(");
+  bool is_go = go != std::string_view::npos && f.rfind(").") != std::string_view::npos &&
+               f.rfind(").") >= go + 2;
+  if (!is_go) {
+    int depth = 0;
+    for (size_t i = 0; i < f.size(); ++i) {
+      char c = f[i];
+      if (c == '<' || c == '>') {
+        if (size_t n = OperatorTokenLen(f, i)) {
+          i += n - 1;
+          continue;
+        }
+        depth += c == '<' ? 1 : (depth > 0 ? -1 : 0);
+      } else if (c == '(' && depth == 0 &&
+                 f.substr(i + 1, 20) != std::string_view("anonymous namespace)")) {
+        func->resize(i);
+        break;
+      }
+    }
+  }
+  // Perl deletes every quote; a Rust lifetime ("Split<'a, P>", "&'static str") keeps its
+  // quote, as inferno does.
+  std::string& s = *func;
+  size_t out = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '"') continue;
+    if (c == '\'' && !IsRustLifetime(s, i)) continue;
+    s[out++] = c;
+  }
+  s.resize(out);
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool IsVmlinux(std::string_view mod) {
+  size_t p = mod.rfind("vmlinux");
+  if (p == std::string_view::npos) return false;
+  for (char c : mod.substr(p)) {
+    if (!(IsWord(c) || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
+
+bool IsKernelModule(std::string_view mod) {
+  if (mod.find("unknown") != std::string_view::npos) return false;
+  return (!mod.empty() && mod[0] == '[') || IsVmlinux(mod) || EndsWith(mod, ".ko");
+}
+
+bool IsJitModule(std::string_view mod) {
+  // Perl: m:/tmp/perf-\d+\.map:
+  for (size_t p = mod.find("/tmp/perf-"); p != std::string_view::npos;
+       p = mod.find("/tmp/perf-", p + 1)) {
+    size_t i = p + 10, j = i;
+    while (j < mod.size() && IsDigit(mod[j])) ++j;
+    if (j > i && mod.substr(j, 4) == ".map") return true;
+  }
+  return mod.find("/jitted-") != std::string_view::npos && EndsWith(mod, ".so");
+}
+
+}  // namespace
+
+bool MatchEventHead(std::string_view l, EventHead* head) {
+  size_t n = l.size();
+  if (n < 2 || IsSpace(l[0])) return false;
+  // The lazy comm (\S.+?) ends at the first whitespace run, at offset 2 or later, after which
+  // digits, optional slashes and digits, and whitespace follow. Runs of whitespace give the
+  // same answer from any of their positions, and a failed try can resume after its digits.
+  for (size_t e = 2; e < n; ++e) {
+    if (!IsSpace(l[e]) || (e > 2 && IsSpace(l[e - 1]))) continue;
+    size_t w = e;
+    while (w < n && IsSpace(l[w])) ++w;
+    size_t d1 = w;
+    while (d1 < n && IsDigit(l[d1])) ++d1;
+    if (d1 == w) {
+      e = w - 1;
+      continue;
+    }
+    size_t s1 = d1;
+    while (s1 < n && l[s1] == '/') ++s1;
+    size_t d2 = s1;
+    while (d2 < n && IsDigit(l[d2])) ++d2;
+    if (d2 < n && IsSpace(l[d2])) {
+      head->comm = l.substr(0, e);
+      head->pid = l.substr(w, d1 - w);
+      head->tid = l.substr(s1, d2 - s1);
+      return true;
+    }
+    e = d2;
+  }
+  return false;
+}
+
+bool MatchEventTail(std::string_view l, std::string_view* period, std::string_view* event) {
+  size_t end = l.size();
+  while (end > 0 && IsSpace(l[end - 1])) --end;
+  if (end < 2 || l[end - 1] != ':') return false;
+  size_t tok_end = end - 1;  // the event name ends before the final ':'
+  size_t x = tok_end;
+  while (x > 0 && !IsSpace(l[x - 1])) --x;
+  if (x == tok_end || x == 0) return false;
+  size_t a = x;
+  while (a > 0 && IsSpace(l[a - 1])) --a;  // \s+ (at least one: l[x-1] is space)
+  size_t b = a;
+  while (b > 0 && IsDigit(l[b - 1])) --b;  // (\d+)*
+  size_t c = b;
+  while (c > 0 && IsSpace(l[c - 1])) --c;  // \s*
+  if (c == 0 || l[c - 1] != ':') return false;
+  *period = l.substr(b, a - b);
+  *event = l.substr(x, tok_end - x);
+  return true;
+}
+
+bool MatchStackLine(std::string_view l, StackLine* out) {
+  size_t n = l.size();
+  size_t i = 0;
+  while (i < n && IsSpace(l[i])) ++i;
+  size_t j = i;
+  while (j < n && IsWord(l[j])) ++j;
+  if (j == i) return false;
+  size_t r = l.rfind(')');
+  if (r == std::string_view::npos || r < 2) return false;
+  size_t s = l.rfind(" (", r - 2);
+  if (s == std::string_view::npos) return false;
+  size_t k = j;
+  while (k < n && IsSpace(l[k])) ++k;
+  if (s > k) {  // the greedy first try succeeds
+    out->pc = l.substr(i, j - i);
+    out->func = l.substr(k, s - k);
+    out->dso = l.substr(s + 2, r - s - 2);
+    return true;
+  }
+  // Only backtracking can match (e.g. "7f1e2215d058  (/lib/libc.so)"): let re2 decide.
+  re2::StringPiece pc, func, dso;
+  if (!re2::RE2::PartialMatch(re2::StringPiece(l.data(), l.size()), StackLineRegex(), &pc,
+                              &func, &dso)) {
+    return false;
+  }
+  out->pc = std::string_view(pc.data(), pc.size());
+  out->func = std::string_view(func.data(), func.size());
+  out->dso = std::string_view(dso.data(), dso.size());
+  return true;
+}
+
+std::string_view EventKey(std::string_view event) {
+  size_t colon = event.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == event.size()) return event;
+  for (char c : event.substr(colon + 1)) {
+    if (std::string_view("ukhIGHpPSDWeb").find(c) == std::string_view::npos) return event;
+  }
+  return event.substr(0, colon);
+}
+
+bool FindFirstEvent(std::string_view data, std::string* event) {
+  LineSplitter lines(data);
+  std::string_view line;
+  EventHead head;
+  std::string_view period, ev;
+  while (lines.Next(&line)) {
+    if (line.empty() || line[0] == '#' || IsSpace(line[0])) continue;
+    if (MatchEventHead(line, &head) && MatchEventTail(line, &period, &ev)) {
+      event->assign(ev);
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------
+
+struct PerfScriptFolder::Cached {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  bool skip_after = false;
+};
+
+struct PerfScriptFolder::Cache {
+  static constexpr size_t kMaxBytes = 256 << 20;
+  Interner keys;
+  std::vector<Cached> entries;
+  std::vector<StrId> frames;
+  // scratch for Transform
+  std::vector<std::string_view> parts;
+  std::string rust;
+  std::string func;
+};
+
+PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter)
+    : opt_(options), event_filter_(std::move(event_filter)), cache_(std::make_unique<Cache>()) {
+  event_filter_key_ = std::string(EventKey(event_filter_));
+}
+
+PerfScriptFolder::~PerfScriptFolder() = default;
+
+void PerfScriptFolder::NoteOtherEvent(std::string_view event) {
+  ++other_event_samples_;
+  for (const std::string& e : other_events_) {
+    if (e == event) return;
+  }
+  if (other_events_.size() < 16) other_events_.emplace_back(event);
+}
+
+void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
+                                const std::string& file) {
+  LineSplitter lines(data);
+  uint64_t line_no = first_line - 1;
+  std::string_view line;
+  EventHead head;
+  StackLine sl;
+  while (lines.Next(&line)) {
+    ++line_no;
+    if (!line.empty() && line[0] == '#') continue;  // header and comments
+    if (IsBlankLine(line)) {
+      EndSample();
+      continue;
+    }
+    if (!IsSpace(line[0])) {
+      if (MatchEventHead(line, &head)) {
+        OnEvent(line, head, line_no, file);
+        continue;
+      }
+    } else if (!in_sample_ && !after_filtered_) {
+      // An indented event line (inferno accepts these; Perl would ignore the sample).
+      std::string_view t = TrimLeft(line);
+      if (MatchEventHead(t, &head)) {
+        OnEvent(t, head, line_no, file);
+        continue;
+      }
+    }
+    if (MatchStackLine(line, &sl)) {
+      if (in_sample_) {
+        OnStack(sl, TrimLeft(line));
+      } else if (!after_filtered_) {
+        skipped_.Add(file, line_no);  // a frame outside any sample
+      }
+      continue;
+    }
+    skipped_.Add(file, line_no);
+  }
+  EndSample();  // the end of a block is the end of the input (Perl would drop the sample)
+}
+
+void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head, uint64_t line_no,
+                               const std::string& file) {
+  (void)line_no;
+  (void)file;
+  std::string_view period, event;
+  std::string_view single_stack;
+  if (MatchEventTail(line, &period, &event)) {
+    if (event_filter_.empty()) {
+      event_filter_ = std::string(event);
+      event_filter_key_ = std::string(EventKey(event));
+    } else if (event != event_filter_ && EventKey(event) != event_filter_key_) {
+      NoteOtherEvent(event);
+      after_filtered_ = true;
+      return;
+    }
+  } else {
+    // Perl finds no period or event here; a one-frame stack may follow the event.
+    size_t rest_at = head.tid.empty() ? head.pid.data() + head.pid.size() - line.data()
+                                      : head.tid.data() + head.tid.size() - line.data();
+    std::string_view rest = line.substr(rest_at);
+    re2::StringPiece p, ev, st;
+    StackLine sl;
+    if (re2::RE2::FullMatch(re2::StringPiece(rest.data(), rest.size()), SingleLineRegex(), &p,
+                            &ev, &st) &&
+        MatchStackLine(std::string_view(st.data(), st.size()), &sl) &&
+        std::all_of(sl.pc.begin(), sl.pc.end(), IsHex)) {
+      event = std::string_view(ev.data(), ev.size());
+      if (!event_filter_.empty() && event != event_filter_ &&
+          EventKey(event) != event_filter_key_) {
+        NoteOtherEvent(event);
+        after_filtered_ = true;
+        return;
+      }
+      period = p.data() ? std::string_view(p.data(), p.size()) : std::string_view();
+      single_stack = std::string_view(st.data(), st.size());
+    }
+  }
+
+  // Perl: $period = 1 unless $period ("" and "0" are false).
+  period_ = (period.empty() || period == "0") ? 1 : ParsePeriod(period);
+  if (opt_.weight_samples) period_ = 1;
+
+  // Perl: a missing (or "0") second number makes the first one the TID, the PID unknown.
+  std::string_view pid = head.pid, tid = head.tid;
+  if (tid.empty() || tid == "0") {
+    tid = pid;
+    pid = "?";
+  }
+  scratch_.assign(head.comm);
+  if (opt_.include_tid) {
+    scratch_ += '-';
+    scratch_ += pid;
+    scratch_ += '/';
+    scratch_ += tid;
+  } else if (opt_.include_pid) {
+    scratch_ += '-';
+    scratch_ += pid;
+  }
+  for (char& c : scratch_) {
+    if (c == ' ') c = '_';
+  }
+  java_ = scratch_.compare(0, 4, "java") == 0;
+  pname_ = tree_.names().Intern(scratch_);
+  in_sample_ = true;
+
+  if (!single_stack.empty()) {
+    StackLine sl;
+    MatchStackLine(single_stack, &sl);
+    OnStack(sl, single_stack);
+    EndSample();
+  }
+}
+
+void PerfScriptFolder::OnStack(const StackLine& sl, std::string_view key) {
+  if (skip_remaining_) return;
+  const Cached& c = Transform(sl, key);
+  for (uint32_t i = c.count; i-- > 0;) rev_frames_.push_back(cache_->frames[c.first + i]);
+  if (c.skip_after) skip_remaining_ = true;
+}
+
+const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
+                                                            std::string_view key) {
+  Cache& cache = *cache_;
+  scratch_.assign(1, java_ ? 'J' : '-');
+  scratch_.append(key);
+  StrId id;
+  if (cache.keys.Find(scratch_, &id)) return cache.entries[id.value];
+  if (cache.keys.arena_bytes() > Cache::kMaxBytes) {  // bound memory on endless distinct lines
+    cache_ = std::make_unique<Cache>();
+    return Transform(sl, key);
+  }
+  id = cache.keys.Intern(scratch_);
+
+  Cached entry;
+  entry.first = static_cast<uint32_t>(cache.frames.size());
+  std::string_view raw = StripOffset(sl.func);
+  bool skip_frame = !raw.empty() && raw[0] == '(' &&
+                    raw.substr(0, 21) != std::string_view("(anonymous namespace)");
+  if (!skip_frame) {
+    if (FixRustSymbol(raw, &cache.rust)) raw = cache.rust;
+    for (const std::string& s : opt_.skip_after) {
+      if (raw == s) entry.skip_after = true;
+    }
+    SplitArrows(raw, &cache.parts);
+    for (size_t i = 0; i < cache.parts.size(); ++i) {
+      std::string& func = cache.func;
+      func.assign(cache.parts[i]);
+      if (func == "[unknown]") {
+        std::string_view name = "unknown";
+        if (sl.dso != "[unknown]") {
+          name = sl.dso;
+          size_t slash = name.rfind('/');
+          if (slash != std::string_view::npos) name.remove_prefix(slash + 1);
+        }
+        func = "[";
+        func += name;
+        if (opt_.include_addrs) {
+          func += " <";
+          func += sl.pc;
+          func += ">";
+        }
+        func += "]";
+      }
+      TidyGeneric(&func);
+      if (java_ && !func.empty() && func[0] == 'L' && func.find('/') != std::string::npos) {
+        func.erase(0, 1);
+      }
+      if (i > 0) {
+        if (func.find("_[i]") == std::string::npos) func += "_[i]";
+      } else if (opt_.annotate_kernel && IsKernelModule(sl.dso)) {
+        func += "_[k]";
+      } else if (opt_.annotate_jit && IsJitModule(sl.dso)) {
+        if (func.find("_[j]") == std::string::npos) func += "_[j]";
+      }
+      cache.frames.push_back(tree_.names().Intern(func));
+    }
+  }
+  entry.count = static_cast<uint32_t>(cache.frames.size() - entry.first);
+  cache.entries.push_back(entry);
+  return cache.entries.back();
+}
+
+void PerfScriptFolder::EndSample() {
+  after_filtered_ = false;
+  if (!in_sample_) return;
+  path_.clear();
+  if (!skip_remaining_) path_.push_back(pname_);
+  for (size_t i = rev_frames_.size(); i-- > 0;) path_.push_back(rev_frames_[i]);
+  if (!path_.empty()) {
+    tree_.AddStack(path_, period_);
+    ++samples_;
+  }
+  in_sample_ = false;
+  skip_remaining_ = false;
+  rev_frames_.clear();
+  period_ = 1;
+}
+
+}  // namespace pf

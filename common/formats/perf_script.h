@@ -1,0 +1,129 @@
+#pragma once
+// Folding `perf script` text, as FlameGraph's stackcollapse-perf.pl does it.
+//
+// The Perl script is the reference: users diff our output against it. Its two regular
+// expressions are emulated exactly by hand-written scanners (see MatchEventHead and
+// MatchStackLine), which are linear in the line length and allocation-free; the rare stack
+// line whose match needs regex backtracking is handed to re2, which has the same
+// leftmost-first semantics. On top of the Perl behaviour, and documented in pf-collapse(1):
+//   - event lines indented by whitespace and event lines that carry their one-frame stack
+//     (`perf script` without -g) are understood, as inferno does;
+//   - parentheses inside template brackets `<...>` do not cut a C++ name, and frames whose
+//     name starts with "(anonymous namespace)" are kept (Perl drops them);
+//   - half-demangled Rust symbols are finished (`$LT$`, `..`, `::h<hash>`), as inferno does;
+//   - a kernel frame is also recognised by a versioned vmlinux or a .ko module, a JIT frame
+//     by a jitted-PID-N.so (perf inject --jit);
+//   - event types are compared without perf's modifier suffix, so `--event-filter=cpu-clock`
+//     keeps `cpu-clock:ppp` samples;
+//   - CRLF line ends and whitespace-only lines are tolerated.
+//
+// Speed: each distinct stack line is transformed once and cached (key: the line's text), so
+// the per-line cost is a hash, a probe and a few tree steps.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/diagnostics.h"
+#include "stacks/stack_tree.h"
+
+namespace pf {
+
+struct PerfScriptOptions {
+  bool include_pid = false;     // --pid: root frame "comm-PID"
+  bool include_tid = false;     // --tid: root frame "comm-PID/TID"
+  bool annotate_kernel = false; // --kernel: "_[k]"
+  bool annotate_jit = false;    // --jit: "_[j]"
+  bool include_addrs = false;   // --addrs: "[dso <addr>]" for unknown symbols
+  bool weight_samples = false;  // --weight=samples: 1 per sample instead of the period
+  std::string event_filter;     // --event-filter; empty: the first event type seen
+  std::vector<std::string> skip_after;  // --skip-after
+};
+
+/// The fields of a perf script event line (Perl: /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/).
+struct EventHead {
+  std::string_view comm, pid, tid;  // tid empty when perf printed one number
+};
+bool MatchEventHead(std::string_view line, EventHead* head);
+
+/// The period and event of an event line (Perl: /:\s*(\d+)*\s+(\S+):\s*$/).
+bool MatchEventTail(std::string_view line, std::string_view* period, std::string_view* event);
+
+/// The fields of a stack line (Perl: /^\s*(\w+)\s*(.+) \((.*)\)/).
+struct StackLine {
+  std::string_view pc, func, dso;
+};
+bool MatchStackLine(std::string_view line, StackLine* out);
+
+/// The event name without perf's modifier suffix: "cpu-clock:ppp" -> "cpu-clock",
+/// "sched:sched_switch" stays.
+std::string_view EventKey(std::string_view event);
+
+/// The event type of the first event line in `data` that names one, as the Perl script picks
+/// its default filter; false if there is none.
+bool FindFirstEvent(std::string_view data, std::string* event);
+
+/// Folds perf script text into a StackTree. Feed it blocks that start at a sample boundary
+/// (after an empty line, or at the start of the input); each block is finished as if the
+/// input ended there. One folder per thread; merge their trees afterwards.
+class PerfScriptFolder {
+ public:
+  /// `event_filter` is the resolved filter (the option, or the first event seen).
+  PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter);
+  ~PerfScriptFolder();
+
+  void AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
+
+  StackTree& tree() { return tree_; }
+  uint64_t samples() const { return samples_; }
+  /// Samples dropped because of their event type, and those types.
+  uint64_t other_event_samples() const { return other_event_samples_; }
+  const std::vector<std::string>& other_events() const { return other_events_; }
+  const SkipCount& skipped_lines() const { return skipped_; }
+  /// The event filter in force: the option, or the first event type seen so far.
+  const std::string& event_filter() const { return event_filter_; }
+  /// Sets the filter found by whoever reads ahead, unless one is already in force.
+  void SetEventFilter(const std::string& event) {
+    if (event_filter_.empty() && !event.empty()) {
+      event_filter_ = event;
+      event_filter_key_ = std::string(EventKey(event));
+    }
+  }
+
+ private:
+  struct Cached;
+  void OnEvent(std::string_view line, const EventHead& head, uint64_t line_no,
+               const std::string& file);
+  void OnStack(const StackLine& sl, std::string_view key);
+  void EndSample();
+  const Cached& Transform(const StackLine& sl, std::string_view key);
+  void NoteOtherEvent(std::string_view event);
+
+  const PerfScriptOptions& opt_;
+  std::string event_filter_;
+  std::string event_filter_key_;
+  StackTree tree_;
+
+  // The sample being read (Perl: $pname, $m_period, @stack).
+  bool in_sample_ = false;
+  bool after_filtered_ = false;
+  bool skip_remaining_ = false;
+  bool java_ = false;
+  StrId pname_;
+  uint64_t period_ = 1;
+  std::vector<StrId> rev_frames_;  // leaf first, each line's group reversed
+  std::vector<StrId> path_;
+  std::string scratch_;
+
+  // Cache of transformed stack lines: key -> frames.
+  struct Cache;
+  std::unique_ptr<Cache> cache_;
+
+  uint64_t samples_ = 0;
+  uint64_t other_event_samples_ = 0;
+  std::vector<std::string> other_events_;
+  SkipCount skipped_;
+};
+
+}  // namespace pf

@@ -1,0 +1,260 @@
+#include "io/input.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "base/error.h"
+
+namespace pf {
+
+namespace {
+
+constexpr size_t kReadBlock = 4 << 20;
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+// A whole buffer that is already in memory: a mapped file or caller memory.
+class MemorySource : public ByteSource {
+ public:
+  MemorySource(std::string name, std::string_view data, void* map = nullptr, size_t map_len = 0)
+      : ByteSource(std::move(name)), data_(data), map_(map), map_len_(map_len) {}
+  ~MemorySource() override {
+    if (map_) munmap(map_, map_len_);
+  }
+  std::string_view Next() override {
+    std::string_view d = done_ ? std::string_view() : data_;
+    done_ = true;
+    return d;
+  }
+  std::string_view Peek() override { return done_ ? std::string_view() : data_; }
+  bool stable() const override { return true; }
+
+ private:
+  std::string_view data_;
+  void* map_;
+  size_t map_len_;
+  bool done_ = false;
+};
+
+// A file descriptor read in large blocks (pipes, terminals, special files).
+class FdSource : public ByteSource {
+ public:
+  FdSource(std::string name, int fd, bool owned)
+      : ByteSource(std::move(name)), fd_(fd), owned_(owned), buf_(kReadBlock) {}
+  ~FdSource() override {
+    if (owned_) close(fd_);
+  }
+  std::string_view Next() override {
+    if (!pending_) Fill();
+    pending_ = false;
+    return {buf_.data(), len_};
+  }
+  std::string_view Peek() override {
+    if (!pending_) {
+      Fill();
+      pending_ = true;
+    }
+    return {buf_.data(), len_};
+  }
+
+ private:
+  // Reads until the buffer is full or the input ends, so chunks are large.
+  void Fill() {
+    len_ = 0;
+    while (len_ < buf_.size()) {
+      ssize_t n = read(fd_, buf_.data() + len_, buf_.size() - len_);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw Error(name(), "cannot read: " + ErrnoText());
+      }
+      if (n == 0) break;
+      len_ += static_cast<size_t>(n);
+    }
+  }
+
+  int fd_;
+  bool owned_;
+  std::vector<char> buf_;
+  size_t len_ = 0;
+  bool pending_ = false;
+};
+
+// Shared shape of the two decompressors: pull compressed chunks from `inner`, hand out
+// decompressed blocks.
+class DecompressSource : public ByteSource {
+ public:
+  explicit DecompressSource(std::unique_ptr<ByteSource> inner)
+      : ByteSource(inner->name()), inner_(std::move(inner)), out_(kReadBlock) {}
+  std::string_view Next() override {
+    if (!pending_) Fill();
+    pending_ = false;
+    return {out_.data(), out_len_};
+  }
+  std::string_view Peek() override {
+    if (!pending_) {
+      Fill();
+      pending_ = true;
+    }
+    return {out_.data(), out_len_};
+  }
+
+ protected:
+  // Decompresses into out_[out_len_..]; returns false at the end of the stream.
+  virtual void Fill() = 0;
+  // The next compressed chunk; empty at the end of the input.
+  std::string_view NextInput() {
+    if (in_.empty() && !inner_done_) {
+      in_ = inner_->Next();
+      if (in_.empty()) inner_done_ = true;
+    }
+    return in_;
+  }
+  std::unique_ptr<ByteSource> inner_;
+  std::string_view in_;
+  bool inner_done_ = false;
+  std::vector<char> out_;
+  size_t out_len_ = 0;
+  bool pending_ = false;
+  bool ended_ = false;
+};
+
+class GzipSource : public DecompressSource {
+ public:
+  explicit GzipSource(std::unique_ptr<ByteSource> inner) : DecompressSource(std::move(inner)) {
+    std::memset(&z_, 0, sizeof z_);
+    if (inflateInit2(&z_, 15 + 32) != Z_OK) throw Error(name(), "cannot start gzip decoder");
+  }
+  ~GzipSource() override { inflateEnd(&z_); }
+
+ protected:
+  void Fill() override {
+    out_len_ = 0;
+    while (out_len_ < out_.size() && !ended_) {
+      std::string_view in = NextInput();
+      if (in.empty()) {
+        if (in_member_) throw Error(name(), "gzip data ends early (truncated file?)");
+        ended_ = true;
+        break;
+      }
+      z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+      size_t offered = std::min<size_t>(in.size(), 1u << 30);
+      z_.avail_in = static_cast<uInt>(offered);
+      z_.next_out = reinterpret_cast<Bytef*>(out_.data() + out_len_);
+      z_.avail_out = static_cast<uInt>(out_.size() - out_len_);
+      in_member_ = true;
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      in_.remove_prefix(offered - z_.avail_in);
+      out_len_ = out_.size() - z_.avail_out;
+      if (rc == Z_STREAM_END) {
+        in_member_ = false;
+        inflateReset(&z_);  // concatenated gzip members continue
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        throw Error(name(), std::string("corrupt gzip data: ") + (z_.msg ? z_.msg : "error"));
+      }
+    }
+  }
+
+ private:
+  z_stream z_;
+  bool in_member_ = false;
+};
+
+class ZstdSource : public DecompressSource {
+ public:
+  explicit ZstdSource(std::unique_ptr<ByteSource> inner)
+      : DecompressSource(std::move(inner)), z_(ZSTD_createDStream()) {
+    if (!z_) throw Error(name(), "cannot start zstd decoder");
+  }
+  ~ZstdSource() override { ZSTD_freeDStream(z_); }
+
+ protected:
+  void Fill() override {
+    out_len_ = 0;
+    while (out_len_ < out_.size() && !ended_) {
+      std::string_view in = NextInput();
+      if (in.empty()) {
+        if (in_frame_) throw Error(name(), "zstd data ends early (truncated file?)");
+        ended_ = true;
+        break;
+      }
+      ZSTD_inBuffer ib{in.data(), in.size(), 0};
+      ZSTD_outBuffer ob{out_.data(), out_.size(), out_len_};
+      size_t rc = ZSTD_decompressStream(z_, &ob, &ib);
+      if (ZSTD_isError(rc)) {
+        throw Error(name(), std::string("corrupt zstd data: ") + ZSTD_getErrorName(rc));
+      }
+      in_frame_ = rc != 0;
+      in_.remove_prefix(ib.pos);
+      out_len_ = ob.pos;
+    }
+  }
+
+ private:
+  ZSTD_DStream* z_;
+  bool in_frame_ = false;
+};
+
+std::unique_ptr<ByteSource> Wrap(std::unique_ptr<ByteSource> raw) {
+  switch (DetectCompression(raw->Peek())) {
+    case Compression::kGzip:
+      return std::make_unique<GzipSource>(std::move(raw));
+    case Compression::kZstd:
+      return std::make_unique<ZstdSource>(std::move(raw));
+    case Compression::kNone:
+      break;
+  }
+  return raw;
+}
+
+}  // namespace
+
+Compression DetectCompression(std::string_view head) {
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b) {
+    return Compression::kGzip;
+  }
+  if (head.size() >= 4 && head.substr(0, 4) == std::string_view("\x28\xb5\x2f\xfd", 4)) {
+    return Compression::kZstd;
+  }
+  return Compression::kNone;
+}
+
+std::unique_ptr<ByteSource> MemoryInput(std::string_view data, std::string name) {
+  return Wrap(std::make_unique<MemorySource>(std::move(name), data));
+}
+
+std::unique_ptr<ByteSource> OpenInput(const std::string& path) {
+  if (path == "-") return Wrap(std::make_unique<FdSource>("<stdin>", 0, false));
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path, "cannot open: " + ErrnoText());
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    throw Error(path, std::string("cannot stat: ") + std::strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    throw Error(path, "is a directory");
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    size_t len = static_cast<size_t>(st.st_size);
+    void* map = mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) throw Error(path, "cannot map: " + ErrnoText());
+    madvise(map, len, MADV_SEQUENTIAL);
+    return Wrap(std::make_unique<MemorySource>(
+        path, std::string_view(static_cast<const char*>(map), len), map, len));
+  }
+  return Wrap(std::make_unique<FdSource>(path, fd, true));
+}
+
+}  // namespace pf

@@ -1,0 +1,45 @@
+#pragma once
+// Input: files by mmap, stdin and pipes in large reads, gzip and zstd undone transparently
+// (recognised by their magic bytes, never by file name). Everything above this layer sees
+// a ByteSource: a sequence of chunks of bytes.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace pf {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  /// The next chunk of bytes; empty at the end. A chunk stays valid until the next call,
+  /// or, when stable(), for the lifetime of the source.
+  virtual std::string_view Next() = 0;
+  /// The first chunk, without consuming it (the next Next() returns it again).
+  virtual std::string_view Peek() = 0;
+  /// True when the whole input is one chunk that stays valid (a mapped file, memory).
+  virtual bool stable() const { return false; }
+  /// The input's name for messages ("<stdin>" for "-").
+  const std::string& name() const { return name_; }
+
+ protected:
+  explicit ByteSource(std::string name) : name_(std::move(name)) {}
+
+ private:
+  std::string name_;
+};
+
+enum class Compression { kNone, kGzip, kZstd };
+
+/// Opens a file, or stdin for "-": mapped when it is a regular file, read in large blocks
+/// otherwise, decompressed when it starts with gzip or zstd magic. Throws pf::Error.
+std::unique_ptr<ByteSource> OpenInput(const std::string& path);
+
+/// A source over memory the caller keeps alive (tests, fuzzers); decompressed like a file.
+std::unique_ptr<ByteSource> MemoryInput(std::string_view data, std::string name = "<memory>");
+
+/// The compression a buffer starts with.
+Compression DetectCompression(std::string_view head);
+
+}  // namespace pf

@@ -1,0 +1,81 @@
+#pragma once
+// Splitting input into lines and into blocks of whole lines, with no allocation per line.
+//
+// BlockReader cuts a ByteSource into large blocks that end at a line boundary, or, in
+// kSampleBoundary mode, after an empty line (the end of a `perf script` sample), so blocks
+// can be parsed independently and in parallel. A mapped file is cut into views of the
+// mapping; a stream is copied into owned buffers. Memory stays bounded: a stream line longer
+// than kMaxLineBytes is dropped and counted rather than buffered.
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "io/input.h"
+
+namespace pf {
+
+/// Iterates the lines of a buffer: each line without its '\n' (and without a trailing '\r').
+class LineSplitter {
+ public:
+  explicit LineSplitter(std::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
+  bool Next(std::string_view* line) {
+    if (p_ >= end_) return false;
+    const char* nl = static_cast<const char*>(std::memchr(p_, '\n', end_ - p_));
+    const char* stop = nl ? nl : end_;
+    size_t len = stop - p_;
+    if (len && stop[-1] == '\r') --len;
+    *line = std::string_view(p_, len);
+    p_ = nl ? nl + 1 : end_;
+    return true;
+  }
+  /// Where the next line starts.
+  const char* position() const { return p_; }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+struct Block {
+  std::shared_ptr<const std::string> owner;  // null when `data` points into a stable source
+  std::string_view data;
+  uint64_t first_line = 1;  // line number of the block's first line in its input
+};
+
+class BlockReader {
+ public:
+  enum Cut { kLineBoundary, kSampleBoundary };
+  static constexpr size_t kDefaultBlockBytes = 4 << 20;
+  static constexpr size_t kMaxLineBytes = 64 << 20;
+
+  BlockReader(ByteSource& source, Cut cut, size_t block_bytes = kDefaultBlockBytes);
+  /// The next block; false at the end of the input.
+  bool Next(Block* block);
+  /// Lines dropped because they were longer than kMaxLineBytes, and the first one's number.
+  uint64_t overlong_lines() const { return overlong_lines_; }
+  uint64_t first_overlong_line() const { return first_overlong_line_; }
+
+ private:
+  size_t CutPoint(std::string_view data, bool at_end) const;
+  bool NextStable(Block* block);
+  bool NextStream(Block* block);
+
+  ByteSource& source_;
+  Cut cut_;
+  size_t block_bytes_;
+  uint64_t line_ = 1;
+  // stable mode
+  std::string_view rest_;
+  bool started_ = false;
+  // stream mode
+  std::string carry_;
+  bool eof_ = false;
+  bool skipping_line_ = false;
+  uint64_t overlong_lines_ = 0;
+  uint64_t first_overlong_line_ = 0;
+};
+
+}  // namespace pf

@@ -1,0 +1,184 @@
+#include "stacks/folded.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace pf {
+
+namespace {
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+// Parses the last "COUNT" of `s` (after trailing blanks are gone): digits with an optional
+// fraction, preceded by a blank. On success, shortens `s` to what precedes the blank run.
+bool TakeCount(std::string_view* s, uint64_t* value, bool* fractional) {
+  std::string_view t = *s;
+  size_t end = t.size();
+  size_t p = end;
+  while (p > 0 && (t[p - 1] >= '0' && t[p - 1] <= '9')) --p;
+  size_t frac_end = end;
+  if (p > 0 && t[p - 1] == '.') {  // "12.5" or "12."
+    frac_end = p - 1;
+    size_t q = frac_end;
+    while (q > 0 && (t[q - 1] >= '0' && t[q - 1] <= '9')) --q;
+    if (q == frac_end) return false;
+    if (p < end) *fractional = true;
+    for (size_t i = p; i < end; ++i) {
+      if (t[i] != '0') break;
+      if (i + 1 == end) *fractional = false;  // "12.000" is whole
+    }
+    p = q;
+    end = frac_end;
+  }
+  if (p == end || p == 0 || !IsBlank(t[p - 1])) return false;
+  auto r = std::from_chars(t.data() + p, t.data() + end, *value);
+  if (r.ec == std::errc::result_out_of_range) {
+    *value = UINT64_MAX;
+  } else if (r.ec != std::errc()) {
+    return false;
+  }
+  while (p > 0 && IsBlank(t[p - 1])) --p;
+  *s = t.substr(0, p);
+  return true;
+}
+
+}  // namespace
+
+bool IsFoldedIgnorable(std::string_view line) {
+  for (char c : line) {
+    if (c == '#') return true;
+    if (!IsBlank(c)) return false;
+  }
+  return true;
+}
+
+bool ParseFoldedLine(std::string_view line, int want_counts, FoldedLine* out) {
+  while (!line.empty() && (IsBlank(line.back()) || line.back() == '\r')) line.remove_suffix(1);
+  out->fractional = false;
+  uint64_t last = 0;
+  if (!TakeCount(&line, &last, &out->fractional)) return false;
+  std::string_view rest = line;
+  uint64_t first = 0;
+  bool frac2 = false;
+  if (want_counts != 1 && TakeCount(&rest, &first, &frac2) && !rest.empty()) {
+    out->counts[0] = first;
+    out->counts[1] = last;
+    out->ncounts = 2;
+    out->fractional = out->fractional || frac2;
+    line = rest;
+  } else {
+    if (want_counts == 2) return false;
+    out->counts[0] = last;
+    out->ncounts = 1;
+  }
+  if (line.empty()) return false;
+  out->stack = line;
+  return true;
+}
+
+void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const std::string& file) {
+  uint64_t line_no = first_line;
+  size_t pos = 0;
+  FoldedLine fl;
+  while (pos < data.size()) {
+    size_t nl = data.find('\n', pos);
+    std::string_view line = data.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
+    pos = nl == std::string_view::npos ? data.size() : nl + 1;
+    uint64_t this_line = line_no++;
+    if (IsFoldedIgnorable(line) || (line.size() == 1 && line[0] == '\r')) continue;
+    if (!ParseFoldedLine(line, tree_.columns(), &fl)) {
+      malformed_.Add(file, this_line);
+      continue;
+    }
+    if (fl.fractional) ++fractional_;
+    frames_.clear();
+    std::string_view s = fl.stack;
+    for (;;) {
+      size_t semi = s.find(';');
+      frames_.push_back(tree_.names().Intern(s.substr(0, semi)));
+      if (semi == std::string_view::npos) break;
+      s.remove_prefix(semi + 1);
+    }
+    NodeId leaf = tree_.AddStack(frames_, fl.counts[0], 0);
+    if (fl.ncounts == 2) tree_.AddSelf(leaf, fl.counts[1], 1);
+    ++stacks_;
+  }
+}
+
+namespace {
+
+// One entry to emit under a node: the child's own line (key "name"), or its subtree
+// (key "name;"). Sorting by those keys gives exactly the bytewise order of the full lines,
+// because a frame name never contains ';'.
+struct Item {
+  NodeId node;
+  bool subtree;
+};
+
+}  // namespace
+
+void WriteFolded(const StackTree& tree, BufferedWriter& out) {
+  StackTree::Children ch = tree.SortedChildren();
+  auto has_children = [&](NodeId n) { return ch.first[n + 1] > ch.first[n]; };
+  auto key_less = [&](const Item& a, const Item& b) {
+    std::string_view na = tree.name(a.node), nb = tree.name(b.node);
+    size_t n = std::min(na.size(), nb.size());
+    int c = na.substr(0, n).compare(nb.substr(0, n));
+    if (c != 0) return c < 0;
+    // One name is a prefix of the other: continue with ';' (subtree) or end (own line).
+    auto at = [](std::string_view s, size_t i, bool sub) -> int {
+      if (i < s.size()) return static_cast<unsigned char>(s[i]);
+      if (i == s.size() && sub) return ';';
+      return -1;
+    };
+    for (size_t i = n;; ++i) {
+      int x = at(na, i, a.subtree), y = at(nb, i, b.subtree);
+      if (x != y) return x < y;
+      if (x == -1) return false;
+    }
+  };
+  auto items_of = [&](NodeId n) {
+    std::vector<Item> items;
+    for (uint32_t i = ch.first[n]; i < ch.first[n + 1]; ++i) {
+      NodeId c = ch.child_index[i];
+      if (tree.has_self(c)) items.push_back({c, false});
+      if (has_children(c)) items.push_back({c, true});
+    }
+    std::stable_sort(items.begin(), items.end(), key_less);
+    return items;
+  };
+
+  struct Level {
+    std::vector<Item> items;
+    size_t next = 0;
+    size_t base_len = 0;
+    bool root = false;
+  };
+  std::string path;
+  std::vector<Level> stack;
+  stack.push_back({items_of(StackTree::kRoot), 0, 0, true});
+  while (!stack.empty()) {
+    Level& level = stack.back();
+    if (level.next == level.items.size()) {
+      stack.pop_back();
+      continue;
+    }
+    Item it = level.items[level.next++];
+    path.resize(level.base_len);
+    if (!level.root) path += ';';
+    path += tree.name(it.node);
+    if (!it.subtree) {
+      out.Append(path);
+      for (int c = 0; c < tree.columns(); ++c) {
+        out.Append(' ');
+        out.AppendU64(tree.self(it.node, c));
+      }
+      out.Append('\n');
+    } else {
+      Level next{items_of(it.node), 0, path.size(), false};
+      stack.push_back(std::move(next));
+    }
+  }
+}
+
+}  // namespace pf

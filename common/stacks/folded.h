@@ -1,0 +1,54 @@
+#pragma once
+// The folded stack format (man/pf-folded.5): one stack per line, frames root to leaf joined
+// by ';', then whitespace and a count, or two counts for a differential profile. Readers sum
+// repeated stacks; the writer prints stacks sorted bytewise, as `sort` with LC_ALL=C and
+// stackcollapse-perf.pl do, so the output is deterministic.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/diagnostics.h"
+#include "io/output.h"
+#include "stacks/stack_tree.h"
+
+namespace pf {
+
+struct FoldedLine {
+  std::string_view stack;
+  uint64_t counts[2] = {0, 0};
+  int ncounts = 0;
+  bool fractional = false;  // a count had a fractional part (dropped)
+};
+
+/// Parses "STACK COUNT" or, when `want_counts` is 2 (or 0: either), "STACK COUNT COUNT".
+/// Counts are decimal integers, optionally with a fraction (`12.5`), separated from the stack
+/// by spaces or tabs. Returns false for a malformed line.
+bool ParseFoldedLine(std::string_view line, int want_counts, FoldedLine* out);
+
+/// True for lines folded readers ignore: empty, whitespace only, or a `#` comment.
+bool IsFoldedIgnorable(std::string_view line);
+
+/// Reads folded text into a tree, block by block.
+class FoldedReader {
+ public:
+  /// `tree.columns()` fixes how many counts each line must have.
+  explicit FoldedReader(StackTree& tree) : tree_(tree) {}
+  void AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
+
+  const SkipCount& malformed() const { return malformed_; }
+  uint64_t fractional_lines() const { return fractional_; }
+  uint64_t stacks_read() const { return stacks_; }
+
+ private:
+  StackTree& tree_;
+  std::vector<StrId> frames_;
+  SkipCount malformed_;
+  uint64_t fractional_ = 0;
+  uint64_t stacks_ = 0;
+};
+
+/// Writes every stack with a non-zero weight as "a;b;c N" (or "a;b;c N M"), sorted bytewise.
+void WriteFolded(const StackTree& tree, BufferedWriter& out);
+
+}  // namespace pf

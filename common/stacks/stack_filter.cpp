@@ -1,0 +1,79 @@
+#include "stacks/stack_filter.h"
+
+#include <re2/re2.h>
+
+#include "base/error.h"
+
+namespace pf {
+
+namespace {
+
+void Compile(const std::vector<std::string>& patterns, const char* option,
+             std::vector<std::unique_ptr<re2::RE2>>* out) {
+  for (const std::string& p : patterns) {
+    re2::RE2::Options o;
+    o.set_log_errors(false);
+    auto re = std::make_unique<re2::RE2>(p, o);
+    if (!re->ok()) {
+      throw UsageError(std::string("--") + option + ": bad regular expression '" + p +
+                       "': " + re->error());
+    }
+    out->push_back(std::move(re));
+  }
+}
+
+bool AnyMatch(const std::vector<std::unique_ptr<re2::RE2>>& res, std::string_view s) {
+  for (const auto& re : res) {
+    if (re2::RE2::PartialMatch(s, *re)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StackFilter::StackFilter(const StackFilterOptions& options) {
+  Compile(options.include, "include", &include_);
+  Compile(options.exclude, "exclude", &exclude_);
+  Compile(options.hide, "hide", &hide_);
+}
+
+StackFilter::~StackFilter() = default;
+
+StackTree StackFilter::Apply(const StackTree& in) const {
+  StackTree out(in.columns());
+  // Per-name verdict of the hide patterns: 0 unknown, 1 keep, 2 hide.
+  std::vector<uint8_t> hidden(in.names().size(), 0);
+  std::vector<NodeId> path_nodes;
+  std::vector<StrId> frames;
+  std::string text;
+  for (NodeId n = 1; n < in.size(); ++n) {
+    if (!in.has_self(n)) continue;
+    path_nodes.clear();
+    for (NodeId p = n; p != StackTree::kRoot; p = in.parent(p)) path_nodes.push_back(p);
+    if (!include_.empty() || !exclude_.empty()) {
+      text.clear();
+      for (size_t i = path_nodes.size(); i-- > 0;) {
+        text += in.name(path_nodes[i]);
+        if (i) text += ';';
+      }
+      if (!include_.empty() && !AnyMatch(include_, text)) continue;
+      if (AnyMatch(exclude_, text)) continue;
+    }
+    frames.clear();
+    for (size_t i = path_nodes.size(); i-- > 0;) {
+      StrId f = in.frame(path_nodes[i]);
+      if (!hide_.empty()) {
+        uint8_t& v = hidden[f.value];
+        if (v == 0) v = AnyMatch(hide_, in.names().Name(f)) ? 2 : 1;
+        if (v == 2) continue;
+      }
+      frames.push_back(out.names().Intern(in.names().Name(f)));
+    }
+    if (frames.empty()) continue;
+    NodeId leaf = out.AddStack(frames, 0);
+    for (int c = 0; c < in.columns(); ++c) out.AddSelf(leaf, in.self(n, c), c);
+  }
+  return out;
+}
+
+}  // namespace pf

@@ -1,0 +1,41 @@
+#pragma once
+// Sample filters over folded stacks, with re2 (linear time, so a hostile pattern or name
+// cannot hang a run):
+//   include  keep only the stacks whose folded text ("comm;f1;...;leaf") matches one pattern
+//   exclude  drop the stacks whose folded text matches one pattern
+//   hide     remove the frames whose name matches; their weight stays with the caller
+// include/exclude look at the stack as it was recorded; hide applies afterwards. Filters run
+// once per distinct stack, after folding, so their cost does not grow with the input.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stacks/stack_tree.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace pf {
+
+struct StackFilterOptions {
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+  std::vector<std::string> hide;
+  bool empty() const { return include.empty() && exclude.empty() && hide.empty(); }
+};
+
+class StackFilter {
+ public:
+  /// Compiles the patterns; throws pf::UsageError naming a pattern that does not compile.
+  explicit StackFilter(const StackFilterOptions& options);
+  ~StackFilter();
+  /// A new tree holding what passes the filters.
+  StackTree Apply(const StackTree& in) const;
+
+ private:
+  std::vector<std::unique_ptr<re2::RE2>> include_, exclude_, hide_;
+};
+
+}  // namespace pf

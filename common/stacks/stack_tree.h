@@ -1,0 +1,83 @@
+#pragma once
+// The stack prefix tree every tool walks: a node is (parent, frame); siblings are found
+// through one hash table keyed by (parent, frame id), so inserting a stack costs one probe
+// per frame and memory grows with the number of distinct prefixes, not with the input.
+// Node ids are dense and a parent is always created before its children, so a pass in id
+// order visits parents first (Merge relies on it).
+//
+// Each node carries its self weight (the samples whose leaf it is) in one or two columns
+// (two for differential profiles). Weights are 64-bit and saturate instead of wrapping.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "base/intern.h"
+
+namespace pf {
+
+using NodeId = uint32_t;
+
+class StackTree {
+ public:
+  static constexpr NodeId kRoot = 0;
+
+  explicit StackTree(int columns = 1);
+  StackTree(const StackTree&) = delete;
+  StackTree& operator=(const StackTree&) = delete;
+  StackTree(StackTree&&) = default;
+  StackTree& operator=(StackTree&&) = default;
+
+  Interner& names() { return *names_; }
+  const Interner& names() const { return *names_; }
+
+  /// The child of `parent` for `frame`, created when missing.
+  NodeId Child(NodeId parent, StrId frame);
+  /// Adds a root-first path and puts `weight` on its leaf. Returns the leaf.
+  NodeId AddStack(std::span<const StrId> root_first, uint64_t weight, int column = 0);
+  void AddSelf(NodeId node, uint64_t weight, int column = 0) {
+    uint64_t& w = self_[static_cast<size_t>(node) * columns_ + column];
+    w = (w + weight < w) ? UINT64_MAX : w + weight;
+  }
+
+  size_t size() const { return parent_.size(); }
+  int columns() const { return columns_; }
+  NodeId parent(NodeId n) const { return parent_[n]; }
+  StrId frame(NodeId n) const { return frame_[n]; }
+  std::string_view name(NodeId n) const { return names_->Name(frame_[n]); }
+  uint64_t self(NodeId n, int column = 0) const {
+    return self_[static_cast<size_t>(n) * columns_ + column];
+  }
+  bool has_self(NodeId n) const;
+  /// Sum of all self weights of a column.
+  uint64_t Total(int column = 0) const;
+
+  /// Adds every stack of `other` (which may intern names elsewhere) into this tree.
+  /// Both trees must have the same number of columns.
+  void Merge(const StackTree& other);
+
+  /// Children lists in CSR form (children of n: child_index[first[n]..first[n+1])), each
+  /// list sorted by name bytewise.
+  struct Children {
+    std::vector<uint32_t> first;
+    std::vector<NodeId> child_index;
+  };
+  Children SortedChildren() const;
+
+ private:
+  struct Slot {
+    uint64_t key;  // parent << 32 | frame
+    NodeId node;   // 0 = empty (the root is never a child)
+  };
+  void Grow();
+
+  int columns_;
+  std::unique_ptr<Interner> names_;
+  std::vector<NodeId> parent_;
+  std::vector<StrId> frame_;
+  std::vector<uint64_t> self_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace pf

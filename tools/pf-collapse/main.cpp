@@ -1,0 +1,78 @@
+// pf-collapse: fold `perf script` text (and merge folded stacks) into folded stacks.
+#include "cli/cli.h"
+#include "collapse/collapse.h"
+#include "base/error.h"
+
+namespace po = boost::program_options;
+
+int main(int argc, char** argv) {
+  pf::cli::Tool tool({
+      "pf-collapse",
+      "[OPTIONS] [FILE...]",
+      "Fold stack samples into folded stacks (`comm;caller;...;leaf COUNT`, sorted), the input\n"
+      "of pf-flamegraph, pf-dot and pf-diff. Reads `perf script` text (as\n"
+      "stackcollapse-perf.pl does, with the same options and output) and folded stacks, which\n"
+      "are summed with the other inputs. Inputs may be gzip or zstd compressed; with no FILE,\n"
+      "or when FILE is -, standard input is read.",
+      "  perf script | pf-collapse > out.folded\n"
+      "  pf-collapse --all --pid perf.txt.gz | pf-flamegraph > out.svg\n"
+      "  pf-collapse host1.folded host2.folded > fleet.folded      # merge profiles\n"
+      "  pf-collapse --exclude='^swapper' --hide='^__libc_start' perf.txt\n",
+  });
+  tool.AddGroup("Naming (the options of stackcollapse-perf.pl)").add_options()
+      ("pid", "start each stack with comm-PID")
+      ("tid", "start each stack with comm-PID/TID")
+      ("kernel", "mark kernel frames with _[k]")
+      ("jit", "mark JIT frames (/tmp/perf-PID.map, jitted-*.so) with _[j]")
+      ("all", "all annotations: --kernel --jit")
+      ("addrs", "name unknown frames by their address: [dso <addr>]")
+      ("event-filter", po::value<std::string>()->value_name("EVENT"),
+       "keep only samples of EVENT (default: the first event type seen)")
+      ("skip-after", po::value<std::vector<std::string>>()->value_name("FUNC"),
+       "drop the frames below (callers of) FUNC, and the comm; repeatable");
+  tool.AddGroup("Weights and filters").add_options()
+      ("weight", po::value<std::string>()->default_value("period")->value_name("period|samples"),
+       "weigh a sample by its period (as perf script prints it), or count 1 per sample")
+      ("include", po::value<std::vector<std::string>>()->value_name("RE"),
+       "keep only stacks whose folded text matches RE (re2 syntax); repeatable")
+      ("exclude", po::value<std::vector<std::string>>()->value_name("RE"),
+       "drop stacks whose folded text matches RE; repeatable")
+      ("hide", po::value<std::vector<std::string>>()->value_name("RE"),
+       "remove frames whose name matches RE, their weight going to the caller; repeatable");
+  tool.AddGroup("Input").add_options()
+      ("format", po::value<std::string>()->default_value("auto")->value_name("FORMAT"),
+       "input format: auto, perf-script or folded")
+      ("threads,j", po::value<unsigned>()->default_value(0)->value_name("N"),
+       "parsing threads (default 0: one per CPU)");
+
+  return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
+    const po::variables_map& vm = ctx.vm;
+    pf::CollapseOptions opt;
+    opt.perf.include_pid = vm.count("pid");
+    opt.perf.include_tid = vm.count("tid");
+    opt.perf.annotate_kernel = vm.count("kernel") || vm.count("all");
+    opt.perf.annotate_jit = vm.count("jit") || vm.count("all");
+    opt.perf.include_addrs = vm.count("addrs");
+    if (vm.count("event-filter")) opt.perf.event_filter = vm["event-filter"].as<std::string>();
+    if (vm.count("skip-after")) opt.perf.skip_after = vm["skip-after"].as<std::vector<std::string>>();
+    std::string weight = vm["weight"].as<std::string>();
+    if (weight != "period" && weight != "samples") {
+      throw pf::UsageError("--weight must be period or samples, not '" + weight + "'");
+    }
+    opt.perf.weight_samples = weight == "samples";
+    if (vm.count("include")) opt.filter.include = vm["include"].as<std::vector<std::string>>();
+    if (vm.count("exclude")) opt.filter.exclude = vm["exclude"].as<std::vector<std::string>>();
+    if (vm.count("hide")) opt.filter.hide = vm["hide"].as<std::vector<std::string>>();
+    opt.format = vm["format"].as<std::string>();
+    if (opt.format != "auto" && opt.format != "perf-script" && opt.format != "folded") {
+      throw pf::UsageError("--format must be auto, perf-script or folded, not '" + opt.format + "'");
+    }
+    opt.threads = vm["threads"].as<unsigned>();
+
+    pf::CollapseReport report;
+    std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
+    pf::CollapseFiles(ctx.inputs, opt, *out, &report);
+    for (const std::string& n : report.notices) tool.Notice(n);
+    for (const std::string& w : report.warnings) tool.Warn(w);
+  });
+}
