@@ -28,7 +28,7 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   std::signal(SIGPIPE, SIG_IGN);  // writes report EPIPE instead, which ends us quietly
   po::options_description common("Common options", 100, 50);
   common.add_options()
-      ("output,o", po::value<std::string>()->default_value("-")->value_name("FILE"),
+      ("output,o", po::value<std::string>()->value_name("FILE"),
        "write to FILE instead of standard output")
       ("quiet,q", "print no warnings or notices")
       ("help,h", "print this help and exit")
@@ -64,7 +64,7 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
     return 0;
   }
   quiet_ = vm.count("quiet") > 0;
-  Context ctx{vm, {}, vm["output"].as<std::string>(), quiet_};
+  Context ctx{vm, {}, vm.count("output") ? vm["output"].as<std::string>() : "-", quiet_};
   if (vm.count("input")) ctx.inputs = vm["input"].as<std::vector<std::string>>();
   try {
     body(ctx);

@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
       ("skip-after", po::value<std::vector<std::string>>()->value_name("FUNC"),
        "drop the frames below (callers of) FUNC, and the comm; repeatable");
   tool.AddGroup("Weights and filters").add_options()
-      ("weight", po::value<std::string>()->default_value("period")->value_name("period|samples"),
-       "weigh a sample by its period (as perf script prints it), or count 1 per sample")
+      ("weight", po::value<std::string>()->value_name("W"),
+       "period (default): weigh a sample by the period perf script prints; samples: 1 each")
       ("include", po::value<std::vector<std::string>>()->value_name("RE"),
        "keep only stacks whose folded text matches RE (re2 syntax); repeatable")
       ("exclude", po::value<std::vector<std::string>>()->value_name("RE"),
@@ -40,10 +40,10 @@ int main(int argc, char** argv) {
       ("hide", po::value<std::vector<std::string>>()->value_name("RE"),
        "remove frames whose name matches RE, their weight going to the caller; repeatable");
   tool.AddGroup("Input").add_options()
-      ("format", po::value<std::string>()->default_value("auto")->value_name("FORMAT"),
-       "input format: auto, perf-script or folded")
-      ("threads,j", po::value<unsigned>()->default_value(0)->value_name("N"),
-       "parsing threads (default 0: one per CPU)");
+      ("format", po::value<std::string>()->value_name("FORMAT"),
+       "input format: auto (default), perf-script or folded")
+      ("threads,j", po::value<unsigned>()->value_name("N"),
+       "parsing threads (default: one per CPU)");
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     const po::variables_map& vm = ctx.vm;
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     opt.perf.include_addrs = vm.count("addrs");
     if (vm.count("event-filter")) opt.perf.event_filter = vm["event-filter"].as<std::string>();
     if (vm.count("skip-after")) opt.perf.skip_after = vm["skip-after"].as<std::vector<std::string>>();
-    std::string weight = vm["weight"].as<std::string>();
+    std::string weight = vm.count("weight") ? vm["weight"].as<std::string>() : "period";
     if (weight != "period" && weight != "samples") {
       throw pf::UsageError("--weight must be period or samples, not '" + weight + "'");
     }
@@ -63,11 +63,11 @@ int main(int argc, char** argv) {
     if (vm.count("include")) opt.filter.include = vm["include"].as<std::vector<std::string>>();
     if (vm.count("exclude")) opt.filter.exclude = vm["exclude"].as<std::vector<std::string>>();
     if (vm.count("hide")) opt.filter.hide = vm["hide"].as<std::vector<std::string>>();
-    opt.format = vm["format"].as<std::string>();
+    opt.format = vm.count("format") ? vm["format"].as<std::string>() : "auto";
     if (opt.format != "auto" && opt.format != "perf-script" && opt.format != "folded") {
       throw pf::UsageError("--format must be auto, perf-script or folded, not '" + opt.format + "'");
     }
-    opt.threads = vm["threads"].as<unsigned>();
+    opt.threads = vm.count("threads") ? vm["threads"].as<unsigned>() : 0;
 
     pf::CollapseReport report;
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);

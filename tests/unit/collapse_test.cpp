@@ -1,0 +1,213 @@
+// Golden tests over the peer corpus (../shared/corpus/peer, see its README): every
+// collapse-perf case of FlameGraph and inferno, each with one and with two threads.
+#include "collapse/collapse.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "test_util.h"
+
+namespace pf {
+
+struct GoldenCase {
+  std::string input;     // relative to the corpus
+  std::string expected;  // relative to the corpus
+  std::string option;    // one of pid tid kernel jit all addrs, or ""
+};
+// Readable test parameters in gtest's output.
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.input << " --" << c.option; }
+
+namespace {
+
+CollapseOptions OptionsFor(const std::string& o) {
+  CollapseOptions opt;
+  opt.perf.include_pid = o == "pid";
+  opt.perf.include_tid = o == "tid";
+  opt.perf.annotate_kernel = o == "kernel" || o == "all";
+  opt.perf.annotate_jit = o == "jit" || o == "all";
+  opt.perf.include_addrs = o == "addrs";
+  return opt;
+}
+
+std::vector<GoldenCase> Cases() {
+  std::vector<GoldenCase> cases;
+  const char* upstream[] = {"cycles-instructions-01", "dd-stacks-01",      "funcab-cmd-01",
+                            "funcab-pid-01",          "iperf-stacks-pidtid-01",
+                            "java-faults-01",         "java-stacks-01",    "java-stacks-02",
+                            "js-stacks-01",           "mirageos-stacks-01", "numa-stacks-01",
+                            "rust-Yamakaky-dcpu",     "vertx-stacks-01"};
+  for (const char* n : upstream) {
+    for (const char* o : {"pid", "tid", "kernel", "jit", "all", "addrs"}) {
+      std::string name = std::string("perf-") + n;
+      // The Rust expectations are inferno's own (it repairs half-demangled symbols).
+      std::string dir = std::string(n) == "rust-Yamakaky-dcpu"
+                            ? "tests/data/collapse-perf/results/"
+                            : "flamegraph/test/results/";
+      cases.push_back({"flamegraph/test/" + name + ".txt",
+                       dir + name + "-collapsed-" + o + ".txt", o});
+    }
+  }
+  const std::string d = "tests/data/collapse-perf/";
+  for (const char* n : {"no-events", "single-line-stacks", "single-event", "go-stacks",
+                        "java-inline", "cpp-stacks-std-function"}) {
+    cases.push_back({d + n + ".txt", d + "results/" + n + "-collapsed.txt", ""});
+  }
+  cases.push_back({d + "versioned-vmlinux.txt",
+                   d + "results/versioned-vmlinux-collapsed-kernel.txt", "kernel"});
+  cases.push_back({d + "sourcepawn-jitdump.txt",
+                   d + "results/sourcepawn-jitdump-collapsed-jit.txt", "jit"});
+  cases.push_back({"flamegraph/example-perf-stacks.txt.gz",
+                   d + "results/example-perf-stacks-collapsed.txt", ""});
+  return cases;
+}
+
+// The stale expectations named in the corpus README: FlameGraph's files for --pid/--tid on
+// four Java inputs predate the script's `^java` rule; compare without the leading `L`.
+bool IsStale(const GoldenCase& c) {
+  if (c.option != "pid" && c.option != "tid") return false;
+  for (const char* n : {"java-faults-01", "java-stacks-01", "java-stacks-02", "vertx-stacks-01"}) {
+    if (c.input.find(n) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string Unstale(const std::string& folded) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < folded.size()) {
+    size_t nl = folded.find('\n', pos);
+    std::string line = folded.substr(pos, nl - pos);
+    pos = nl == std::string::npos ? folded.size() : nl + 1;
+    std::string fixed;
+    size_t start = 0;
+    bool java = line.compare(0, 4, "java") == 0;
+    for (;;) {
+      size_t semi = line.find(';', start);
+      std::string frame = line.substr(start, semi == std::string::npos ? semi : semi - start);
+      if (java && start > 0 && frame.size() > 1 && frame[0] == 'L' &&
+          frame.find('/') != std::string::npos) {
+        frame.erase(0, 1);
+      }
+      fixed += (start ? ";" : "") + frame;
+      if (semi == std::string::npos) break;
+      start = semi + 1;
+    }
+    out += fixed + "\n";
+  }
+  return out;
+}
+
+class Golden : public ::testing::TestWithParam<std::tuple<GoldenCase, unsigned>> {};
+
+TEST_P(Golden, MatchesThePeer) {
+  const auto& [c, threads] = GetParam();
+  std::string in_path = test::kCorpus + "/" + c.input;
+  if (!test::FileExists(in_path)) GTEST_SKIP() << "peer corpus not found at " << test::kCorpus;
+  std::string expected = test::ReadFile(test::kCorpus + "/" + c.expected);
+  if (IsStale(c)) expected = Unstale(expected);
+  CollapseOptions opt = OptionsFor(c.option);
+  opt.threads = threads;
+  StringSink sink;
+  CollapseReport report;
+  CollapseFiles({in_path}, opt, sink, &report);
+  // The corpus compares lines right-trimmed; our output has no trailing blanks.
+  EXPECT_EQ(sink.data(), expected) << c.input << " --" << c.option;
+}
+
+std::string CaseName(const ::testing::TestParamInfo<Golden::ParamType>& info) {
+  const auto& [c, threads] = info.param;
+  std::string n = c.input.substr(c.input.rfind('/') + 1);
+  n = n.substr(0, n.find('.'));
+  n += "_" + (c.option.empty() ? std::string("default") : c.option) + "_j" +
+       std::to_string(threads);
+  for (char& ch : n) {
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, Golden,
+                         ::testing::Combine(::testing::ValuesIn(Cases()),
+                                            ::testing::Values(1u, 2u)),
+                         CaseName);
+
+TEST(Collapse, LogCasesWarnOnce) {
+  std::string d = test::kCorpus + "/tests/data/collapse-perf/";
+  if (!test::FileExists(d + "empty-line.txt")) GTEST_SKIP() << "peer corpus not found";
+  for (const char* f : {"empty-line.txt", "weird-stack-line.txt"}) {
+    StringSink sink;
+    CollapseReport report;
+    CollapseFiles({d + f}, {}, sink, &report);
+    ASSERT_EQ(report.warnings.size(), 1u) << f;
+    EXPECT_NE(report.warnings[0].find("1 line skipped, first at "), std::string::npos);
+  }
+}
+
+TEST(Collapse, ThreadsGiveIdenticalOutputOnLargeInput) {
+  std::string path = test::kCorpus + "/flamegraph/test/perf-vertx-stacks-01.txt";
+  if (!test::FileExists(path)) GTEST_SKIP() << "peer corpus not found";
+  std::string text = test::ReadFile(path);
+  std::string big;
+  for (int i = 0; i < 12; ++i) big += text + "\n";  // > 4 MiB: several blocks
+  CollapseOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  one.perf.include_tid = two.perf.include_tid = true;
+  std::string a = test::Collapse(big, one);
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, test::Collapse(big, two));
+}
+
+TEST(Collapse, MergesFoldedWithPerfScript) {
+  std::vector<std::unique_ptr<ByteSource>> in;
+  std::string folded = "pp;f 5\nq;g 1\n";
+  std::string perf = "pp 1 1.0: 3 cycles:\n\t1 f (x)\n\n";
+  in.push_back(MemoryInput(folded, "a.folded"));
+  in.push_back(MemoryInput(perf, "b.txt"));
+  in.push_back(MemoryInput(folded, "c.folded"));
+  StringSink sink;
+  CollapseReport report;
+  CollapseSources(std::move(in), {}, sink, &report);
+  EXPECT_EQ(sink.data(), "pp;f 13\nq;g 2\n");
+  EXPECT_EQ(report.samples, 1u);
+  EXPECT_EQ(report.folded_lines, 4u);
+}
+
+TEST(Collapse, DifferentialFoldedMergesByColumn) {
+  EXPECT_EQ(test::Collapse("a;b 1 2\na;b 3 4\nc 5 0\n"), "a;b 4 6\nc 5 0\n");
+  std::vector<std::unique_ptr<ByteSource>> in;
+  in.push_back(MemoryInput("a 1 2\n", "diff.folded"));
+  in.push_back(MemoryInput("a 1\n", "plain.folded"));
+  StringSink sink;
+  CollapseReport report;
+  EXPECT_THROW(CollapseSources(std::move(in), {}, sink, &report), Error);
+}
+
+TEST(Collapse, RefusesBinaryAndPerfData) {
+  std::string perf_data("PERFILE2\x68\0\0\0\0\0\0\0", 16);
+  try {
+    test::Collapse(perf_data);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.Describe().find("perf script -i in.txt | pf-collapse"), std::string::npos);
+  }
+  std::string garbage;
+  for (int i = 0; i < 5000; ++i) garbage += static_cast<char>((i * 7919) % 256);
+  EXPECT_THROW(test::Collapse(garbage), Error);
+}
+
+TEST(Collapse, EmptyAndCommentOnlyInputGiveNothing) {
+  EXPECT_EQ(test::Collapse(""), "");
+  EXPECT_EQ(test::Collapse("# ========\n# nothing\n"), "");
+}
+
+TEST(Collapse, ForcedFormat) {
+  CollapseOptions folded;
+  folded.format = "folded";
+  CollapseReport report;
+  EXPECT_EQ(test::Collapse("a;b 3\nweird\n", folded, &report), "a;b 3\n");
+  EXPECT_EQ(report.warnings.size(), 1u);
+}
+
+}  // namespace
+}  // namespace pf

@@ -1,0 +1,168 @@
+#include "io/input.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cstdio>
+
+#include "base/error.h"
+#include "io/line_reader.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+std::string Drain(ByteSource& s) {
+  std::string out;
+  for (std::string_view c = s.Next(); !c.empty(); c = s.Next()) out.append(c);
+  return out;
+}
+
+std::string Gzip(const std::string& data) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = data.size();
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = out.size();
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string Zstd(const std::string& data) {
+  std::string out(ZSTD_compressBound(data.size()), '\0');
+  out.resize(ZSTD_compress(out.data(), out.size(), data.data(), data.size(), 3));
+  return out;
+}
+
+std::string BigText() {
+  std::string s;
+  for (int i = 0; i < 300000; ++i) s += "line " + std::to_string(i) + "\n";
+  return s;
+}
+
+TEST(Input, MemoryIsStableAndWhole) {
+  auto src = MemoryInput("abc\n");
+  EXPECT_TRUE(src->stable());
+  EXPECT_EQ(src->Peek(), "abc\n");
+  EXPECT_EQ(Drain(*src), "abc\n");
+}
+
+TEST(Input, GzipAndZstdByMagic) {
+  std::string text = BigText();
+  std::string gz = Gzip(text), zs = Zstd(text);
+  EXPECT_EQ(DetectCompression(gz), Compression::kGzip);
+  EXPECT_EQ(DetectCompression(zs), Compression::kZstd);
+  EXPECT_EQ(DetectCompression(text), Compression::kNone);
+  auto g = MemoryInput(gz);
+  EXPECT_EQ(g->Peek().substr(0, 7), "line 0\n");
+  EXPECT_EQ(Drain(*g), text);
+  auto z = MemoryInput(zs);
+  EXPECT_EQ(Drain(*z), text);
+  // Concatenated gzip members read as one stream, as gunzip does.
+  std::string members = Gzip("a\n") + Gzip("b\n");
+  auto two = MemoryInput(members);
+  EXPECT_EQ(Drain(*two), "a\nb\n");
+}
+
+TEST(Input, TruncatedAndCorruptCompressedDataIsAnError) {
+  std::string gz = Gzip(BigText());
+  std::string cut = gz.substr(0, gz.size() / 2);
+  auto g = MemoryInput(cut, "cut.gz");
+  EXPECT_THROW(Drain(*g), Error);
+  std::string bad = gz;
+  for (size_t i = 20; i < 200; ++i) bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+  auto b = MemoryInput(bad, "bad.gz");
+  EXPECT_THROW(Drain(*b), Error);
+  std::string zs = Zstd(BigText());
+  auto z = MemoryInput(zs.substr(0, zs.size() - 10), "cut.zst");
+  EXPECT_THROW(Drain(*z), Error);
+}
+
+TEST(Input, FilesArePipesAreRead) {
+  char path[] = "/tmp/pf-input-test-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::string text = BigText();
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  auto f = OpenInput(path);
+  EXPECT_TRUE(f->stable());
+  EXPECT_EQ(Drain(*f), text);
+  // A pipe is read in blocks.
+  std::string cmd = std::string("cat ") + path;
+  FILE* p = popen(cmd.c_str(), "r");
+  int saved = dup(0);
+  dup2(fileno(p), 0);
+  auto s = OpenInput("-");
+  EXPECT_FALSE(s->stable());
+  EXPECT_EQ(s->name(), "<stdin>");
+  EXPECT_EQ(Drain(*s), text);
+  dup2(saved, 0);
+  close(saved);
+  pclose(p);
+  unlink(path);
+  try {
+    OpenInput("/nonexistent/pf-file");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.Describe(), "/nonexistent/pf-file: cannot open: No such file or directory");
+  }
+  EXPECT_THROW(OpenInput("/tmp"), Error);
+}
+
+TEST(LineSplitter, CrlfAndMissingFinalNewline) {
+  LineSplitter s("a\r\nb\n\nc");
+  std::string_view l;
+  std::vector<std::string> got;
+  while (s.Next(&l)) got.emplace_back(l);
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b", "", "c"}));
+}
+
+// Blocks must cover the input exactly, in order, with correct line numbers, and in sample
+// mode end after an empty line whenever there is one.
+void CheckBlocks(ByteSource& src, const std::string& text, BlockReader::Cut cut, size_t size,
+                 int min_blocks) {
+  BlockReader r(src, cut, size);
+  Block b;
+  std::string joined;
+  uint64_t line = 1;
+  int n = 0;
+  while (r.Next(&b)) {
+    EXPECT_EQ(b.first_line, line);
+    line += std::count(b.data.begin(), b.data.end(), '\n');
+    joined.append(b.data);
+    if (joined.size() < text.size()) {
+      if (cut == BlockReader::kSampleBoundary) {
+        EXPECT_TRUE(b.data.size() >= 2 && b.data.substr(b.data.size() - 2) == "\n\n");
+      } else {
+        EXPECT_EQ(b.data.back(), '\n');
+      }
+    }
+    ++n;
+  }
+  EXPECT_EQ(joined, text);
+  EXPECT_GE(n, min_blocks);
+}
+
+TEST(BlockReader, StableAndStreamCoverTheInput) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) {
+    text += "comm 1 2.0: 1 cpu-clock:\n\t1 f (x)\n\t2 g (x)\n\n";
+  }
+  auto m = MemoryInput(text);
+  CheckBlocks(*m, text, BlockReader::kSampleBoundary, 64 << 10, 10);
+  auto m2 = MemoryInput(text);
+  CheckBlocks(*m2, text, BlockReader::kLineBoundary, 64 << 10, 10);
+  std::string zs = Zstd(text);
+  auto z = MemoryInput(zs);  // a stream
+  CheckBlocks(*z, text, BlockReader::kSampleBoundary, 64 << 10, 1);
+}
+
+}  // namespace
+}  // namespace pf

@@ -1,0 +1,245 @@
+#include "formats/perf_script.h"
+
+#include <gtest/gtest.h>
+#include <re2/re2.h>
+
+#include <random>
+
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+// The Perl script's regular expressions, written for re2 with Perl's \s (which has \v).
+#define S "[\\t\\n\\v\\f\\r ]"
+#define NS "[^\\t\\n\\v\\f\\r ]"
+const re2::RE2 kHead("^(" NS ".+?)" S "+(\\d+)/*(\\d+)*" S "+");
+const re2::RE2 kTail(":" S "*(\\d+)*" S "+(" NS "+):" S "*$");
+const re2::RE2 kStack("^" S "*(\\w+)" S "*(.+) \\((.*)\\)");
+
+std::string RandomLine(std::mt19937& rng, const std::string& alphabet, int max_len) {
+  int n = rng() % (max_len + 1);
+  std::string s;
+  for (int i = 0; i < n; ++i) s += alphabet[rng() % alphabet.size()];
+  return s;
+}
+
+std::string Str(const re2::StringPiece& p) { return p.data() ? std::string(p.data(), p.size()) : ""; }
+
+// The hand-written scanners must agree with the regular expressions on every line.
+TEST(PerfScriptRegex, EventHeadAgreesWithTheRegex) {
+  std::mt19937 rng(1);
+  for (int i = 0; i < 300000; ++i) {
+    std::string l = RandomLine(rng, "ab 1 2/\t\v:.0", 18);
+    re2::StringPiece c, p, t;
+    bool want = re2::RE2::PartialMatch(l, kHead, &c, &p, &t);
+    EventHead h;
+    bool got = MatchEventHead(l, &h);
+    ASSERT_EQ(got, want) << "[" << l << "]";
+    if (!got) continue;
+    ASSERT_EQ(std::string(h.comm), Str(c)) << "[" << l << "]";
+    ASSERT_EQ(std::string(h.pid), Str(p)) << "[" << l << "]";
+    ASSERT_EQ(std::string(h.tid), Str(t)) << "[" << l << "]";
+  }
+}
+
+TEST(PerfScriptRegex, EventTailAgreesWithTheRegex) {
+  std::mt19937 rng(2);
+  for (int i = 0; i < 300000; ++i) {
+    std::string l = RandomLine(rng, "ab 1 2::\t:x ", 16);
+    re2::StringPiece p, e;
+    bool want = re2::RE2::PartialMatch(l, kTail, &p, &e);
+    std::string_view period, event;
+    bool got = MatchEventTail(l, &period, &event);
+    ASSERT_EQ(got, want) << "[" << l << "]";
+    if (!got) continue;
+    ASSERT_EQ(std::string(period), Str(p)) << "[" << l << "]";
+    ASSERT_EQ(std::string(event), Str(e)) << "[" << l << "]";
+  }
+}
+
+TEST(PerfScriptRegex, StackLineAgreesWithTheRegex) {
+  std::mt19937 rng(3);
+  for (int i = 0; i < 300000; ++i) {
+    std::string l = RandomLine(rng, "a1 ( )\t_x(", 16);
+    re2::StringPiece pc, f, d;
+    bool want = re2::RE2::PartialMatch(l, kStack, &pc, &f, &d);
+    StackLine sl;
+    bool got = MatchStackLine(l, &sl);
+    ASSERT_EQ(got, want) << "[" << l << "]";
+    if (!got) continue;
+    ASSERT_EQ(std::string(sl.pc), Str(pc)) << "[" << l << "]";
+    ASSERT_EQ(std::string(sl.func), Str(f)) << "[" << l << "]";
+    ASSERT_EQ(std::string(sl.dso), Str(d)) << "[" << l << "]";
+  }
+}
+
+TEST(PerfScriptRegex, RealLines) {
+  EventHead h;
+  ASSERT_TRUE(MatchEventHead("V8 WorkerThread 24636/25607 [000] 94564.109216: 100 cycles:", &h));
+  EXPECT_EQ(h.comm, "V8 WorkerThread");
+  EXPECT_EQ(h.pid, "24636");
+  EXPECT_EQ(h.tid, "25607");
+  // A one-letter comm: Perl's \S.+? needs two characters, so the comm swallows more.
+  ASSERT_TRUE(MatchEventHead("t 99076 10314749.002559: 1 cycles:", &h));
+  EXPECT_EQ(h.comm, "t 99076 10314749.002559:");
+  std::string_view period, event;
+  ASSERT_TRUE(MatchEventTail("perf 1 [000] 1.5:     250000 cpu-clock:ppp: ", &period, &event));
+  EXPECT_EQ(period, "250000");
+  EXPECT_EQ(event, "cpu-clock:ppp");
+  ASSERT_TRUE(MatchEventTail("perf 1 1.5: sched:sched_switch:", &period, &event));
+  EXPECT_EQ(period, "");
+  EXPECT_EQ(event, "sched:sched_switch");
+  StackLine sl;
+  ASSERT_TRUE(MatchStackLine("\t    7f1e2215d058  (/lib/libc-2.15.so)", &sl));
+  EXPECT_EQ(sl.pc, "7f1e2215d058");
+  EXPECT_EQ(sl.func, " ");
+  EXPECT_EQ(sl.dso, "/lib/libc-2.15.so");
+  ASSERT_TRUE(MatchStackLine("  ffffffff81 foo (bar) (baz)+0x3 ([kernel.kallsyms])", &sl));
+  EXPECT_EQ(sl.func, "foo (bar) (baz)+0x3");
+  EXPECT_EQ(EventKey("cpu-clock:ppp"), "cpu-clock");
+  EXPECT_EQ(EventKey("cycles:uhH"), "cycles");
+  EXPECT_EQ(EventKey("sched:sched_switch"), "sched:sched_switch");
+  EXPECT_EQ(EventKey("instructions"), "instructions");
+}
+
+// One sample with a single frame named `func` in `dso`, folded with `opt`.
+std::string FoldFrame(const std::string& func, const std::string& dso = "/bin/x",
+                      CollapseOptions opt = {}, const std::string& comm = "prog") {
+  std::string text = comm + " 10 1.0: 1 cycles:\n\t  4005d0 " + func + " (" + dso + ")\n\n";
+  std::string out = test::Collapse(text, opt);
+  std::string prefix = comm + ";";
+  if (out.compare(0, prefix.size(), prefix) != 0) return "<" + out + ">";
+  return out.substr(prefix.size(), out.rfind(' ') - prefix.size());
+}
+
+TEST(PerfScriptNames, TidyingFollowsThePerlScript) {
+  EXPECT_EQ(FoldFrame("main+0x1f"), "main");
+  EXPECT_EQ(FoldFrame("main+0x1F"), "main+0x1F");  // Perl strips lower-case hex only
+  EXPECT_EQ(FoldFrame("foo(int, char)"), "foo");
+  EXPECT_EQ(FoldFrame("a;b"), "a:b");
+  EXPECT_EQ(FoldFrame("RegExp:[&<>\\\"\\']"), "RegExp:[&<>\\\\]");
+  EXPECT_EQ(FoldFrame("net/http.(*Client).Do"), "net/http.(*Client).Do");
+  EXPECT_EQ(FoldFrame("ns::(anonymous namespace)::f(int)"), "ns::(anonymous namespace)::f");
+  EXPECT_EQ(FoldFrame("[unknown]", "/usr/lib/libc.so.6"), "[libc.so.6]");
+  EXPECT_EQ(FoldFrame("[unknown]", "[unknown]"), "[unknown]");
+  EXPECT_EQ(FoldFrame("f->g->h"), "f;g_[i];h_[i]");
+  EXPECT_EQ(FoldFrame("(/usr/bin/prog)"), "<prog 1\n>");  // process names are skipped
+}
+
+TEST(PerfScriptNames, WhereWeDifferFromPerlOnPurpose) {
+  EXPECT_EQ(FoldFrame("std::function<void (int)>::operator()(int) const"),
+            "std::function<void (int)>::operator");
+  EXPECT_EQ(FoldFrame("std::_Iter_comp_iter<bool (*)(int, int)>::operator()<int*>"),
+            "std::_Iter_comp_iter<bool (*)(int, int)>::operator");
+  EXPECT_EQ(FoldFrame("std::operator<< <char>(std::ostream&)"), "std::operator<< <char>");
+  EXPECT_EQ(FoldFrame("(anonymous namespace)::fib(int)"), "(anonymous namespace)::fib");
+  EXPECT_EQ(FoldFrame("core::str::Split<'a, P>::next"), "core::str::Split<'a, P>::next");
+  EXPECT_EQ(FoldFrame("std::sys::unix::fs::File::open::hb90e1c1c787080f0"),
+            "std::sys::unix::fs::File::open");
+}
+
+TEST(PerfScriptNames, Annotations) {
+  CollapseOptions all;
+  all.perf.annotate_kernel = all.perf.annotate_jit = true;
+  EXPECT_EQ(FoldFrame("native_safe_halt", "[kernel.kallsyms]", all), "native_safe_halt_[k]");
+  EXPECT_EQ(FoldFrame("tcp_sendmsg", "/lib/modules/4.3/build/vmlinux", all), "tcp_sendmsg_[k]");
+  EXPECT_EQ(FoldFrame("f", "/usr/lib/debug/boot/vmlinux-5.4.14-cloudflare", all), "f_[k]");
+  EXPECT_EQ(FoldFrame("f", "/lib/modules/x/nf_conntrack.ko", all), "f_[k]");
+  EXPECT_EQ(FoldFrame("[unknown]", "[unknown]", all), "[unknown]");
+  EXPECT_EQ(FoldFrame("Lfoo/Bar;::baz", "/tmp/perf-1234.map", all), "Lfoo/Bar:::baz_[j]");
+  EXPECT_EQ(FoldFrame("jit", "/home/x/.debug/jit/jitted-12-3.so", all), "jit_[j]");
+  EXPECT_EQ(FoldFrame("Lfoo/Bar;::baz", "/tmp/perf-1234.map", all, "java"),
+            "foo/Bar:::baz_[j]");
+  CollapseOptions addrs;
+  addrs.perf.include_addrs = true;
+  EXPECT_EQ(FoldFrame("[unknown]", "/usr/lib/libc.so.6", addrs), "[libc.so.6 <4005d0>]");
+  EXPECT_EQ(FoldFrame("[unknown]", "[unknown]", addrs), "[unknown <4005d0>]");
+}
+
+const char* kTwoSamples =
+    "# ========\n# captured on: x\n# ========\n#\n"
+    "my prog 100/101 [001] 5.000001:     250000 cpu-clock:ppp: \n"
+    "\t    400100 leaf+0x10 (/bin/prog)\n"
+    "\t    400200 main+0x20 (/bin/prog)\n"
+    "\n"
+    "my prog 100/102 [001] 5.000002:     250000 cpu-clock:ppp: \n"
+    "\n";
+
+TEST(PerfScriptFolder, CommPidTidAndEmptyCallchains) {
+  EXPECT_EQ(test::Collapse(kTwoSamples), "my_prog 250000\nmy_prog;main;leaf 250000\n");
+  CollapseOptions tid;
+  tid.perf.include_tid = true;
+  EXPECT_EQ(test::Collapse(kTwoSamples, tid),
+            "my_prog-100/101;main;leaf 250000\nmy_prog-100/102 250000\n");
+  CollapseOptions pid;
+  pid.perf.include_pid = true;
+  EXPECT_EQ(test::Collapse("a.out 77 1.0: 5 cycles:\n\t1 f (x)\n\n", pid), "a.out-?;f 5\n");
+  CollapseOptions samples;
+  samples.perf.weight_samples = true;
+  EXPECT_EQ(test::Collapse(kTwoSamples, samples), "my_prog 1\nmy_prog;main;leaf 1\n");
+  // No period column: 1 per sample.
+  EXPECT_EQ(test::Collapse("a.out 77 1.0: cycles:\n\t1 f (x)\n\na.out 77 1.1: cycles:\n\t1 f (x)\n"),
+            "a.out;f 2\n");
+}
+
+TEST(PerfScriptFolder, EventFilter) {
+  std::string text =
+      "pp 1 1.0: 10 cycles:\n\t1 f (x)\n\n"
+      "pp 1 1.1: 20 instructions:\n\t1 g (x)\n\n"
+      "pp 1 1.2: 30 cycles:\n\t1 h (x)\n\n";
+  CollapseReport report;
+  EXPECT_EQ(test::Collapse(text, {}, &report), "pp;f 10\npp;h 30\n");
+  ASSERT_EQ(report.notices.size(), 1u);
+  EXPECT_NE(report.notices[0].find("cycles"), std::string::npos);
+  EXPECT_NE(report.notices[0].find("1 sample of instructions"), std::string::npos);
+  CollapseOptions ins;
+  ins.perf.event_filter = "instructions";
+  EXPECT_EQ(test::Collapse(text, ins), "pp;g 20\n");
+  CollapseOptions clock;
+  clock.perf.event_filter = "cpu-clock";
+  EXPECT_EQ(test::Collapse("pp 1 1.0: 10 cpu-clock:ppp:\n\t1 f (x)\n\n", clock), "pp;f 10\n");
+}
+
+TEST(PerfScriptFolder, SkipAfter) {
+  std::string text =
+      "go 1 1.0: 1 cycles:\n\t1 leaf (x)\n\t2 main.init (x)\n\t3 runtime.main (x)\n\n"
+      "go 1 1.0: 1 cycles:\n\t1 other (x)\n\t3 runtime.main (x)\n\n";
+  CollapseOptions opt;
+  opt.perf.skip_after = {"main.init"};
+  EXPECT_EQ(test::Collapse(text, opt), "go;runtime.main;other 1\nmain.init;leaf 1\n");
+}
+
+TEST(PerfScriptFolder, BadLinesAreCountedNotFatal) {
+  std::string text =
+      "pp 1 1.0: 1 cycles:\n\t1 f (x)\n\tGARBAGE\n\t2 g (x)\n\n"
+      "\t9 orphan (x)\n"
+      "pp 1 1.0: 1 cycles:\n\t1 f (x)\n\t2 g (x\n";  // cut mid-stack
+  CollapseReport report;
+  EXPECT_EQ(test::Collapse(text, {}, &report), "pp;f 1\npp;g;f 1\n");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0], "3 lines skipped, first at in.txt:3");
+}
+
+TEST(PerfScriptFolder, TracepointPayloadAndSingleLineStacks) {
+  // Perl keeps tracepoint samples whose event line carries a payload, weighing 1.
+  std::string tp =
+      "bash 12 [000] 1.0: sched:sched_switch: prev_comm=bash prev_pid=12 ==> next_comm=x\n"
+      "\tffffffff81 __schedule+0x1 ([kernel.kallsyms])\n\t7f00 read (/lib/libc.so.6)\n\n";
+  EXPECT_EQ(test::Collapse(tp), "bash;read;__schedule 1\n");
+  // perf script without -g: the frame is on the event line.
+  std::string single =
+      "prog 5 1.0:     100 cpu-clock:ppp:  400100 work+0x5 (/bin/prog)\n"
+      "prog 5 1.1:     100 cpu-clock:ppp:  400100 work+0x9 (/bin/prog)\n";
+  EXPECT_EQ(test::Collapse(single), "prog;work 200\n");
+}
+
+TEST(PerfScriptFolder, CrlfAndWhitespaceLines) {
+  std::string text = "pp 1 1.0: 3 cycles:\r\n\t1 f (x)\r\n  \r\npp 1 1.0: 4 cycles:\r\n\t1 f (x)\r\n";
+  CollapseReport report;
+  EXPECT_EQ(test::Collapse(text, {}, &report), "pp;f 7\n");
+  EXPECT_TRUE(report.warnings.empty());
+}
+
+}  // namespace
+}  // namespace pf
