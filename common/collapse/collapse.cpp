@@ -156,7 +156,10 @@ class Collapser {
     FoldedReader reader(tree);
     BlockReader blocks(source, BlockReader::kLineBoundary);
     Block block;
-    while (blocks.Next(&block)) reader.AddBlock(block.data, block.first_line, source.name());
+    while (blocks.Next(&block)) {
+      reader.AddBlock(block.data, block.first_line, source.name());
+      if (block.releasable) ReleaseInput(block.data);
+    }
     NoteOverlong(blocks, source.name());
     if (reader.malformed().count) {
       report_->warnings.push_back(SkippedMessage(reader.malformed(), " (not `stack count`)"));
@@ -182,8 +185,10 @@ class Collapser {
       folders.push_back(std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_));
       PerfScriptFolder& f = *folders.back();
       f.AddBlock(block.data, block.first_line, source.name());
+      if (block.releasable) ReleaseInput(block.data);
       while (more) {
         f.AddBlock(next.data, next.first_line, source.name());
+        if (next.releasable) ReleaseInput(next.data);
         more = blocks.Next(&next);
       }
     } else {
@@ -201,6 +206,7 @@ class Collapser {
             while (queue.Pop(&b, &filter)) {
               folders[i]->SetEventFilter(filter);
               folders[i]->AddBlock(b.data, b.first_line, source.name());
+              if (b.releasable) ReleaseInput(b.data);
             }
           } catch (...) {
             errors[i] = std::current_exception();

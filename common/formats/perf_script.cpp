@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 #include "io/line_reader.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace pf {
 
@@ -352,8 +356,91 @@ struct PerfScriptFolder::Cache {
   std::string func;
 };
 
+// Whole samples already folded: (comm, text of the stack lines) -> leaf. Open addressing on a
+// 128-bit XXH3 of the text seeded by the comm's id; at 2^-128 per pair, a collision is not a
+// practical concern, and the text itself is not kept.
+struct PerfScriptFolder::SampleCache {
+  static constexpr size_t kMaxEntries = 1 << 22;
+  struct Slot {
+    XXH128_hash_t key;
+    NodeId leaf;
+    bool used;
+  };
+  std::vector<Slot> slots = std::vector<Slot>(1 << 12);
+  size_t used = 0;
+
+  Slot* Find(XXH128_hash_t key, bool* found) {
+    size_t mask = slots.size() - 1;
+    for (size_t i = key.low64 & mask;; i = (i + 1) & mask) {
+      Slot& s = slots[i];
+      if (!s.used) {
+        *found = false;
+        return &s;
+      }
+      if (s.key.low64 == key.low64 && s.key.high64 == key.high64) {
+        *found = true;
+        return &s;
+      }
+    }
+  }
+  void Insert(XXH128_hash_t key, NodeId leaf) {
+    if (used >= kMaxEntries) {  // bound memory: start over
+      slots.assign(1 << 12, Slot{});
+      used = 0;
+    }
+    bool found;
+    Slot* s = Find(key, &found);
+    if (found) return;
+    *s = Slot{key, leaf, true};
+    if (++used * 2 > slots.size()) {
+      std::vector<Slot> old(slots.size() * 2);
+      old.swap(slots);
+      size_t mask = slots.size() - 1;
+      for (const Slot& o : old) {
+        if (!o.used) continue;
+        size_t i = o.key.low64 & mask;
+        while (slots[i].used) i = (i + 1) & mask;
+        slots[i] = o;
+      }
+    }
+  }
+};
+
+namespace {
+
+// The stack lines that follow an event line: from `p` up to the empty (or whitespace-only)
+// line that ends the sample, or the end of the data. Clean when every line in between is
+// indented and not blank, i.e. a candidate stack line; `end` is where the terminating line
+// starts and `lines` how many lines precede it.
+struct Region {
+  const char* end;
+  uint64_t lines;
+  bool clean;
+};
+
+Region ScanRegion(const char* p, const char* limit) {
+  uint64_t n = 0;
+  while (p < limit) {
+    // p starts a line
+    if (!IsSpace(*p)) return {p, n, false};  // an event line or garbage: not a plain sample
+    const char* q = p;
+    while (q < limit && *q != '\n' && IsSpace(*q)) ++q;
+    if (q == limit || *q == '\n') return {p, n, true};  // an empty or blank line ends it
+    const char* nl = static_cast<const char*>(std::memchr(q, '\n', limit - q));
+    ++n;
+    if (!nl) return {limit, n, true};
+    p = nl + 1;
+  }
+  return {p, n, true};
+}
+
+}  // namespace
+
 PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter)
-    : opt_(options), event_filter_(std::move(event_filter)), cache_(std::make_unique<Cache>()) {
+    : opt_(options),
+      event_filter_(std::move(event_filter)),
+      cache_(std::make_unique<Cache>()),
+      samples_cache_(std::make_unique<SampleCache>()) {
   event_filter_key_ = std::string(EventKey(event_filter_));
 }
 
@@ -384,9 +471,41 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
     if (!IsSpace(line[0])) {
       if (MatchEventHead(line, &head)) {
         OnEvent(line, head, line_no, file);
+        if (in_sample_ && rev_frames_.empty()) {
+          // A fresh sample: if its stack text was folded before under this comm, reuse
+          // that leaf; otherwise fold it line by line and remember the leaf.
+          const char* start = lines.position();
+          Region r = ScanRegion(start, data.data() + data.size());
+          if (r.clean) {
+            XXH128_hash_t key = XXH3_128bits_withSeed(start, r.end - start, pname_.value);
+            bool found;
+            SampleCache::Slot* slot = samples_cache_->Find(key, &found);
+            if (found) {
+              if (slot->leaf != kNoLeaf) {
+                tree_.AddSelf(slot->leaf, period_);
+                ++samples_;
+              }
+              in_sample_ = false;
+              period_ = 1;
+              line_no += r.lines;
+              lines = LineSplitter(std::string_view(r.end, data.data() + data.size() - r.end));
+              continue;
+            }
+            uint64_t skipped_before = skipped_.count;
+            for (uint64_t i = 0; i < r.lines && lines.Next(&line); ++i) {
+              ++line_no;
+              if (MatchStackLine(line, &sl)) {
+                OnStack(sl, TrimLeft(line));
+              } else {
+                skipped_.Add(file, line_no);
+              }
+            }
+            NodeId leaf = EndSample();
+            if (skipped_.count == skipped_before) samples_cache_->Insert(key, leaf);
+          }
+        }
         continue;
-      }
-    } else if (!in_sample_ && !after_filtered_) {
+      }    } else if (!in_sample_ && !after_filtered_) {
       // An indented event line (inferno accepts these; Perl would ignore the sample).
       std::string_view t = TrimLeft(line);
       if (MatchEventHead(t, &head)) {
@@ -549,20 +668,22 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
   return cache.entries.back();
 }
 
-void PerfScriptFolder::EndSample() {
+NodeId PerfScriptFolder::EndSample() {
   after_filtered_ = false;
-  if (!in_sample_) return;
+  if (!in_sample_) return kNoLeaf;
   path_.clear();
   if (!skip_remaining_) path_.push_back(pname_);
   for (size_t i = rev_frames_.size(); i-- > 0;) path_.push_back(rev_frames_[i]);
+  NodeId leaf = kNoLeaf;
   if (!path_.empty()) {
-    tree_.AddStack(path_, period_);
+    leaf = tree_.AddStack(path_, period_);
     ++samples_;
   }
   in_sample_ = false;
   skip_remaining_ = false;
   rev_frames_.clear();
   period_ = 1;
+  return leaf;
 }
 
 }  // namespace pf

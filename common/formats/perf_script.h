@@ -17,8 +17,10 @@
 //     keeps `cpu-clock:ppp` samples;
 //   - CRLF line ends and whitespace-only lines are tolerated.
 //
-// Speed: each distinct stack line is transformed once and cached (key: the line's text), so
-// the per-line cost is a hash, a probe and a few tree steps.
+// Speed: two caches. A sample whose stack lines were seen before, under the same comm, is
+// recognised by one 128-bit hash of its text and lands on its tree leaf directly, with no
+// per-line parsing. Otherwise each distinct stack line is transformed once and cached (key:
+// the line's text), so the per-line cost is a hash, a probe and a tree step.
 
 #include <cstdint>
 #include <string>
@@ -96,7 +98,9 @@ class PerfScriptFolder {
   void OnEvent(std::string_view line, const EventHead& head, uint64_t line_no,
                const std::string& file);
   void OnStack(const StackLine& sl, std::string_view key);
-  void EndSample();
+  /// Ends the sample; returns its leaf (kNoLeaf when nothing was added).
+  NodeId EndSample();
+  static constexpr NodeId kNoLeaf = 0;
   const Cached& Transform(const StackLine& sl, std::string_view key);
   void NoteOtherEvent(std::string_view event);
 
@@ -119,6 +123,9 @@ class PerfScriptFolder {
   // Cache of transformed stack lines: key -> frames.
   struct Cache;
   std::unique_ptr<Cache> cache_;
+  // Cache of whole samples: hash of (comm, stack text) -> leaf.
+  struct SampleCache;
+  std::unique_ptr<SampleCache> samples_cache_;
 
   uint64_t samples_ = 0;
   uint64_t other_event_samples_ = 0;

@@ -36,6 +36,7 @@ class MemorySource : public ByteSource {
   }
   std::string_view Peek() override { return done_ ? std::string_view() : data_; }
   bool stable() const override { return true; }
+  bool releasable() const override { return map_ != nullptr; }
 
  private:
   std::string_view data_;
@@ -225,6 +226,13 @@ Compression DetectCompression(std::string_view head) {
     return Compression::kZstd;
   }
   return Compression::kNone;
+}
+
+void ReleaseInput(std::string_view bytes) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(bytes.data()) + page - 1) & ~(page - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size()) & ~(page - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 std::unique_ptr<ByteSource> MemoryInput(std::string_view data, std::string name) {

@@ -20,6 +20,9 @@ class ByteSource {
   virtual std::string_view Peek() = 0;
   /// True when the whole input is one chunk that stays valid (a mapped file, memory).
   virtual bool stable() const { return false; }
+  /// True when consumed parts of the input may be given back to the kernel with
+  /// ReleaseInput (a mapped file, whose pages would otherwise all stay resident).
+  virtual bool releasable() const { return false; }
   /// The input's name for messages ("<stdin>" for "-").
   const std::string& name() const { return name_; }
 
@@ -38,6 +41,10 @@ std::unique_ptr<ByteSource> OpenInput(const std::string& path);
 
 /// A source over memory the caller keeps alive (tests, fuzzers); decompressed like a file.
 std::unique_ptr<ByteSource> MemoryInput(std::string_view data, std::string name = "<memory>");
+
+/// Gives back the whole pages inside `bytes` of a releasable() source: they are re-read
+/// from the file if touched again. Keeps a large mapped input from filling memory.
+void ReleaseInput(std::string_view bytes);
 
 /// The compression a buffer starts with.
 Compression DetectCompression(std::string_view head);

@@ -8,12 +8,14 @@ BlockReader::BlockReader(ByteSource& source, Cut cut, size_t block_bytes)
     : source_(source), cut_(cut), block_bytes_(block_bytes) {}
 
 namespace {
-// The end of the first empty line ("\n\n" or "\n\r\n") at or after `from`, or npos.
+// The end of the first empty line ("\n\n" or "\n\r\n") at or after `from`, or npos. One pass
+// over the newlines, stopping at the first empty line.
 size_t FindEmptyLineEnd(std::string_view data, size_t from) {
-  size_t a = data.find("\n\n", from);
-  size_t b = data.find("\n\r\n", from);
-  if (a == std::string_view::npos && b == std::string_view::npos) return std::string_view::npos;
-  return a < b ? a + 2 : b + 3;
+  for (size_t p = data.find('\n', from); p != std::string_view::npos; p = data.find('\n', p + 1)) {
+    if (p + 1 < data.size() && data[p + 1] == '\n') return p + 2;
+    if (p + 2 < data.size() && data[p + 1] == '\r' && data[p + 2] == '\n') return p + 3;
+  }
+  return std::string_view::npos;
 }
 // The end of the last empty line in `data`, or npos.
 size_t RFindEmptyLineEnd(std::string_view data) {
@@ -62,6 +64,7 @@ bool BlockReader::NextStable(Block* block) {
     take = found == std::string_view::npos ? rest_.size() : found;
   }
   block->owner = nullptr;
+  block->releasable = source_.releasable();
   block->data = rest_.substr(0, take);
   block->first_line = line_;
   line_ += std::count(block->data.begin(), block->data.end(), '\n');
@@ -102,6 +105,7 @@ bool BlockReader::NextStream(Block* block) {
   }
   if (buf->empty()) return false;
   block->data = *buf;
+  block->releasable = false;
   block->first_line = line_;
   line_ += std::count(buf->begin(), buf->end(), '\n');
   block->owner = std::move(buf);

@@ -43,6 +43,7 @@ struct Block {
   std::shared_ptr<const std::string> owner;  // null when `data` points into a stable source
   std::string_view data;
   uint64_t first_line = 1;  // line number of the block's first line in its input
+  bool releasable = false;  // ReleaseInput(data) may be called once it has been parsed
 };
 
 class BlockReader {
