@@ -132,7 +132,7 @@ class Collapser {
   void NoteOverlong(const BlockReader& reader, const std::string& name) {
     if (reader.overlong_lines()) {
       report_->warnings.push_back(Plural(reader.overlong_lines(), "line", "lines") +
-                                  " longer than 64 MiB skipped, first at " +
+                                  " longer than 16 MiB skipped, first at " +
                                   Where(name, reader.first_overlong_line()));
     }
   }
@@ -177,7 +177,10 @@ class Collapser {
     BlockReader blocks(source, BlockReader::kSampleBoundary);
     std::vector<std::unique_ptr<PerfScriptFolder>> folders;
     Block block;
-    if (!blocks.Next(&block)) return;
+    if (!blocks.Next(&block)) {
+      NoteOverlong(blocks, source.name());
+      return;
+    }
     if (event_filter_.empty()) FindFirstEvent(block.data, &event_filter_);
     Block next;
     bool more = blocks.Next(&next);

@@ -464,6 +464,10 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
   while (lines.Next(&line)) {
     ++line_no;
     if (!line.empty() && line[0] == '#') continue;  // header and comments
+    if (line.size() > BlockReader::kMaxLineBytes) {  // no perf script line is this long
+      skipped_.Add(file, line_no);
+      continue;
+    }
     if (IsBlankLine(line)) {
       EndSample();
       continue;
@@ -494,7 +498,7 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
             uint64_t skipped_before = skipped_.count;
             for (uint64_t i = 0; i < r.lines && lines.Next(&line); ++i) {
               ++line_no;
-              if (MatchStackLine(line, &sl)) {
+              if (line.size() <= BlockReader::kMaxLineBytes && MatchStackLine(line, &sl)) {
                 OnStack(sl, TrimLeft(line));
               } else {
                 skipped_.Add(file, line_no);

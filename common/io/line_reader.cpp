@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 namespace pf {
 
 BlockReader::BlockReader(ByteSource& source, Cut cut, size_t block_bytes)
@@ -28,6 +32,21 @@ size_t RFindEmptyLineEnd(std::string_view data) {
 }
 }  // namespace
 
+uint64_t CountNewlines(std::string_view s) {
+  uint64_t n = 0;
+  const char* p = s.data();
+  const char* end = p + s.size();
+#ifdef __SSE2__
+  const __m128i nl = _mm_set1_epi8('\n');
+  for (; end - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    n += __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl))));
+  }
+#endif
+  for (; p < end; ++p) n += *p == '\n';
+  return n;
+}
+
 // Where to end a block of `data`: after the last empty line (sample mode) or the last newline;
 // 0 when there is no such place. At the end of the input everything goes.
 size_t BlockReader::CutPoint(std::string_view data, bool at_end) const {
@@ -46,29 +65,38 @@ bool BlockReader::Next(Block* block) {
 
 bool BlockReader::NextStable(Block* block) {
   if (!started_) {
-    rest_ = source_.Next();
+    all_ = source_.Next();
     started_ = true;
   }
-  if (rest_.empty()) return false;
-  size_t take = rest_.size();
-  if (rest_.size() > block_bytes_) {
-    // Look for a boundary after the target size, so blocks are at least block_bytes_.
-    size_t from = block_bytes_;
+  std::string_view rest = all_.substr(consumed_);
+  if (rest.empty()) return false;
+  size_t take = rest.size();
+  if (rest.size() > block_bytes_) {
+    // Cut at the first boundary after the target size, so blocks are at least block_bytes_.
+    // The search for an empty line remembers how far it got, so input with few or no empty
+    // lines is still scanned once, not once per block.
+    size_t from = consumed_ + block_bytes_;
     size_t found = std::string_view::npos;
-    // Look only a bounded distance ahead, so input without empty lines stays linear.
-    if (cut_ == kSampleBoundary) found = FindEmptyLineEnd(rest_.substr(0, from + kMaxLineBytes), from);
+    if (cut_ == kSampleBoundary) {
+      if (empty_end_ == std::string_view::npos || empty_end_ < from) {
+        if (scanned_ < from) scanned_ = from;
+        empty_end_ = scanned_ < all_.size() ? FindEmptyLineEnd(all_, scanned_) : std::string_view::npos;
+        scanned_ = empty_end_ == std::string_view::npos ? all_.size() : empty_end_;
+      }
+      if (empty_end_ != std::string_view::npos && empty_end_ >= from) found = empty_end_;
+    }
     if (found == std::string_view::npos) {
-      size_t p = rest_.find('\n', from);
+      size_t p = all_.find('\n', from);
       if (p != std::string_view::npos) found = p + 1;
     }
-    take = found == std::string_view::npos ? rest_.size() : found;
+    take = found == std::string_view::npos ? rest.size() : found - consumed_;
   }
   block->owner = nullptr;
   block->releasable = source_.releasable();
-  block->data = rest_.substr(0, take);
+  block->data = rest.substr(0, take);
   block->first_line = line_;
-  line_ += std::count(block->data.begin(), block->data.end(), '\n');
-  rest_.remove_prefix(take);
+  line_ += CountNewlines(block->data);
+  consumed_ += take;
   return true;
 }
 
@@ -107,7 +135,7 @@ bool BlockReader::NextStream(Block* block) {
   block->data = *buf;
   block->releasable = false;
   block->first_line = line_;
-  line_ += std::count(buf->begin(), buf->end(), '\n');
+  line_ += CountNewlines(*buf);
   block->owner = std::move(buf);
   return true;
 }

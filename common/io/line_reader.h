@@ -5,7 +5,8 @@
 // kSampleBoundary mode, after an empty line (the end of a `perf script` sample), so blocks
 // can be parsed independently and in parallel. A mapped file is cut into views of the
 // mapping; a stream is copied into owned buffers. Memory stays bounded: a stream line longer
-// than kMaxLineBytes is dropped and counted rather than buffered.
+// than kMaxLineBytes is dropped and counted rather than buffered (parsers skip such lines
+// from mapped files too, so a hostile line cannot cost gigabytes).
 
 #include <cstdint>
 #include <cstring>
@@ -39,6 +40,9 @@ class LineSplitter {
   const char* end_;
 };
 
+/// The number of '\n' in `s` (vectorised).
+uint64_t CountNewlines(std::string_view s);
+
 struct Block {
   std::shared_ptr<const std::string> owner;  // null when `data` points into a stable source
   std::string_view data;
@@ -50,7 +54,7 @@ class BlockReader {
  public:
   enum Cut { kLineBoundary, kSampleBoundary };
   static constexpr size_t kDefaultBlockBytes = 4 << 20;
-  static constexpr size_t kMaxLineBytes = 64 << 20;
+  static constexpr size_t kMaxLineBytes = 16 << 20;
 
   BlockReader(ByteSource& source, Cut cut, size_t block_bytes = kDefaultBlockBytes);
   /// The next block; false at the end of the input.
@@ -69,7 +73,10 @@ class BlockReader {
   size_t block_bytes_;
   uint64_t line_ = 1;
   // stable mode
-  std::string_view rest_;
+  std::string_view all_;
+  size_t consumed_ = 0;
+  size_t empty_end_ = std::string_view::npos;  // end of the next known empty line
+  size_t scanned_ = 0;                         // no empty line is known before this
   bool started_ = false;
   // stream mode
   std::string carry_;

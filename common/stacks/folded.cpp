@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "io/line_reader.h"
+
 namespace pf {
 
 namespace {
@@ -86,7 +88,7 @@ void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const st
     pos = nl == std::string_view::npos ? data.size() : nl + 1;
     uint64_t this_line = line_no++;
     if (IsFoldedIgnorable(line) || (line.size() == 1 && line[0] == '\r')) continue;
-    if (!ParseFoldedLine(line, tree_.columns(), &fl)) {
+    if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, tree_.columns(), &fl)) {
       malformed_.Add(file, this_line);
       continue;
     }

@@ -243,3 +243,30 @@ TEST(PerfScriptFolder, CrlfAndWhitespaceLines) {
 
 }  // namespace
 }  // namespace pf
+
+namespace pf {
+namespace {
+
+TEST(PerfScriptFolder, HugeLinesAreSkippedNotKept) {
+  std::string text = "comm 1 1.0: 1 cycles:\n\t1 " + std::string(20 << 20, 'x') + " (dso)\n" +
+                     "\t2 main (dso)\n\n";
+  CollapseReport report;
+  EXPECT_EQ(test::Collapse(text, {}, &report), "comm;main 1\n");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0], "1 line skipped, first at in.txt:2");
+}
+
+TEST(PerfScriptFolder, CachedSamplesEqualFreshOnes) {
+  // The same sample text under two comms, repeated: the whole-sample cache must keep them
+  // apart and weigh each repeat with its own period.
+  std::string one = "aa 1 1.0: 10 cycles:\n\t1 f (x)\n\t2 main (x)\n\n";
+  std::string two = "javaxx 1 1.0: 20 cycles:\n\t1 f (x)\n\t2 main (x)\n\n";
+  std::string l = "aa 1 1.0: 5 cycles:\n\t1 Lpkg/C;.m (x)\n\n";
+  std::string j = "java 1 1.0: 7 cycles:\n\t1 Lpkg/C;.m (x)\n\n";
+  std::string text = one + two + one + two + l + j + l + j;
+  EXPECT_EQ(test::Collapse(text),
+            "aa;Lpkg/C:.m 10\naa;main;f 20\njava;pkg/C:.m 14\njavaxx;main;f 40\n");
+}
+
+}  // namespace
+}  // namespace pf
