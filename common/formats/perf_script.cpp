@@ -345,25 +345,13 @@ struct PerfScriptFolder::Cached {
   bool skip_after = false;
 };
 
-struct PerfScriptFolder::Cache {
-  static constexpr size_t kMaxBytes = 256 << 20;
-  Interner keys;
-  std::vector<Cached> entries;
-  std::vector<StrId> frames;
-  // scratch for Transform
-  std::vector<std::string_view> parts;
-  std::string rust;
-  std::string func;
-};
-
-// Whole samples already folded: (comm, text of the stack lines) -> leaf. Open addressing on a
-// 128-bit XXH3 of the text seeded by the comm's id; at 2^-128 per pair, a collision is not a
-// practical concern, and the text itself is not kept.
-struct PerfScriptFolder::SampleCache {
-  static constexpr size_t kMaxEntries = 1 << 22;
+// A map from 128-bit XXH3 hashes to 32-bit values, open addressing. Both caches below key by
+// the hash of a text and keep no text: at 2^-128 per pair of texts, a collision is not a
+// practical concern, and it saves the copy and the compare.
+struct Table128 {
   struct Slot {
     XXH128_hash_t key;
-    NodeId leaf;
+    uint32_t value;
     bool used;
   };
   std::vector<Slot> slots = std::vector<Slot>(1 << 12);
@@ -383,15 +371,9 @@ struct PerfScriptFolder::SampleCache {
       }
     }
   }
-  void Insert(XXH128_hash_t key, NodeId leaf) {
-    if (used >= kMaxEntries) {  // bound memory: start over
-      slots.assign(1 << 12, Slot{});
-      used = 0;
-    }
-    bool found;
-    Slot* s = Find(key, &found);
-    if (found) return;
-    *s = Slot{key, leaf, true};
+  // `slot` is what Find returned for `key`, with nothing inserted since.
+  void Insert(Slot* slot, XXH128_hash_t key, uint32_t value) {
+    *slot = Slot{key, value, true};
     if (++used * 2 > slots.size()) {
       std::vector<Slot> old(slots.size() * 2);
       old.swap(slots);
@@ -404,6 +386,24 @@ struct PerfScriptFolder::SampleCache {
       }
     }
   }
+};
+
+// Stack lines already transformed: hash of the line's text, seeded by the Java flag -> entry.
+struct PerfScriptFolder::Cache {
+  static constexpr size_t kMaxEntries = 1 << 22;
+  Table128 lines;
+  std::vector<Cached> entries;
+  std::vector<StrId> frames;
+  // scratch for Transform
+  std::vector<std::string_view> parts;
+  std::string rust;
+  std::string func;
+};
+
+// Whole samples already folded: hash of the stack lines' text, seeded by the comm's id -> leaf.
+struct PerfScriptFolder::SampleCache {
+  static constexpr size_t kMaxEntries = 1 << 22;
+  Table128 table;
 };
 
 namespace {
@@ -483,10 +483,10 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
           if (r.clean) {
             XXH128_hash_t key = XXH3_128bits_withSeed(start, r.end - start, pname_.value);
             bool found;
-            SampleCache::Slot* slot = samples_cache_->Find(key, &found);
+            Table128::Slot* slot = samples_cache_->table.Find(key, &found);
             if (found) {
-              if (slot->leaf != kNoLeaf) {
-                tree_.AddSelf(slot->leaf, period_);
+              if (slot->value != kNoLeaf) {
+                tree_.AddSelf(slot->value, period_);
                 ++samples_;
               }
               in_sample_ = false;
@@ -505,7 +505,13 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
               }
             }
             NodeId leaf = EndSample();
-            if (skipped_.count == skipped_before) samples_cache_->Insert(key, leaf);
+            if (skipped_.count == skipped_before) {
+              if (samples_cache_->table.used >= SampleCache::kMaxEntries) {
+                samples_cache_ = std::make_unique<SampleCache>();  // bound memory: start over
+              }
+              slot = samples_cache_->table.Find(key, &found);
+              if (!found) samples_cache_->table.Insert(slot, key, leaf);
+            }
           }
         }
         continue;
@@ -612,16 +618,16 @@ void PerfScriptFolder::OnStack(const StackLine& sl, std::string_view key) {
 
 const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
                                                             std::string_view key) {
-  Cache& cache = *cache_;
-  scratch_.assign(1, java_ ? 'J' : '-');
-  scratch_.append(key);
-  StrId id;
-  if (cache.keys.Find(scratch_, &id)) return cache.entries[id.value];
-  if (cache.keys.arena_bytes() > Cache::kMaxBytes) {  // bound memory on endless distinct lines
+  XXH128_hash_t hash = XXH3_128bits_withSeed(key.data(), key.size(), java_ ? 1 : 0);
+  bool found;
+  Table128::Slot* slot = cache_->lines.Find(hash, &found);
+  if (found) return cache_->entries[slot->value];
+  if (cache_->entries.size() >= Cache::kMaxEntries) {  // bound memory on endless distinct lines
     cache_ = std::make_unique<Cache>();
-    return Transform(sl, key);
+    slot = cache_->lines.Find(hash, &found);
   }
-  id = cache.keys.Intern(scratch_);
+  Cache& cache = *cache_;
+  cache.lines.Insert(slot, hash, static_cast<uint32_t>(cache.entries.size()));
 
   Cached entry;
   entry.first = static_cast<uint32_t>(cache.frames.size());
