@@ -1,6 +1,7 @@
 #include "io/line_reader.h"
 
 #include <algorithm>
+#include <cstring>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -21,14 +22,19 @@ size_t FindEmptyLineEnd(std::string_view data, size_t from) {
   }
   return std::string_view::npos;
 }
-// The end of the last empty line in `data`, or npos.
+// The end of the last empty line in `data`, or npos: one backward pass over the newlines.
 size_t RFindEmptyLineEnd(std::string_view data) {
-  size_t a = data.rfind("\n\n");
-  size_t b = data.rfind("\n\r\n");
-  size_t ea = a == std::string_view::npos ? 0 : a + 2;
-  size_t eb = b == std::string_view::npos ? 0 : b + 3;
-  size_t e = std::max(ea, eb);
-  return e == 0 ? std::string_view::npos : e;
+  const char* begin = data.data();
+  size_t n = data.size();
+  while (n > 0) {
+    const char* nl = static_cast<const char*>(memrchr(begin, '\n', n));
+    if (!nl) break;
+    size_t p = nl - begin;
+    if (p >= 1 && begin[p - 1] == '\n') return p + 1;
+    if (p >= 2 && begin[p - 1] == '\r' && begin[p - 2] == '\n') return p + 1;
+    n = p;
+  }
+  return std::string_view::npos;
 }
 }  // namespace
 
