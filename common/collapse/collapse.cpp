@@ -62,8 +62,9 @@ class BlockQueue {
 
 class Collapser {
  public:
+  // Compiles the filters first, so a bad pattern fails before any input is read.
   Collapser(const CollapseOptions& options, CollapseReport* report)
-      : opt_(options), report_(report) {
+      : opt_(options), report_(report), filter_(options.filter) {
     threads_ = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     event_filter_ = options.perf.event_filter;
   }
@@ -107,7 +108,7 @@ class Collapser {
     StackTree* result = &*tree_;
     std::optional<StackTree> filtered;
     if (!opt_.filter.empty()) {
-      filtered.emplace(StackFilter(opt_.filter).Apply(*tree_));
+      filtered.emplace(filter_.Apply(*tree_));
       result = &*filtered;
     }
     BufferedWriter out(sink);
@@ -262,6 +263,7 @@ class Collapser {
 
   const CollapseOptions& opt_;
   CollapseReport* report_;
+  StackFilter filter_;
   unsigned threads_;
   std::string event_filter_;
   std::optional<StackTree> tree_;
@@ -273,7 +275,6 @@ class Collapser {
 
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, CollapseReport* report) {
-  StackFilter check(options.filter);  // bad patterns fail before any reading
   Collapser c(options, report);
   std::vector<std::string> paths = inputs.empty() ? std::vector<std::string>{"-"} : inputs;
   for (const std::string& p : paths) {
@@ -285,7 +286,6 @@ void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions
 
 void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
                      const CollapseOptions& options, ByteSink& out, CollapseReport* report) {
-  StackFilter check(options.filter);
   Collapser c(options, report);
   for (auto& s : sources) c.Add(*s);
   c.Finish(out);

@@ -474,7 +474,7 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
     }
     if (!IsSpace(line[0])) {
       if (MatchEventHead(line, &head)) {
-        OnEvent(line, head, line_no, file);
+        OnEvent(line, head);
         if (in_sample_ && rev_frames_.empty()) {
           // A fresh sample: if its stack text was folded before under this comm, reuse
           // that leaf; otherwise fold it line by line and remember the leaf.
@@ -519,7 +519,7 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
       // An indented event line (inferno accepts these; Perl would ignore the sample).
       std::string_view t = TrimLeft(line);
       if (MatchEventHead(t, &head)) {
-        OnEvent(t, head, line_no, file);
+        OnEvent(t, head);
         continue;
       }
     }
@@ -536,10 +536,7 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
   EndSample();  // the end of a block is the end of the input (Perl would drop the sample)
 }
 
-void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head, uint64_t line_no,
-                               const std::string& file) {
-  (void)line_no;
-  (void)file;
+void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
   std::string_view period, event;
   std::string_view single_stack;
   if (MatchEventTail(line, &period, &event)) {

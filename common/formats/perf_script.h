@@ -95,8 +95,7 @@ class PerfScriptFolder {
 
  private:
   struct Cached;
-  void OnEvent(std::string_view line, const EventHead& head, uint64_t line_no,
-               const std::string& file);
+  void OnEvent(std::string_view line, const EventHead& head);
   void OnStack(const StackLine& sl, std::string_view key);
   /// Ends the sample; returns its leaf (kNoLeaf when nothing was added).
   NodeId EndSample();
