@@ -96,7 +96,8 @@ class Collapser {
     }
   }
 
-  void Finish(ByteSink& sink) {
+  /// The folded result, filtered; notices added to the report.
+  StackTree TakeTree() {
     if (other_event_samples_ && opt_.perf.event_filter.empty()) {
       std::string others;
       for (const std::string& e : other_events_) others += (others.empty() ? "" : ", ") + e;
@@ -105,16 +106,8 @@ class Collapser {
                                  " of " + others + " (choose with --event-filter=EVENT)");
     }
     if (!tree_) tree_.emplace(1);
-    StackTree* result = &*tree_;
-    std::optional<StackTree> filtered;
-    if (!opt_.filter.empty()) {
-      filtered.emplace(filter_.Apply(*tree_));
-      result = &*filtered;
-    }
-    BufferedWriter out(sink);
-    WriteFolded(*result, out);
-    out.Flush();
-    sink.Commit();
+    if (opt_.filter.empty()) return std::move(*tree_);
+    return filter_.Apply(*tree_);
   }
 
  private:
@@ -273,22 +266,35 @@ class Collapser {
 
 }  // namespace
 
-void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
-                   ByteSink& out, CollapseReport* report) {
+StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
+                              const CollapseOptions& options, CollapseReport* report) {
   Collapser c(options, report);
   std::vector<std::string> paths = inputs.empty() ? std::vector<std::string>{"-"} : inputs;
   for (const std::string& p : paths) {
     std::unique_ptr<ByteSource> src = OpenInput(p);
     c.Add(*src);
   }
-  c.Finish(out);
+  return c.TakeTree();
+}
+
+void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
+                   ByteSink& out, CollapseReport* report) {
+  StackTree tree = CollapseFilesToTree(inputs, options, report);
+  BufferedWriter w(out);
+  WriteFolded(tree, w);
+  w.Flush();
+  out.Commit();
 }
 
 void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
                      const CollapseOptions& options, ByteSink& out, CollapseReport* report) {
   Collapser c(options, report);
   for (auto& s : sources) c.Add(*s);
-  c.Finish(out);
+  StackTree tree = c.TakeTree();
+  BufferedWriter w(out);
+  WriteFolded(tree, w);
+  w.Flush();
+  out.Commit();
 }
 
 }  // namespace pf

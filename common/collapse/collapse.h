@@ -32,6 +32,10 @@ struct CollapseReport {
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, CollapseReport* report);
 
+/// Folds `inputs` into a stack tree instead of writing it (pf-flamegraph, pf-dot).
+StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
+                              const CollapseOptions& options, CollapseReport* report);
+
 /// The same over sources the caller opened (tests and fuzzers pass memory).
 void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
                      const CollapseOptions& options, ByteSink& out, CollapseReport* report);

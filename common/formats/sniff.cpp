@@ -28,27 +28,16 @@ InputFormat SniffFormat(std::string_view head) {
     return InputFormat::kPerfData;
   }
   if (LooksBinary(head)) return InputFormat::kBinary;
-  // Look at the first meaningful lines: folded lines end in a count, perf script lines in
-  // ':' (events) or ')' (frames).
+  // The first meaningful line decides: a folded line ends in a count after a blank, which a
+  // perf script event line (ending in "event:") or frame line (ending in "(dso)") never does.
   LineSplitter lines(head);
   std::string_view line;
-  int folded = 0, other = 0, seen = 0;
-  bool first_folded = false;
   FoldedLine fl;
-  while (seen < 20 && lines.Next(&line)) {
-    if (!lines.position() || IsFoldedIgnorable(line)) continue;
-    if (lines.position() == head.data() + head.size() && head.back() != '\n' &&
-        head.size() >= (1 << 20)) {
-      break;  // a line cut by the end of the peeked chunk says nothing
-    }
-    bool is_folded = ParseFoldedLine(line, 0, &fl);
-    if (seen == 0) first_folded = is_folded;
-    ++seen;
-    (is_folded ? folded : other)++;
+  while (lines.Next(&line)) {
+    if (IsFoldedIgnorable(line)) continue;
+    return ParseFoldedLine(line, 0, &fl) ? InputFormat::kFolded : InputFormat::kPerfScript;
   }
-  if (seen == 0) return InputFormat::kPerfScript;  // only comments and blank lines
-  if (first_folded && folded * 5 >= seen * 4) return InputFormat::kFolded;
-  return InputFormat::kPerfScript;
+  return InputFormat::kPerfScript;  // only comments and blank lines
 }
 
 const char* FormatName(InputFormat f) {

@@ -12,7 +12,7 @@ namespace {
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 // Parses the last "COUNT" of `s` (after trailing blanks are gone): digits with an optional
-// fraction, preceded by a blank. On success, shortens `s` to what precedes the blank run.
+// fraction, preceded by a blank. On success, shortens `s` to what precedes that blank.
 bool TakeCount(std::string_view* s, uint64_t* value, bool* fractional) {
   std::string_view t = *s;
   size_t end = t.size();
@@ -39,8 +39,9 @@ bool TakeCount(std::string_view* s, uint64_t* value, bool* fractional) {
   } else if (r.ec != std::errc()) {
     return false;
   }
-  while (p > 0 && IsBlank(t[p - 1])) --p;
-  *s = t.substr(0, p);
+  // Exactly one blank separates the count, as in flamegraph.pl's /^(.*)\s+?(\d+)$/: more
+  // blanks belong to the last frame's name (a frame may be " ").
+  *s = t.substr(0, p - 1);
   return true;
 }
 

@@ -32,8 +32,11 @@ TEST(FoldedLine, Parses) {
   EXPECT_EQ(fl.stack, "a;b;c");
   EXPECT_EQ(fl.counts[0], 12u);
   ASSERT_TRUE(ParseFoldedLine("a b;c d\t 7\r", 1, &fl));  // spaces in names, tab, CR
-  EXPECT_EQ(fl.stack, "a b;c d");
+  EXPECT_EQ(fl.stack, "a b;c d\t");  // one blank separates the count, as in flamegraph.pl
   EXPECT_EQ(fl.counts[0], 7u);
+  ASSERT_TRUE(ParseFoldedLine("a;  3", 1, &fl));
+  EXPECT_EQ(fl.stack, "a; ");  // the last frame is " "
+  EXPECT_EQ(fl.counts[0], 3u);
   ASSERT_TRUE(ParseFoldedLine("a;b 3 9", 0, &fl));
   EXPECT_EQ(fl.ncounts, 2);
   EXPECT_EQ(fl.counts[0], 3u);

@@ -1,0 +1,465 @@
+#include "render/flame.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "base/error.h"
+#include "io/input.h"
+#include "io/line_reader.h"
+#include "render/palette.h"
+#include "render/text_measure.h"
+#include "stacks/folded.h"
+
+namespace pf {
+
+namespace {
+constexpr uint32_t kNone = UINT32_MAX;
+
+bool StartsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(0, p.size()) == p;
+}
+}  // namespace
+
+struct FlowBuilder::Node {
+  StrId name;
+  std::string_view view;
+  uint32_t depth = 0;
+  uint64_t start = 0;   // the running total when the frame opened (flame charts)
+  uint64_t self = 0;    // weight of stacks ending here
+  uint64_t pruned = 0;  // weight of children removed as too narrow
+  uint64_t width = 0;   // valid once closed
+  int64_t delta = 0;
+  std::vector<uint32_t> children;
+};
+
+FlowBuilder::FlowBuilder(double threshold_per_total, bool flamechart)
+    : threshold_per_total_(threshold_per_total), flamechart_(flamechart) {
+  StrId root = names_.Intern("");
+  open_.push_back(NewNode(root, names_.Name(root), 0));
+}
+
+FlowBuilder::~FlowBuilder() = default;
+
+uint32_t FlowBuilder::NewNode(StrId name, std::string_view view, uint32_t depth) {
+  uint32_t n;
+  if (!free_.empty()) {
+    n = free_.back();
+    free_.pop_back();
+    nodes_[n] = Node();
+  } else {
+    n = static_cast<uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  Node& node = nodes_[n];
+  node.name = name;
+  node.view = view;
+  node.depth = depth;
+  node.start = sum_;
+  return n;
+}
+
+void FlowBuilder::Add(std::span<const std::string_view> frames, uint64_t weight, int64_t delta) {
+  size_t common = 0;
+  while (common < frames.size() && common + 1 < open_.size() &&
+         nodes_[open_[common + 1]].view == frames[common]) {
+    ++common;
+  }
+  while (open_.size() > common + 1) {
+    Close(open_.back());
+    open_.pop_back();
+  }
+  for (size_t i = common; i < frames.size(); ++i) {
+    uint32_t parent = open_.back();
+    uint32_t n = kNone;
+    if (!flamechart_) {
+      // Lines sorted as whole strings visit "foo", then "foo::bar", then "foo;baz": reopen
+      // "foo" instead of drawing it twice. Only siblings extending the name can be between.
+      const std::vector<uint32_t>& ch = nodes_[parent].children;
+      for (size_t j = ch.size(); j-- > 0;) {
+        std::string_view v = nodes_[ch[j]].view;
+        if (v == frames[i]) {
+          n = ch[j];
+          break;
+        }
+        if (!StartsWith(v, frames[i])) break;
+      }
+    }
+    if (n == kNone) {
+      StrId id = names_.Intern(frames[i]);
+      n = NewNode(id, names_.Name(id), static_cast<uint32_t>(i + 1));
+      nodes_[parent].children.push_back(n);
+    }
+    open_.push_back(n);
+  }
+  Node& leaf = nodes_[open_.back()];
+  leaf.self += weight;
+  leaf.delta += delta;
+  sum_ += weight;
+  int64_t a = delta < 0 ? -delta : delta;
+  if (a > max_delta_) max_delta_ = a;
+}
+
+void FlowBuilder::Close(uint32_t n) {
+  Node& node = nodes_[n];
+  uint64_t w = node.self + node.pruned;
+  for (uint32_t c : node.children) w += nodes_[c].width;
+  node.width = w;
+  // Children are final now: the narrow ones can go (see the file comment in flame.h).
+  if (threshold_per_total_ > 0) PruneChildren(n, threshold_per_total_ * static_cast<double>(sum_));
+}
+
+void FlowBuilder::PruneChildren(uint32_t n, double threshold) {
+  std::vector<uint32_t>& ch = nodes_[n].children;
+  size_t out = 0;
+  uint64_t gone = 0;
+  for (uint32_t c : ch) {
+    if (static_cast<double>(nodes_[c].width) < threshold) {
+      gone += nodes_[c].width;
+      FreeSubtree(c);
+    } else {
+      ch[out++] = c;
+    }
+  }
+  ch.resize(out);
+  nodes_[n].pruned += gone;
+}
+
+void FlowBuilder::FreeSubtree(uint32_t n) {
+  std::vector<uint32_t> todo{n};
+  while (!todo.empty()) {
+    uint32_t m = todo.back();
+    todo.pop_back();
+    for (uint32_t c : nodes_[m].children) todo.push_back(c);
+    nodes_[m].children.clear();
+    nodes_[m].children.shrink_to_fit();
+    free_.push_back(m);
+  }
+}
+
+void FlowBuilder::Finish(uint64_t total) {
+  while (open_.size() > 1) {
+    Close(open_.back());
+    open_.pop_back();
+  }
+  uint32_t root = open_[0];
+  Node& r = nodes_[root];
+  uint64_t w = r.self + r.pruned;
+  for (uint32_t c : r.children) w += nodes_[c].width;
+  r.width = w;
+  // Final pruning with the real total, every level (flamegraph.pl: width < minwidth_time).
+  if (threshold_per_total_ > 0) {
+    double threshold = threshold_per_total_ * static_cast<double>(total);
+    std::vector<uint32_t> todo{root};
+    while (!todo.empty()) {
+      uint32_t m = todo.back();
+      todo.pop_back();
+      PruneChildren(m, threshold);
+      for (uint32_t c : nodes_[m].children) todo.push_back(c);
+    }
+  }
+  // Depth first, children in the order they were opened; in a flame graph the own samples
+  // come first, then the children; a flame chart keeps the recorded offsets.
+  out_.clear();
+  struct Item {
+    uint32_t node;
+    uint64_t start;
+  };
+  std::vector<Item> todo{{root, 0}};
+  while (!todo.empty()) {
+    Item it = todo.back();
+    todo.pop_back();
+    const Node& node = nodes_[it.node];
+    out_.push_back({node.view, node.depth, it.start, node.width, node.delta});
+    uint64_t pos = it.start + node.self;
+    size_t first = todo.size();
+    for (uint32_t c : node.children) {
+      todo.push_back({c, flamechart_ ? nodes_[c].start : pos});
+      pos += nodes_[c].width;
+    }
+    std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());
+  }
+}
+
+std::string WithThousands(std::string digits) {
+  size_t start = (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) ? 1 : 0;
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(digits.size()) - 3;
+       i > static_cast<ptrdiff_t>(start); i -= 3) {
+    digits.insert(static_cast<size_t>(i), 1, ',');
+  }
+  return digits;
+}
+
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// The name shown for a frame: flamegraph.pl strips one trailing annotation.
+std::string_view Display(std::string_view name) {
+  if (name.size() >= 4 && name[name.size() - 4] == '_' && name[name.size() - 3] == '[' &&
+      name.back() == ']') {
+    char k = name[name.size() - 2];
+    if (k == 'k' || k == 'w' || k == 'i' || k == 'j') return name.substr(0, name.size() - 4);
+  }
+  return name;
+}
+
+double ThresholdPerTotal(const FlameOptions& o) {
+  if (o.minwidth_percent) return o.minwidth / 100;
+  double usable = o.width - 20;
+  return usable > 0 ? o.minwidth / usable : 0;
+}
+
+FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const FlameOptions& o,
+                std::vector<std::string>* warnings) {
+  (void)warnings;
+  FlameLayout L;
+  const double xpad = 10, framepad = 1;
+  const double fs = o.fontsize;
+  const double ypad1 = fs * 3, ypad2 = fs * 2 + 10, ypad3 = fs * 2;
+  L.width = o.width;
+  L.xpad = xpad;
+  L.fontsize = fs;
+  L.fonttype = o.fonttype;
+  L.countname = o.countname;
+  L.inverted = o.inverted;
+  L.differential = differential;
+  L.total = timemax;
+  L.subtitle = o.subtitle;
+  L.title = !o.title.empty() ? o.title
+            : o.flamechart   ? "Flame Chart"
+            : o.inverted     ? "Icicle Graph"
+                             : "Flame Graph";
+  if (!BackgroundFor(o.bgcolors, o.palette, &L.bg_top, &L.bg_bottom)) {
+    throw UsageError("--bgcolors: unknown colour '" + o.bgcolors +
+                     "' (yellow, blue, green, grey or #rrggbb)");
+  }
+  const auto& frames = flow.frames();
+  uint32_t depthmax = 0;
+  for (const auto& f : frames) depthmax = std::max(depthmax, f.depth);
+  L.height = (depthmax + 1) * o.frameheight + ypad1 + ypad2 + (o.subtitle.empty() ? 0 : ypad3);
+  const double top = ypad1 + (o.subtitle.empty() ? 0 : ypad3);
+  const double wpt = (o.width - 2 * xpad) / static_cast<double>(timemax);
+
+  Colorer colorer(o.palette, static_cast<ColorMode>(o.color_mode));
+  PaletteMap pmap;
+  bool use_map = !o.palette_file.empty();
+  if (use_map) {
+    size_t bad = pmap.Load(o.palette_file);
+    if (bad && warnings) {
+      warnings->push_back(o.palette_file + ": ignored " + std::to_string(bad) +
+                          " lines with invalid format");
+    }
+  }
+  TextMeasurer measure(o.fonttype, fs);
+  const double total_scaled = static_cast<double>(timemax) * o.factor;
+
+  L.frames.reserve(frames.size());
+  for (const auto& f : frames) {
+    FrameBox b;
+    bool root = f.depth == 0;
+    std::string_view shown = root ? std::string_view("all") : Display(f.name);
+    b.name = std::string(shown);
+    b.depth = f.depth;
+    b.start = f.start;
+    b.count = root ? timemax : f.width;
+    b.delta = f.delta;
+    double x1 = xpad + static_cast<double>(f.start) * wpt;
+    double x2 = xpad + static_cast<double>(f.start + b.count) * wpt;
+    b.x = x1;
+    b.w = x2 - x1;
+    b.h = o.frameheight - framepad;
+    b.y = o.inverted ? top + f.depth * o.frameheight
+                     : L.height - ypad2 - (f.depth + 1) * o.frameheight + framepad;
+    // Title: flamegraph.pl's "NAME (N samples, P%)" with thousands separators.
+    std::string samples = Fmt("%.0f", static_cast<double>(b.count) * o.factor);
+    std::string samples_txt = WithThousands(samples);
+    if (root) {
+      b.title = "all (" + samples_txt + " " + o.countname + ", 100%)";
+    } else {
+      std::string pct = Fmt("%.2f", 100 * std::strtod(samples.c_str(), nullptr) / total_scaled);
+      b.title = b.name + " (" + samples_txt + " " + o.countname + ", " + pct + "%";
+      if (differential) {
+        double d = static_cast<double>(o.negate ? -f.delta : f.delta);
+        std::string dp = Fmt("%.2f", 100 * d / total_scaled);
+        if (d > 0) dp = "+" + dp;
+        b.title += "; " + dp + "%";
+      }
+      b.title += ")";
+    }
+    // Colour.
+    if (f.name == "--") {
+      b.fill = Rgb{160, 160, 160};
+    } else if (f.name == "-") {
+      b.fill = Rgb{200, 200, 200};
+    } else if (differential) {
+      b.fill = ScaleColor(f.delta, flow.max_abs_delta(), o.negate);
+    } else if (use_map) {
+      b.fill = pmap.Get(f.name, colorer.Color(f.name));
+    } else {
+      b.fill = colorer.Color(f.name);
+    }
+    // Label fitted with the font's metrics: 3 px of padding each side.
+    b.text_width = measure.Width(b.name);
+    double room = b.w - 6;
+    if (b.text_width <= room) {
+      b.label = b.name;
+    } else if (room > 0) {
+      size_t n = measure.FitPrefix(b.name, room, "..");
+      if (n > 0) b.label = b.name.substr(0, n) + "..";
+    }
+    L.frames.push_back(std::move(b));
+  }
+  if (use_map) pmap.Save(o.palette_file);
+  return L;
+}
+
+uint64_t TimeMax(uint64_t sum, const FlameOptions& o, std::vector<std::string>* warnings) {
+  if (sum == 0) throw Error("no stack counts found in the input (is it folded stacks?)");
+  if (o.total) {
+    if (o.total >= sum) return o.total;
+    if (warnings && static_cast<double>(o.total) / static_cast<double>(sum) > 0.02) {
+      warnings->push_back("--total " + std::to_string(o.total) + " is less than the actual total " +
+                          std::to_string(sum) + ", so ignored");
+    }
+  }
+  return sum;
+}
+
+// Reverse or re-root stacks when asked; otherwise the tree as it is.
+const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTree* storage) {
+  if (!o.reverse && o.base.empty()) return in;
+  *storage = StackTree(in.columns());
+  std::vector<NodeId> path;
+  std::vector<StrId> frames;
+  for (NodeId n = 1; n < in.size(); ++n) {
+    if (!in.has_self(n)) continue;
+    path.clear();
+    for (NodeId p = n; p != StackTree::kRoot; p = in.parent(p)) path.push_back(p);
+    std::reverse(path.begin(), path.end());
+    size_t from = 0;
+    if (!o.base.empty()) {
+      // The outermost base becomes the root, so recursion under it stays visible. (inferno
+      // re-roots at the innermost one and drops stacks whose leaf is the base.)
+      from = path.size();
+      for (size_t i = 0; i < path.size() && from == path.size(); ++i) {
+        for (const std::string& b : o.base) {
+          if (in.name(path[i]) == b) {
+            from = i;
+            break;
+          }
+        }
+      }
+      if (from == path.size()) continue;  // the stack does not contain a base
+    }
+    frames.clear();
+    for (size_t i = from; i < path.size(); ++i) {
+      frames.push_back(storage->names().Intern(in.name(path[i])));
+    }
+    if (o.reverse) std::reverse(frames.begin(), frames.end());
+    NodeId leaf = storage->AddStack(frames, 0);
+    for (int c = 0; c < in.columns(); ++c) storage->AddSelf(leaf, in.self(n, c), c);
+  }
+  return *storage;
+}
+
+}  // namespace
+
+FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
+                            std::vector<std::string>* warnings) {
+  StackTree storage;
+  const StackTree& tree = Transformed(input, o, &storage);
+  const int wcol = tree.columns() - 1;  // width from the last column ("after")
+  const bool diff = tree.columns() == 2;
+  uint64_t sum = tree.Total(wcol);
+  uint64_t timemax = TimeMax(sum, o, warnings);
+
+  // Visit the stacks depth first with children sorted by name: frame-by-frame order.
+  FlowBuilder flow(ThresholdPerTotal(o), false);
+  StackTree::Children ch = tree.SortedChildren();
+  std::vector<std::string_view> path;
+  struct Item {
+    NodeId node;
+    uint32_t depth;
+  };
+  std::vector<Item> todo;
+  for (uint32_t i = ch.first[StackTree::kRoot + 1]; i-- > ch.first[StackTree::kRoot];) {
+    todo.push_back({ch.child_index[i], 0});
+  }
+  while (!todo.empty()) {
+    Item it = todo.back();
+    todo.pop_back();
+    path.resize(it.depth);
+    path.push_back(tree.name(it.node));
+    uint64_t w = tree.self(it.node, wcol);
+    int64_t d = diff ? static_cast<int64_t>(tree.self(it.node, 1)) -
+                           static_cast<int64_t>(tree.self(it.node, 0))
+                     : 0;
+    if (w || d) flow.Add(path, w, d);
+    for (uint32_t i = ch.first[it.node + 1]; i-- > ch.first[it.node];) {
+      todo.push_back({ch.child_index[i], it.depth + 1});
+    }
+  }
+  flow.Finish(timemax);
+  return Lay(flow, timemax, diff, o, warnings);
+}
+
+FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int columns,
+                            const FlameOptions& o, std::vector<std::string>* warnings) {
+  FlowBuilder flow(ThresholdPerTotal(o), true);
+  std::vector<std::string_view> frames;
+  FoldedLine fl;
+  for (std::string_view block : data) {
+    LineSplitter lines(block);
+    std::string_view line;
+    while (lines.Next(&line)) {
+      if (IsFoldedIgnorable(line) || !ParseFoldedLine(line, columns, &fl)) continue;
+      frames.clear();
+      std::string_view s = fl.stack;
+      for (;;) {
+        size_t semi = s.find(';');
+        frames.push_back(s.substr(0, semi));
+        if (semi == std::string_view::npos) break;
+        s.remove_prefix(semi + 1);
+      }
+      uint64_t w = fl.counts[fl.ncounts - 1];
+      int64_t d = fl.ncounts == 2 ? static_cast<int64_t>(fl.counts[1]) -
+                                        static_cast<int64_t>(fl.counts[0])
+                                  : 0;
+      flow.Add(frames, w, d);
+    }
+  }
+  uint64_t timemax = TimeMax(flow.weight_sum(), o, warnings);
+  flow.Finish(timemax);
+  return Lay(flow, timemax, columns == 2, o, warnings);
+}
+
+FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
+                                     const FlameOptions& options,
+                                     std::vector<std::string>* warnings) {
+  // A chart keeps the input order, so the inputs are read whole (charts are small).
+  std::vector<std::string> texts;
+  for (const std::string& path : inputs.empty() ? std::vector<std::string>{"-"} : inputs) {
+    std::unique_ptr<ByteSource> src = OpenInput(path);
+    std::string text;
+    for (std::string_view c = src->Next(); !c.empty(); c = src->Next()) text.append(c);
+    texts.push_back(std::move(text));
+  }
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  int columns = 0;  // the first parseable line decides: one count, or two (differential)
+  for (std::string_view t : views) {
+    LineSplitter lines(t);
+    std::string_view line;
+    FoldedLine fl;
+    while (columns == 0 && lines.Next(&line)) {
+      if (!IsFoldedIgnorable(line) && ParseFoldedLine(line, 0, &fl)) columns = fl.ncounts;
+    }
+  }
+  return BuildFlameChart(views, columns ? columns : 1, options, warnings);
+}
+
+}  // namespace pf

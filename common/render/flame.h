@@ -1,0 +1,122 @@
+#pragma once
+// Flame graphs: from stacks to a laid-out FlameLayout (render/layout.h), drawn by the SVG
+// writer or Cairo.
+//
+// Frames are merged as flamegraph.pl merges them ("flow"): stacks are visited in order, and a
+// frame stays open while consecutive stacks share it. Two orders exist:
+//   - a flame graph visits stacks sorted frame by frame (a depth-first walk of the stack
+//     tree), so every function appears once under a given parent. flamegraph.pl sorts whole
+//     lines instead, and so splits `foo` in two when `foo::bar` sorts between `foo` and
+//     `foo;baz`; we do not;
+//   - a flame chart (--flamechart) keeps the input order and merges only neighbours.
+// Frames narrower than --minwidth are removed with their descendants, as flamegraph.pl does
+// (0.1 pixel by default, or a percentage of the total). Pruning starts while stacks are
+// still being read: a closed frame narrower than the threshold for the total seen so far
+// will be narrower still for the final total, so it can go at once; what remains is pruned
+// again with the final total. Memory then follows the frames drawn, not the input.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/intern.h"
+#include "render/layout.h"
+#include "stacks/stack_tree.h"
+
+namespace pf {
+
+struct FlameOptions {
+  std::string title;      // empty: "Flame Graph" ("Icicle Graph", "Flame Chart")
+  std::string subtitle;
+  std::string countname = "samples";
+  std::string nametype = "Function:";
+  std::string notes;
+  std::string fonttype = "Verdana";
+  double width = 1200;
+  double frameheight = 16;
+  double fontsize = 12;
+  double fontwidth = 0.59;
+  double minwidth = 0.1;          // pixels, or a percentage when minwidth_percent
+  bool minwidth_percent = false;
+  std::string palette = "hot";
+  std::string bgcolors;           // empty: the palette's default
+  int color_mode = 0;             // ColorMode
+  std::string palette_file;       // --cp / --palette-file: consistent colours kept there
+  std::string search_color = "rgb(230,0,230)";
+  bool reverse = false;
+  bool inverted = false;
+  bool flamechart = false;
+  bool negate = false;
+  double factor = 1;
+  uint64_t total = 0;             // --total: 100% (when at least the real total)
+  std::vector<std::string> base; // --base: re-root at these functions
+};
+
+/// Merges stacks into frames (see the file comment). Add stacks in the order the graph is
+/// to be laid out; frames are interned into the builder's own names.
+class FlowBuilder {
+ public:
+  /// `threshold_per_total`: a frame is pruned when width < threshold_per_total * total
+  /// (0 disables pruning). `flamechart`: keep input order and recorded start offsets.
+  FlowBuilder(double threshold_per_total, bool flamechart);
+  ~FlowBuilder();
+
+  /// One stack, root first, with its weight (the width) and, for differential input, the
+  /// change it carries (after - before).
+  void Add(std::span<const std::string_view> frames, uint64_t weight, int64_t delta);
+  /// Closes every frame. `total`: the count that is 100% (>= the sum of weights).
+  void Finish(uint64_t total);
+
+  struct Frame {
+    std::string_view name;  // with its annotation
+    uint32_t depth;
+    uint64_t start, width;
+    int64_t delta;
+  };
+  /// The frames that survived, depth first (the root "all" first, name ""), after Finish.
+  const std::vector<Frame>& frames() const { return out_; }
+  uint64_t weight_sum() const { return sum_; }
+  int64_t max_abs_delta() const { return max_delta_; }
+
+ private:
+  struct Node;
+  uint32_t NewNode(StrId name, std::string_view view, uint32_t depth);
+  void Close(uint32_t n);
+  void PruneChildren(uint32_t n, double threshold);
+  void FreeSubtree(uint32_t n);
+  void Emit(uint32_t n, uint64_t start);
+
+  double threshold_per_total_;
+  bool flamechart_;
+  Interner names_;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> free_;
+  std::vector<uint32_t> open_;  // open_[d]: the open frame at depth d; open_[0] is the root
+  uint64_t sum_ = 0;
+  int64_t max_delta_ = 1;
+  std::vector<Frame> out_;
+};
+
+/// Lays out a flame graph of `tree` (one or two count columns; with two, a differential
+/// graph: width from the second, colour from the change). `frameheight` etc. from options.
+/// Throws pf::Error when there is nothing to draw. `warnings` collects notes for the user.
+FlameLayout BuildFlameGraph(const StackTree& tree, const FlameOptions& options,
+                            std::vector<std::string>* warnings);
+
+/// The same for a flame chart: stacks in input order, given as folded lines (`data`, one
+/// or more blocks of folded text); merges only neighbours.
+FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int columns,
+                            const FlameOptions& options, std::vector<std::string>* warnings);
+
+/// Reads folded files (stdin for none or "-") in order and draws their flame chart.
+FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
+                                     const FlameOptions& options,
+                                     std::vector<std::string>* warnings);
+
+/// "1234567" -> "1,234,567".
+std::string WithThousands(std::string digits);
+
+}  // namespace pf

@@ -1,0 +1,232 @@
+#include "render/svg_writer.h"
+
+#include <cstdio>
+
+#include "base/version.h"
+#include "render/palette.h"
+
+namespace pf {
+
+extern const char kFlamegraphJs[];
+extern const size_t kFlamegraphJsSize;
+extern const char kFlamegraphCss[];
+extern const size_t kFlamegraphCssSize;
+
+namespace {
+
+// Calls f(code_point, bytes) for each UTF-8 character; invalid sequences give U+FFFD.
+template <typename F>
+void Utf8Walk(std::string_view s, F&& f) {
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >= 0xc2 && c <= 0xdf) ? 2 : (c >= 0xe0 && c <= 0xef) ? 3
+                          : (c >= 0xf0 && c <= 0xf4) ? 4 : 0;
+    uint32_t cp = 0xfffd;
+    if (n == 1) {
+      cp = c;
+    } else if (n > 1 && i + n <= s.size()) {
+      uint32_t v = c & (0x7f >> n);
+      bool ok = true;
+      for (size_t k = 1; k < n && ok; ++k) {
+        unsigned char d = static_cast<unsigned char>(s[i + k]);
+        ok = (d & 0xc0) == 0x80;
+        v = (v << 6) | (d & 0x3f);
+      }
+      // Reject overlong forms, surrogates and values past U+10FFFF.
+      if (ok && !((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10ffff)) ||
+                  (v >= 0xd800 && v <= 0xdfff))) {
+        cp = v;
+      } else {
+        n = 1;
+      }
+    } else {
+      n = 1;
+    }
+    f(cp, s.substr(i, n));
+    i += n;
+  }
+}
+
+// Characters XML 1.0 allows.
+bool XmlAllowed(uint32_t cp) {
+  return cp == 0x9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff) ||
+         (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+}
+
+constexpr std::string_view kReplacement = "\xef\xbf\xbd";
+
+// For JSON strings inside the script: no quote, backslash, control character or '<', '>',
+// '&' (so neither "]]>" nor "</script" can appear).
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  Utf8Walk(s, [&](uint32_t cp, std::string_view bytes) {
+    if (!XmlAllowed(cp) || cp == 0xfffd) {
+      out += "\\ufffd";
+    } else if (cp == '"' || cp == '\\') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp < 0x20 || cp == '<' || cp == '>' || cp == '&' || cp == 0x2028 ||
+               cp == 0x2029) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+      out += buf;
+    } else {
+      out.append(bytes);
+    }
+  });
+  return out + "\"";
+}
+
+// A CSS string for font-family; generic families stay bare.
+std::string CssFontFamily(std::string_view f) {
+  for (std::string_view g : {"serif", "sans-serif", "monospace", "cursive", "fantasy",
+                             "system-ui"}) {
+    if (f == g) return std::string(f);
+  }
+  std::string out = "\"";
+  Utf8Walk(f, [&](uint32_t cp, std::string_view bytes) {
+    if (!XmlAllowed(cp) || cp < 0x20 || cp == 0xfffd) return;
+    if (cp == '"' || cp == '\\' || cp == '<' || cp == '>' || cp == '&') {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\%x ", cp);
+      out += buf;
+    } else {
+      out.append(bytes);
+    }
+  });
+  return out + "\", sans-serif";
+}
+
+// Text for an XML comment: no "--", no trailing '-'.
+std::string CommentText(std::string_view s) {
+  std::string out;
+  Utf8Walk(s, [&](uint32_t cp, std::string_view bytes) {
+    if (!XmlAllowed(cp) || cp == 0xfffd) {
+      out += kReplacement;
+    } else if (cp == '-' && !out.empty() && out.back() == '-') {
+      out += " -";
+    } else {
+      out.append(bytes);
+    }
+  });
+  if (!out.empty() && out.back() == '-') out += ' ';
+  return out;
+}
+
+std::string Num(const char* fmt, double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  Utf8Walk(s, [&](uint32_t cp, std::string_view bytes) {
+    switch (cp) {
+      case '&': out += "&amp;"; return;
+      case '<': out += "&lt;"; return;
+      case '>': out += "&gt;"; return;
+      case '"': out += "&quot;"; return;
+      case '\'': out += "&#39;"; return;
+      default: break;
+    }
+    if (!XmlAllowed(cp) || cp == 0xfffd) {
+      out += kReplacement;
+    } else {
+      out.append(bytes);
+    }
+  });
+  return out;
+}
+
+void WriteSvg(const FlameLayout& L, const FlameOptions& o, BufferedWriter& w) {
+  const std::string width = Num("%.0f", L.width), height = Num("%.0f", L.height);
+  const double fs = L.fontsize;
+  w.Append("<?xml version=\"1.0\" standalone=\"no\"?>\n"
+           "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
+           "\"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n");
+  w.Append("<svg version=\"1.1\" width=\"" + width + "\" height=\"" + height +
+           "\" onload=\"init(evt)\" viewBox=\"0 0 " + width + " " + height +
+           "\" xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\""
+           " xmlns:fg=\"http://pf.invalid/flamegraph\">\n");
+  w.Append(std::string("<!-- Flame graph drawn by pf-flamegraph ") + kVersion +
+           ". Open it in a browser: hover for details, click to zoom, Ctrl-F to search. -->\n");
+  w.Append("<!-- NOTES: " + CommentText(o.notes) + " -->\n");
+  w.Append("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+           "<stop stop-color=\"" + RgbText(L.bg_top) + "\" offset=\"5%\"/>"
+           "<stop stop-color=\"" + RgbText(L.bg_bottom) + "\" offset=\"95%\"/>"
+           "</linearGradient></defs>\n");
+  w.Append("<style type=\"text/css\"><![CDATA[\n");
+  w.Append(std::string_view(kFlamegraphCss, kFlamegraphCssSize));
+  w.Append("\ntext { font-family: " + CssFontFamily(L.fonttype) + "; font-size: " +
+           Num("%g", fs) + "px; }\n#title { font-size: " + Num("%g", fs + 5) + "px; }\n]]></style>\n");
+  w.Append("<script type=\"text/ecmascript\"><![CDATA[\nvar fg_config = {\"nametype\":" +
+           JsonString(o.nametype) + ",\"countname\":" + JsonString(L.countname) +
+           ",\"fontsize\":" + Num("%g", fs) + ",\"xpad\":" + Num("%g", L.xpad) +
+           ",\"width\":" + width + ",\"frameheight\":" + Num("%g", o.frameheight) +
+           ",\"inverted\":" + (L.inverted ? "true" : "false") +
+           ",\"searchcolor\":" + JsonString(o.search_color) +
+           ",\"total\":" + std::to_string(L.total) + ",\"factor\":" + Num("%g", o.factor) +
+           "};\n");
+  w.Append(std::string_view(kFlamegraphJs, kFlamegraphJsSize));
+  w.Append("\n]]></script>\n");
+  w.Append("<rect x=\"0\" y=\"0\" width=\"" + width + "\" height=\"" + height +
+           "\" fill=\"url(#background)\"/>\n");
+  const std::string mid = Num("%.2f", static_cast<double>(static_cast<long>(L.width / 2)));
+  const std::string bottom = Num("%g", L.height - (fs * 2 + 10) / 2);
+  w.Append("<text id=\"title\" x=\"" + mid + "\" y=\"" + Num("%g", fs * 2) + "\">" +
+           XmlEscape(L.title) + "</text>\n");
+  if (!L.subtitle.empty()) {
+    w.Append("<text id=\"subtitle\" x=\"" + mid + "\" y=\"" + Num("%g", fs * 4) + "\">" +
+             XmlEscape(L.subtitle) + "</text>\n");
+  }
+  w.Append("<text id=\"details\" x=\"" + Num("%.2f", L.xpad) + "\" y=\"" + bottom +
+           "\"> </text>\n");
+  w.Append("<text id=\"unzoom\" x=\"" + Num("%.2f", L.xpad) + "\" y=\"" + Num("%g", fs * 2) +
+           "\" class=\"hide\">Reset Zoom</text>\n");
+  w.Append("<text id=\"search\" x=\"" + Num("%.2f", L.width - L.xpad - 100) + "\" y=\"" +
+           Num("%g", fs * 2) + "\">Search</text>\n");
+  w.Append("<text id=\"ignorecase\" x=\"" + Num("%.2f", L.width - L.xpad - 16) + "\" y=\"" +
+           Num("%g", fs * 2) + "\">ic</text>\n");
+  w.Append("<text id=\"matched\" x=\"" + Num("%.2f", L.width - L.xpad - 100) + "\" y=\"" +
+           bottom + "\"> </text>\n");
+  w.Append("<g id=\"frames\" fg:total=\"" + std::to_string(L.total) + "\">\n");
+  std::string line;
+  for (const FrameBox& b : L.frames) {
+    line.clear();
+    line += "<g><title>";
+    line += XmlEscape(b.title);
+    line += "</title><rect x=\"";
+    double x2 = b.x + b.w;
+    std::string x1s = Num("%.1f", b.x), x2s = Num("%.1f", x2);
+    line += x1s;
+    line += "\" y=\"";
+    line += Num("%.1f", b.y);
+    line += "\" width=\"";
+    line += Num("%.1f", std::strtod(x2s.c_str(), nullptr) - std::strtod(x1s.c_str(), nullptr));
+    line += "\" height=\"";
+    line += Num("%.1f", b.h);
+    line += "\" fill=\"";
+    line += RgbText(b.fill);
+    line += "\" rx=\"2\" ry=\"2\" fg:x=\"";
+    line += std::to_string(b.start);
+    line += "\" fg:w=\"";
+    line += std::to_string(b.count);
+    line += "\" fg:tw=\"";
+    line += Num("%.2f", b.text_width);
+    line += "\"/><text x=\"";
+    line += Num("%.2f", b.x + 3);
+    line += "\" y=\"";
+    line += Num("%.1f", b.y + b.h / 2 + 3);
+    line += "\">";
+    line += XmlEscape(b.label);
+    line += "</text></g>\n";
+    w.Append(line);
+  }
+  w.Append("</g>\n</svg>\n");
+}
+
+}  // namespace pf

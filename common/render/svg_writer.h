@@ -1,0 +1,24 @@
+#pragma once
+// The interactive SVG: flamegraph.pl's document shape (ids title, details, unzoom, search,
+// ignorecase, matched; one <g> per frame with its <title> first), plus exact counts as
+// attributes (fg:x, fg:w: start and width in count units; fg:tw: the measured width of the
+// name in pixels) so the browser code (share/flamegraph.js, embedded) never measures text.
+// Every string from the input or the command line is escaped for where it goes: XML text,
+// an XML attribute, a JSON string in the script, a CSS string, an XML comment. Characters
+// XML cannot carry (control bytes, invalid UTF-8) become U+FFFD.
+
+#include <string>
+#include <string_view>
+
+#include "io/output.h"
+#include "render/flame.h"
+#include "render/layout.h"
+
+namespace pf {
+
+void WriteSvg(const FlameLayout& layout, const FlameOptions& options, BufferedWriter& out);
+
+/// `s` made safe as XML character data or attribute value (escapes &, <, >, ", ').
+std::string XmlEscape(std::string_view s);
+
+}  // namespace pf

@@ -1,0 +1,171 @@
+// pf-flamegraph: draw folded stacks as an interactive SVG flame graph, or PNG/PDF.
+#include <cstdlib>
+#include <cstring>
+
+#include "base/error.h"
+#include "cli/cli.h"
+#include "collapse/collapse.h"
+#include "render/cairo_render.h"
+#include "render/flame.h"
+#include "render/palette.h"
+#include "render/svg_writer.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+bool EndsWith(const std::string& s, const char* t) {
+  size_t n = std::strlen(t);
+  return s.size() >= n && s.compare(s.size() - n, n, t) == 0;
+}
+
+double PositiveNumber(const po::variables_map& vm, const char* name, double def) {
+  if (!vm.count(name)) return def;
+  double v = vm[name].as<double>();
+  if (!(v > 0)) throw pf::UsageError(std::string("--") + name + " must be a positive number");
+  return v;
+}
+
+std::string Str(const po::variables_map& vm, const char* name, std::string def) {
+  return vm.count(name) ? vm[name].as<std::string>() : def;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  pf::cli::Tool tool({
+      "pf-flamegraph",
+      "[OPTIONS] [FILE...]",
+      "Draw folded stacks (`a;b;c COUNT`, as pf-collapse and stackcollapse-*.pl write them) as\n"
+      "an interactive SVG flame graph: hover for details, click to zoom, Ctrl-F to search\n"
+      "with a regular expression. Several inputs are merged; two count columns (as pf-diff\n"
+      "and difffolded.pl write) make a differential graph. PNG and PDF are drawn with Cairo.\n"
+      "The options are flamegraph.pl's.",
+      "  perf script | pf-collapse | pf-flamegraph > cpu.svg\n"
+      "  pf-flamegraph --title='Build' --colors=java --hash in.folded -o out.svg\n"
+      "  pf-flamegraph --inverted in.folded > icicle.svg\n"
+      "  pf-flamegraph -o cpu.png in.folded                 # PNG (from the name)\n"
+      "  pf-diff before.folded after.folded | pf-flamegraph > diff.svg\n",
+  });
+  tool.AddGroup("Text").add_options()
+      ("title", po::value<std::string>()->value_name("TEXT"),
+       "title (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")")
+      ("subtitle", po::value<std::string>()->value_name("TEXT"), "second title line")
+      ("countname", po::value<std::string>()->value_name("TEXT"),
+       "what the counts are (default samples)")
+      ("nametype", po::value<std::string>()->value_name("TEXT"),
+       "what the names are, in the details line (default Function:)")
+      ("notes", po::value<std::string>()->value_name("TEXT"), "notes kept in the SVG")
+      ("fonttype", po::value<std::string>()->value_name("FONT"), "font family (default Verdana)")
+      ("fontsize", po::value<double>()->value_name("N"), "font size (default 12)")
+      ("fontwidth", po::value<double>()->value_name("N"),
+       "accepted for flamegraph.pl scripts; text is measured with the font's metrics");
+  tool.AddGroup("Geometry").add_options()
+      ("width", po::value<double>()->value_name("PX"), "image width (default 1200)")
+      ("height", po::value<double>()->value_name("PX"), "frame height (default 16)")
+      ("minwidth", po::value<std::string>()->value_name("PX|PCT%"),
+       "omit frames narrower than PX pixels (default 0.1) or PCT percent of the total")
+      ("inverted", "icicle graph: the root at the top")
+      ("reverse", "reverse each stack (leaf first) before merging")
+      ("flamechart", "keep the input order (time on the x axis), merge only neighbours")
+      ("base", po::value<std::vector<std::string>>()->value_name("FUNC"),
+       "draw only stacks through FUNC, re-rooted at it; repeatable")
+      ("factor", po::value<double>()->value_name("X"), "multiply the counts shown by X")
+      ("total", po::value<uint64_t>()->value_name("N"),
+       "the count that is 100% (when larger than the real total)");
+  tool.AddGroup("Colours").add_options()
+      ("colors", po::value<std::string>()->value_name("PALETTE"),
+       "hot (default), mem, io, wakeup, chain, java, js, perl, python, rust, red, green, blue, "
+       "aqua, yellow, purple, orange")
+      ("bgcolors", po::value<std::string>()->value_name("COLOR"),
+       "background: yellow, blue, green, grey or #rrggbb")
+      ("hash", "colour by a hash of the name (similar names, similar colours)")
+      ("random", "random colours (not reproducible)")
+      ("cp", "consistent palette: reuse and update colours in ./palette.map")
+      ("palette-file", po::value<std::string>()->value_name("FILE"),
+       "like --cp, with the palette kept in FILE")
+      ("negate", "swap red and blue in a differential graph")
+      ("search-color", po::value<std::string>()->value_name("COLOR"),
+       "colour of search matches (default rgb(230,0,230))");
+  tool.AddGroup("Output").add_options()
+      ("format", po::value<std::string>()->value_name("FORMAT"),
+       "svg (default), png or pdf; also taken from -o NAME.png / NAME.pdf");
+
+  return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
+    const po::variables_map& vm = ctx.vm;
+    pf::FlameOptions o;
+    o.title = Str(vm, "title", "");
+    o.subtitle = Str(vm, "subtitle", "");
+    o.countname = Str(vm, "countname", "samples");
+    o.nametype = Str(vm, "nametype", "Function:");
+    o.notes = Str(vm, "notes", "");
+    o.fonttype = Str(vm, "fonttype", "Verdana");
+    o.fontsize = PositiveNumber(vm, "fontsize", 12);
+    o.fontwidth = PositiveNumber(vm, "fontwidth", 0.59);
+    o.width = PositiveNumber(vm, "width", 1200);
+    o.frameheight = PositiveNumber(vm, "height", 16);
+    if (o.width < 40) throw pf::UsageError("--width must be at least 40");
+    std::string mw = Str(vm, "minwidth", "0.1");
+    o.minwidth_percent = !mw.empty() && mw.back() == '%';
+    if (o.minwidth_percent) mw.pop_back();
+    char* end = nullptr;
+    o.minwidth = std::strtod(mw.c_str(), &end);
+    if (mw.empty() || *end != '\0' || !(o.minwidth >= 0)) {
+      throw pf::UsageError("--minwidth must be a number of pixels or a percentage, like 0.1 or 0.01%");
+    }
+    o.inverted = vm.count("inverted");
+    o.reverse = vm.count("reverse");
+    o.flamechart = vm.count("flamechart");
+    if (o.flamechart && o.reverse) throw pf::UsageError("--flamechart and --reverse do not combine");
+    if (vm.count("base")) o.base = vm["base"].as<std::vector<std::string>>();
+    o.factor = PositiveNumber(vm, "factor", 1);
+    if (vm.count("total")) o.total = vm["total"].as<uint64_t>();
+    o.palette = Str(vm, "colors", "hot");
+    if (!pf::IsKnownPalette(o.palette)) {
+      throw pf::UsageError("--colors: unknown palette '" + o.palette + "'");
+    }
+    o.bgcolors = Str(vm, "bgcolors", "");
+    if (vm.count("hash") && vm.count("random")) throw pf::UsageError("--hash and --random exclude each other");
+    o.color_mode = vm.count("hash") ? 1 : vm.count("random") ? 2 : 0;
+    if (vm.count("cp")) o.palette_file = "palette.map";
+    if (vm.count("palette-file")) o.palette_file = vm["palette-file"].as<std::string>();
+    o.negate = vm.count("negate");
+    o.search_color = Str(vm, "search-color", "rgb(230,0,230)");
+
+    std::string format = Str(vm, "format", "");
+    if (format.empty()) {
+      format = EndsWith(ctx.output, ".png") ? "png" : EndsWith(ctx.output, ".pdf") ? "pdf" : "svg";
+    }
+    if (format != "svg" && format != "png" && format != "pdf") {
+      throw pf::UsageError("--format must be svg, png or pdf, not '" + format + "'");
+    }
+    if (format != "svg" && pf::OutputIsTerminal(ctx.output)) {
+      throw pf::UsageError("not writing " + format + " to a terminal; use -o FILE or a pipe");
+    }
+
+    // Read and lay out everything before writing a byte: a failure leaves no output.
+    std::vector<std::string> warnings;
+    pf::FlameLayout layout;
+    if (o.flamechart) {
+      layout = pf::BuildFlameChartFromFiles(ctx.inputs, o, &warnings);
+    } else {
+      pf::CollapseOptions copt;
+      pf::CollapseReport report;
+      pf::StackTree tree = pf::CollapseFilesToTree(ctx.inputs, copt, &report);
+      for (const std::string& n : report.notices) tool.Notice(n);
+      for (const std::string& w : report.warnings) tool.Warn(w);
+      layout = pf::BuildFlameGraph(tree, o, &warnings);
+    }
+    for (const std::string& w : warnings) tool.Warn(w);
+
+    std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
+    if (format == "svg") {
+      pf::BufferedWriter w(*out);
+      pf::WriteSvg(layout, o, w);
+      w.Flush();
+    } else {
+      pf::RenderImage(layout, format == "png" ? pf::ImageFormat::kPng : pf::ImageFormat::kPdf, *out);
+    }
+    out->Commit();
+  });
+}
