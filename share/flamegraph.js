@@ -25,8 +25,8 @@ var init = (function () {
   var gEls = [], rectEls = [], textEls = [], titleEls = [], names = [];
   var fx = new Float64Array(0), fw = new Float64Array(0), ftw = new Float64Array(0);
   var fdepth = new Int32Array(0);
-  var origX = [], origW = [], origTextX = [], origLabel = [];
-  var curLabel = [], cpLen = new Int32Array(0);
+  var origX = [], origW = [], origTextX = [], origLabel = [], curLabel = [];  // see capture()
+  var cpLen = new Int32Array(0);
   var state = new Uint8Array(0);   // NORMAL, PARENT or HIDE
   var moved = new Uint8Array(0);   // geometry differs from the generated one
   var curPX = new Float64Array(0), curPW = new Float64Array(0);
@@ -95,7 +95,7 @@ var init = (function () {
   function nameParser() {
     var countname = typeof cfg.countname === "string" && cfg.countname ? cfg.countname : "samples";
     // "NAME (N samples, P%)" or "NAME (N samples, P%; +D%)".
-    var exact = new RegExp("^([\\s\\S]*?) \\([^ ()]+ " + escapeRe(countname) + ", [^()]*\\)$");
+    var exact = new RegExp("^([\\s\\S]*) \\([^ ()]+ " + escapeRe(countname) + ", [^()]*\\)$");
     var loose = /^([\s\S]*) \([^()]*\)$/;
     return function (title) {
       var m = exact.exec(title) || loose.exec(title);
@@ -131,12 +131,6 @@ var init = (function () {
       rectEls.push(rect);
       textEls.push(text);
       titleEls.push(title);
-      origX.push(rect.getAttribute("x"));
-      origW.push(rect.getAttribute("width"));
-      origTextX.push(text ? text.getAttribute("x") : null);
-      var label = text ? text.textContent : "";
-      origLabel.push(label);
-      curLabel.push(label);
       g.__fgIndex = i;
       i++;
     }
@@ -161,6 +155,11 @@ var init = (function () {
         fdepth[i] = d > 0 ? d : 0;
       }
     }
+    origX = new Array(n);
+    origW = new Array(n);
+    origTextX = new Array(n);
+    origLabel = new Array(n);
+    curLabel = new Array(n);
     cpLen = new Int32Array(n).fill(-1);
     state = new Uint8Array(n);
     moved = new Uint8Array(n);
@@ -220,7 +219,18 @@ var init = (function () {
     state[i] = st;
   }
 
+  // The generated geometry and label of frame i, read when it first changes (keeps init fast).
+  function capture(i) {
+    if (origX[i] !== undefined) return;
+    var rect = rectEls[i], text = textEls[i];
+    origX[i] = rect.getAttribute("x");
+    origW[i] = rect.getAttribute("width");
+    origTextX[i] = text ? text.getAttribute("x") : null;
+    origLabel[i] = curLabel[i] = text ? text.textContent : "";
+  }
+
   function place(i, px, pw) {
+    capture(i);
     var rect = rectEls[i], text = textEls[i];
     if (curPX[i] !== px) {
       rect.setAttribute("x", px.toFixed(1));

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "base/error.h"
+#include "collapse/collapse.h"
+#include "formats/sniff.h"
 #include "io/input.h"
 #include "io/line_reader.h"
 #include "render/palette.h"
@@ -65,11 +68,23 @@ void FlowBuilder::Add(std::span<const std::string_view> frames, uint64_t weight,
          nodes_[open_[common + 1]].view == frames[common]) {
     ++common;
   }
+  AddAfter(common, frames.subspan(common), weight, delta);
+}
+
+void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail,
+                           uint64_t weight, int64_t delta) {
+  // The open frames beyond the shared ones may still continue with the tail's first frames.
+  size_t common = shared;
+  while (common - shared < tail.size() && common + 1 < open_.size() &&
+         nodes_[open_[common + 1]].view == tail[common - shared]) {
+    ++common;
+  }
   while (open_.size() > common + 1) {
     Close(open_.back());
     open_.pop_back();
   }
-  for (size_t i = common; i < frames.size(); ++i) {
+  for (size_t i = common; i < shared + tail.size(); ++i) {
+    std::string_view frame = tail[i - shared];
     uint32_t parent = open_.back();
     uint32_t n = kNone;
     if (!flamechart_) {
@@ -78,15 +93,15 @@ void FlowBuilder::Add(std::span<const std::string_view> frames, uint64_t weight,
       const std::vector<uint32_t>& ch = nodes_[parent].children;
       for (size_t j = ch.size(); j-- > 0;) {
         std::string_view v = nodes_[ch[j]].view;
-        if (v == frames[i]) {
+        if (v == frame) {
           n = ch[j];
           break;
         }
-        if (!StartsWith(v, frames[i])) break;
+        if (!StartsWith(v, frame)) break;
       }
     }
     if (n == kNone) {
-      StrId id = names_.Intern(frames[i]);
+      StrId id = names_.Intern(frame);
       n = NewNode(id, names_.Name(id), static_cast<uint32_t>(i + 1));
       nodes_[parent].children.push_back(n);
     }
@@ -460,6 +475,134 @@ FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
     }
   }
   return BuildFlameChart(views, columns ? columns : 1, options, warnings);
+}
+
+namespace {
+
+// The length of the common prefix of `a` and `b`, eight bytes at a time.
+size_t Mismatch(std::string_view a, std::string_view b) {
+  size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return i + static_cast<size_t>(__builtin_ctzll(x ^ y) / 8);
+  }
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+// Streams a mapped folded file whose lines are sorted (as pf-collapse, stackcollapse-*.pl
+// and inferno write them) into the frame merger, releasing pages as it goes. Returns false,
+// having drawn nothing, at the first line out of order.
+bool StreamSorted(ByteSource& src, const FlameOptions& o, std::vector<std::string>* warnings,
+                  FlameLayout* layout) {
+  std::string_view data = src.Next();
+  int columns = 0;
+  {
+    LineSplitter lines(data);
+    std::string_view line;
+    FoldedLine fl;
+    while (columns == 0 && lines.Next(&line)) {
+      if (!IsFoldedIgnorable(line) && ParseFoldedLine(line, 0, &fl)) columns = fl.ncounts;
+    }
+  }
+  if (columns == 0) return false;
+  FlowBuilder flow(ThresholdPerTotal(o), false);
+  LineSplitter lines(data);
+  std::string_view line, prev;
+  std::vector<std::string_view> frames;
+  std::vector<size_t> ends, prev_ends;  // where each frame of the line ends (';' or the end)
+  FoldedLine fl;
+  SkipCount bad;
+  uint64_t line_no = 0;
+  const char* released = data.data();
+  constexpr size_t kReleaseEvery = 8 << 20;
+  while (lines.Next(&line)) {
+    ++line_no;
+    if (IsFoldedIgnorable(line)) continue;
+    if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, columns, &fl)) {
+      bad.Add(src.name(), line_no);
+      continue;
+    }
+    // The bytes shared with the previous stack: they prove the order, and the frames they
+    // hold completely need neither splitting nor comparing again.
+    std::string_view cur = fl.stack;
+    size_t m = Mismatch(prev, cur);
+    if (m < cur.size() && (m == prev.size() ? false : static_cast<unsigned char>(cur[m]) <
+                                                       static_cast<unsigned char>(prev[m]))) {
+      return false;  // not sorted: the caller builds a tree instead
+    }
+    if (m == cur.size() && m < prev.size()) return false;  // a prefix after its extension
+    size_t shared = 0;
+    while (shared < prev_ends.size() &&
+           (prev_ends[shared] < m ||
+            (prev_ends[shared] == prev.size() && m == prev.size() && m < cur.size() &&
+             cur[m] == ';') ||
+            (m == cur.size() && m == prev.size()))) {
+      ++shared;
+    }
+    ends.assign(prev_ends.begin(), prev_ends.begin() + static_cast<ptrdiff_t>(shared));
+    size_t from = shared == 0 ? 0 : ends.back() + 1;
+    frames.clear();
+    if (from <= cur.size() && !(shared > 0 && ends.back() == cur.size())) {
+      std::string_view rest = cur.substr(from);
+      size_t base = from;
+      for (;;) {
+        size_t semi = rest.find(';');
+        frames.push_back(rest.substr(0, semi));
+        if (semi == std::string_view::npos) {
+          ends.push_back(cur.size());
+          break;
+        }
+        ends.push_back(base + semi);
+        rest.remove_prefix(semi + 1);
+        base += semi + 1;
+      }
+    }
+    prev = cur;
+    prev_ends.swap(ends);
+    uint64_t w = fl.counts[fl.ncounts - 1];
+    int64_t d = fl.ncounts == 2
+                    ? static_cast<int64_t>(fl.counts[1]) - static_cast<int64_t>(fl.counts[0])
+                    : 0;
+    flow.AddAfter(shared, frames, w, d);
+    if (src.releasable() && prev.data() - released > static_cast<ptrdiff_t>(kReleaseEvery)) {
+      ReleaseInput(std::string_view(released, prev.data() - released));
+      released = prev.data();
+    }
+  }
+  if (bad.count && warnings) {
+    warnings->push_back(std::to_string(bad.count) + (bad.count == 1 ? " line" : " lines") +
+                        " skipped (not `stack count`), first at " +
+                        Where(bad.first_file, bad.first_line));
+  }
+  uint64_t timemax = TimeMax(flow.weight_sum(), o, warnings);
+  flow.Finish(timemax);
+  *layout = Lay(flow, timemax, columns == 2, o, warnings);
+  return true;
+}
+
+}  // namespace
+
+FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
+                                     const FlameOptions& options,
+                                     std::vector<std::string>* warnings,
+                                     CollapseReport* report) {
+  if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty()) {
+    std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
+    if (src->stable() && SniffFormat(src->Peek()) == InputFormat::kFolded) {
+      FlameLayout layout;
+      std::vector<std::string> w;
+      if (StreamSorted(*src, options, &w, &layout)) {
+        warnings->insert(warnings->end(), w.begin(), w.end());
+        return layout;
+      }
+    }
+  }
+  StackTree tree = CollapseFilesToTree(inputs, {}, report);
+  return BuildFlameGraph(tree, options, warnings);
 }
 
 }  // namespace pf

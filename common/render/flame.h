@@ -67,6 +67,10 @@ class FlowBuilder {
   /// One stack, root first, with its weight (the width) and, for differential input, the
   /// change it carries (after - before).
   void Add(std::span<const std::string_view> frames, uint64_t weight, int64_t delta);
+  /// The same when the caller knows the stack begins with the first `shared` frames of the
+  /// previous one: only `tail`, the frames after them, is given.
+  void AddAfter(size_t shared, std::span<const std::string_view> tail, uint64_t weight,
+                int64_t delta);
   /// Closes every frame. `total`: the count that is 100% (>= the sum of weights).
   void Finish(uint64_t total);
 
@@ -110,6 +114,17 @@ FlameLayout BuildFlameGraph(const StackTree& tree, const FlameOptions& options,
 /// or more blocks of folded text); merges only neighbours.
 FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int columns,
                             const FlameOptions& options, std::vector<std::string>* warnings);
+
+struct CollapseReport;
+
+/// Reads the inputs (folded stacks, or anything pf-collapse reads) and lays out their flame
+/// graph. A single folded file sorted as pf-collapse writes it streams straight into the
+/// frame merger, so memory follows the frames drawn, not the file; anything else is folded
+/// into a stack tree first.
+FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
+                                     const FlameOptions& options,
+                                     std::vector<std::string>* warnings,
+                                     CollapseReport* report);
 
 /// Reads folded files (stdin for none or "-") in order and draws their flame chart.
 FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,

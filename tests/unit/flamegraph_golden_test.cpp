@@ -158,17 +158,20 @@ std::vector<Case> Cases() {
   return c;
 }
 
-std::string Draw(const Case& c, FlameOptions o) {
+std::string Draw(const Case& c, FlameOptions o, bool via_tree = false) {
   std::vector<std::string> inputs;
   for (const std::string& i : c.inputs) inputs.push_back(test::kCorpus + "/" + i);
   std::vector<std::string> warnings;
   FlameLayout layout;
   if (o.flamechart) {
     layout = BuildFlameChartFromFiles(inputs, o, &warnings);
-  } else {
+  } else if (via_tree) {
     CollapseReport report;
     StackTree tree = CollapseFilesToTree(inputs, {}, &report);
     layout = BuildFlameGraph(tree, o, &warnings);
+  } else {
+    CollapseReport report;  // a single sorted file streams; anything else goes via a tree
+    layout = BuildFlameGraphFromFiles(inputs, o, &warnings, &report);
   }
   StringSink sink;
   BufferedWriter w(sink);
@@ -239,6 +242,20 @@ TEST_P(FlameGolden, SameFramesAsThePeer) {
   EXPECT_EQ(got.subtitle, want.subtitle);
   EXPECT_EQ(got.notes, want.notes);
   if (!palette_copy.empty()) std::remove(palette_copy.c_str());
+}
+
+// The streaming path (a single sorted folded file) draws exactly what the tree path draws.
+TEST_P(FlameGolden, StreamingEqualsTree) {
+  const Case& c = GetParam();
+  if (!test::FileExists(test::kCorpus + "/" + c.inputs[0])) GTEST_SKIP() << "no corpus";
+  FlameOptions o;
+  c.options(o);
+  if (o.flamechart || !c.palette.empty()) GTEST_SKIP() << "not a streaming case";
+  for (bool percent : {false, true}) {
+    o.minwidth_percent = percent;
+    o.minwidth = percent ? 0.01 : 0.1;
+    EXPECT_EQ(Draw(c, o, false), Draw(c, o, true)) << c.name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, FlameGolden, ::testing::ValuesIn(Cases()),

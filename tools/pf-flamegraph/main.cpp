@@ -149,12 +149,10 @@ int main(int argc, char** argv) {
     if (o.flamechart) {
       layout = pf::BuildFlameChartFromFiles(ctx.inputs, o, &warnings);
     } else {
-      pf::CollapseOptions copt;
       pf::CollapseReport report;
-      pf::StackTree tree = pf::CollapseFilesToTree(ctx.inputs, copt, &report);
+      layout = pf::BuildFlameGraphFromFiles(ctx.inputs, o, &warnings, &report);
       for (const std::string& n : report.notices) tool.Notice(n);
       for (const std::string& w : report.warnings) tool.Warn(w);
-      layout = pf::BuildFlameGraph(tree, o, &warnings);
     }
     for (const std::string& w : warnings) tool.Warn(w);
 
