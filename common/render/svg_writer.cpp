@@ -191,7 +191,7 @@ void WriteSvg(const FlameLayout& L, const FlameOptions& o, BufferedWriter& w) {
            Num("%g", fs * 2) + "\">Search</text>\n");
   w.Append("<text id=\"ignorecase\" x=\"" + Num("%.2f", L.width - L.xpad - 16) + "\" y=\"" +
            Num("%g", fs * 2) + "\">ic</text>\n");
-  w.Append("<text id=\"matched\" x=\"" + Num("%.2f", L.width - L.xpad - 100) + "\" y=\"" +
+  w.Append("<text id=\"matched\" x=\"" + Num("%.2f", L.width - L.xpad) + "\" y=\"" +
            bottom + "\"> </text>\n");
   w.Append("<g id=\"frames\" fg:total=\"" + std::to_string(L.total) + "\">\n");
   std::string line;
