@@ -33,6 +33,7 @@ struct FlowBuilder::Node {
   uint64_t pruned = 0;  // weight of children removed as too narrow
   uint64_t width = 0;   // valid once closed
   int64_t delta = 0;
+  bool owned = false;   // `view` points into names_, not into the caller's input
   std::vector<uint32_t> children;
 };
 
@@ -101,8 +102,7 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
       }
     }
     if (n == kNone) {
-      StrId id = names_.Intern(frame);
-      n = NewNode(id, names_.Name(id), static_cast<uint32_t>(i + 1));
+      n = NewNode(StrId{}, frame, static_cast<uint32_t>(i + 1));
       nodes_[parent].children.push_back(n);
     }
     open_.push_back(n);
@@ -122,6 +122,15 @@ void FlowBuilder::Close(uint32_t n) {
   node.width = w;
   // Children are final now: the narrow ones can go (see the file comment in flame.h).
   if (threshold_per_total_ > 0) PruneChildren(n, threshold_per_total_ * static_cast<double>(sum_));
+  // The survivors keep their names: copy them, so the views no longer point into the input
+  // (whose pages a streaming caller gives back) — only frames likely to be drawn pay this.
+  for (uint32_t c : nodes_[n].children) {
+    Node& child = nodes_[c];
+    if (!child.owned) {
+      child.view = names_.Name(names_.Intern(child.view));
+      child.owned = true;
+    }
+  }
 }
 
 void FlowBuilder::PruneChildren(uint32_t n, double threshold) {

@@ -56,7 +56,9 @@ struct FlameOptions {
 };
 
 /// Merges stacks into frames (see the file comment). Add stacks in the order the graph is
-/// to be laid out; frames are interned into the builder's own names.
+/// to be laid out. Frame names are copied only for frames that survive their parent's
+/// close; until then they view the caller's strings, which must stay valid (readable) until
+/// Finish (a mapped file, a stack tree's names).
 class FlowBuilder {
  public:
   /// `threshold_per_total`: a frame is pruned when width < threshold_per_total * total
