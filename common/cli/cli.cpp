@@ -34,12 +34,12 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
       ("help,h", "print this help and exit")
       ("version,V", "print the version and exit");
   po::options_description hidden;
-  hidden.add_options()("input", po::value<std::vector<std::string>>(), "input files");
+  hidden.add_options()("pf-positional", po::value<std::vector<std::string>>(), "input files");
   po::options_description all;
   for (auto& g : groups_) all.add(g);
   all.add(common).add(hidden);
   po::positional_options_description positional;
-  positional.add("input", -1);
+  positional.add("pf-positional", -1);
 
   po::variables_map vm;
   try {
@@ -65,7 +65,7 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   }
   quiet_ = vm.count("quiet") > 0;
   Context ctx{vm, {}, vm.count("output") ? vm["output"].as<std::string>() : "-", quiet_};
-  if (vm.count("input")) ctx.inputs = vm["input"].as<std::vector<std::string>>();
+  if (vm.count("pf-positional")) ctx.inputs = vm["pf-positional"].as<std::vector<std::string>>();
   try {
     body(ctx);
   } catch (const PipeClosed&) {

@@ -7,11 +7,17 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "base/error.h"
 #include "formats/sniff.h"
 #include "io/line_reader.h"
+#include "pfstream/script_output.h"
+#include "pfstream/session.h"
 #include "stacks/folded.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace pf {
 
@@ -81,9 +87,8 @@ class Collapser {
       case InputFormat::kEmpty:
         return;
       case InputFormat::kPerfData:
-        throw Error(source.name(),
-                    "a perf.data file; fold its text instead: perf script -i " + source.name() +
-                        " | pf-collapse");
+        AddPerfData(source);
+        return;
       case InputFormat::kBinary:
         throw Error(source.name(),
                     "binary data, not `perf script` text or folded stacks");
@@ -164,6 +169,80 @@ class Collapser {
                                   " had a fractional part, dropped");
     }
     report_->folded_lines += reader.stacks_read();
+  }
+
+  // A recording (pf-record stream or perf.data): the result equals folding pf-script's text,
+  // because that is how each distinct sample is folded; but a sample is first folded by its
+  // addresses (event, thread, comm, maps generation, call chain) and only a new one is
+  // symbolized and turned into text, so repeated stacks cost a hash and a lookup.
+  void AddPerfData(ByteSource& source) {
+    StackTree& tree = Tree(1, source.name());
+    PerfDataReader reader(source);
+    Symbolizer symbolizer(Symbolizer::Options{});
+    Session session(symbolizer);
+    PerfScriptFolder folder(opt_.perf, event_filter_);
+    ScriptFields fields;  // perf script's default output
+    std::vector<ResolvedFrame> frames;
+    std::string text;
+    struct Cached {
+      NodeId leaf;
+      bool filtered;
+    };
+    std::unordered_map<uint64_t, std::unordered_map<uint64_t, Cached>> cache;  // hi -> lo
+    uint64_t samples = 0, filtered_hits = 0;
+    ReplayOrdered(reader, [&](const Record& r) {
+      if (r.type != kRecordSample) {
+        session.OnRecord(reader, r);
+        return;
+      }
+      Sample s;
+      if (!reader.ParseSample(r, &s)) return;
+      std::string_view comm = session.Comm(s.pid, s.tid);
+      XXH3_state_t st;
+      XXH3_128bits_reset(&st);
+      uint64_t head[6] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
+                          static_cast<uint64_t>(s.misc & 7), session.MapsGeneration(s.pid),
+                          s.callchain.empty() ? s.ip : 0};
+      XXH3_128bits_update(&st, head, sizeof head);
+      XXH3_128bits_update(&st, comm.data(), comm.size());
+      XXH3_128bits_update(&st, s.callchain.data(), s.callchain.size() * 8);
+      XXH128_hash_t key = XXH3_128bits_digest(&st);
+      uint64_t weight = opt_.perf.weight_samples || s.period == 0 ? 1 : s.period;
+      auto& bucket = cache[key.high64];
+      auto it = bucket.find(key.low64);
+      if (it != bucket.end()) {
+        if (it->second.leaf != PerfScriptFolder::kNoLeaf) {
+          folder.tree().AddSelf(it->second.leaf, weight);
+          ++samples;
+        } else if (it->second.filtered) {
+          ++filtered_hits;
+        }
+        return;
+      }
+      if (s.attr->sample_type & (1 << 8)) s.period = weight;  // the text carries the weight
+      text.clear();
+      fields.period = s.attr->sample_type & (1 << 8);
+      fields.cpu = false;
+      fields.time = s.attr->sample_type & (1 << 2);
+      AppendSampleText(session, s, fields, &frames, &text);
+      uint64_t filtered_before = folder.other_event_samples();
+      NodeId leaf = folder.FoldSample(text, source.name());
+      bucket.emplace(key.low64, Cached{leaf, folder.other_event_samples() != filtered_before});
+      if (leaf != PerfScriptFolder::kNoLeaf) ++samples;
+    });
+    if (event_filter_.empty()) event_filter_ = folder.event_filter();
+    tree.Merge(folder.tree());
+    other_event_samples_ += folder.other_event_samples() + filtered_hits;
+    for (const std::string& e : folder.other_events()) {
+      if (std::find(other_events_.begin(), other_events_.end(), e) == other_events_.end()) {
+        other_events_.push_back(e);
+      }
+    }
+    if (reader.truncated()) {
+      report_->warnings.push_back(source.name() +
+                                  ": the recording ends early (cut short?); folded what is whole");
+    }
+    report_->samples += samples;
   }
 
   void AddPerfScript(ByteSource& source) {

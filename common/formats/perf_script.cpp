@@ -536,6 +536,12 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
   EndSample();  // the end of a block is the end of the input (Perl would drop the sample)
 }
 
+NodeId PerfScriptFolder::FoldSample(std::string_view text, const std::string& file) {
+  last_leaf_ = kNoLeaf;
+  AddBlock(text, 1, file);
+  return last_leaf_;
+}
+
 void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
   std::string_view period, event;
   std::string_view single_stack;
@@ -686,6 +692,7 @@ NodeId PerfScriptFolder::EndSample() {
     leaf = tree_.AddStack(path_, period_);
     ++samples_;
   }
+  last_leaf_ = leaf;
   in_sample_ = false;
   skip_remaining_ = false;
   rev_frames_.clear();

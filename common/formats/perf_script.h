@@ -71,11 +71,15 @@ bool FindFirstEvent(std::string_view data, std::string* event);
 /// input ended there. One folder per thread; merge their trees afterwards.
 class PerfScriptFolder {
  public:
+  static constexpr NodeId kNoLeaf = 0;  // the root: no sample ends there
   /// `event_filter` is the resolved filter (the option, or the first event seen).
   PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter);
   ~PerfScriptFolder();
 
   void AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
+  /// Folds one sample given as perf script text; returns its leaf, or kNoLeaf when the
+  /// sample added nothing (filtered out, or no frames).
+  NodeId FoldSample(std::string_view text, const std::string& file);
 
   StackTree& tree() { return tree_; }
   uint64_t samples() const { return samples_; }
@@ -99,7 +103,6 @@ class PerfScriptFolder {
   void OnStack(const StackLine& sl, std::string_view key);
   /// Ends the sample; returns its leaf (kNoLeaf when nothing was added).
   NodeId EndSample();
-  static constexpr NodeId kNoLeaf = 0;
   const Cached& Transform(const StackLine& sl, std::string_view key);
   void NoteOtherEvent(std::string_view event);
 
@@ -127,6 +130,7 @@ class PerfScriptFolder {
   std::unique_ptr<SampleCache> samples_cache_;
 
   uint64_t samples_ = 0;
+  NodeId last_leaf_ = kNoLeaf;
   uint64_t other_event_samples_ = 0;
   std::vector<std::string> other_events_;
   SkipCount skipped_;

@@ -41,8 +41,8 @@ head -c 4096 /dev/urandom >"$tmp/random.bin"
 expect_rc 1 "binary input" -- "$bin" "$tmp/random.bin"
 grep -q "binary data" "$tmp/err" || fail "binary input message: $(cat "$tmp/err")"
 printf 'PERFILE2\x68\0\0\0\0\0\0\0' >"$tmp/perf.data"
-expect_rc 1 "perf.data input" -- "$bin" "$tmp/perf.data"
-grep -q "perf script -i" "$tmp/err" || fail "perf.data message: $(cat "$tmp/err")"
+expect_rc 1 "broken perf.data input" -- "$bin" "$tmp/perf.data"
+grep -q "perf.data header is truncated" "$tmp/err" || fail "perf.data message: $(cat "$tmp/err")"
 
 # Files, stdin and "-" agree; gzip input; -o writes a file.
 demo="$src/tests/data/demo-perf-script.txt.gz"

@@ -1,0 +1,101 @@
+#include "perf/events.h"
+
+#include "base/error.h"
+
+namespace pf {
+
+namespace {
+
+struct Known {
+  const char* name;
+  const char* alias;
+  uint32_t type;
+  uint64_t config;
+};
+
+constexpr Known kEvents[] = {
+    {"cpu-clock", nullptr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
+    {"task-clock", nullptr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {"page-faults", "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {"context-switches", "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"cpu-migrations", "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"minor-faults", nullptr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
+    {"major-faults", nullptr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+    {"cycles", "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"instructions", nullptr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {"cache-references", nullptr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+    {"cache-misses", nullptr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+    {"branch-instructions", "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+    {"branch-misses", nullptr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {"bus-cycles", nullptr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
+    {"ref-cycles", nullptr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
+};
+
+std::string KnownNames() {
+  std::string s;
+  for (const Known& k : kEvents) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  return s;
+}
+
+}  // namespace
+
+EventSpec ParseEventSpec(std::string_view text) {
+  size_t colon = text.find(':');
+  std::string_view name = text.substr(0, colon);
+  std::string_view mods = colon == std::string_view::npos ? "" : text.substr(colon + 1);
+  EventSpec spec;
+  bool found = false;
+  for (const Known& k : kEvents) {
+    if (name == k.name || (k.alias && name == k.alias)) {
+      spec.name = k.name;
+      spec.type = k.type;
+      spec.config = k.config;
+      found = true;
+      break;
+    }
+  }
+  if (!found) {
+    throw UsageError("unknown event '" + std::string(name) + "'; known events: " +
+                     KnownNames());
+  }
+  bool user = false, kernel = false;
+  for (char c : mods) {
+    if (c == 'u') {
+      user = true;
+    } else if (c == 'k') {
+      kernel = true;
+    } else if (c == 'p' && spec.precise < 3) {
+      ++spec.precise;
+    } else {
+      throw UsageError("unknown modifier in event '" + std::string(text) +
+                       "': use u (user space), k (kernel) and p, pp or ppp");
+    }
+  }
+  if (user != kernel) {
+    spec.exclude_kernel = user;
+    spec.exclude_user = kernel;
+  }
+  return spec;
+}
+
+EventSpec DefaultEventSpec() {
+  EventSpec spec;
+  spec.name = "cpu-clock";
+  spec.precise = 3;
+  return spec;
+}
+
+std::string PerfEventName(std::string_view base, const perf_event_attr& a) {
+  std::string mods;
+  if (a.exclude_kernel || a.exclude_user || a.exclude_hv) {
+    if (!a.exclude_kernel) mods += 'k';
+    if (!a.exclude_user) mods += 'u';
+    if (!a.exclude_hv) mods += 'h';
+  }
+  mods.append(a.precise_ip, 'p');
+  std::string name(base);
+  if (!mods.empty()) name += ":" + mods;
+  return name;
+}
+
+}  // namespace pf

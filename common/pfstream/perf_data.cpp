@@ -1,0 +1,491 @@
+#include "pfstream/perf_data.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+
+namespace pf {
+
+namespace {
+
+constexpr uint64_t kMagic = 0x32454c4946524550ULL;  // "PERFILE2" read as little-endian
+constexpr uint64_t kMagicSwapped = 0x50455246494c4532ULL;
+constexpr size_t kFileHeaderSize = 104;
+constexpr size_t kPipeHeaderSize = 16;
+constexpr size_t kMaxRecord = 1 << 16;  // record sizes are u16
+
+// sample_type bits (linux/perf_event.h).
+enum : uint64_t {
+  kIp = 1 << 0, kTid = 1 << 1, kTime = 1 << 2, kAddr = 1 << 3, kRead = 1 << 4,
+  kCallchain = 1 << 5, kId = 1 << 6, kCpu = 1 << 7, kPeriod = 1 << 8, kStreamId = 1 << 9,
+  kRaw = 1 << 10, kBranchStack = 1 << 11, kRegsUser = 1 << 12, kStackUser = 1 << 13,
+  kWeight = 1 << 14, kDataSrc = 1 << 15, kIdentifier = 1 << 16, kTransaction = 1 << 17,
+  kRegsIntr = 1 << 18, kPhysAddr = 1 << 19, kCgroup = 1 << 21, kDataPageSize = 1 << 22,
+  kCodePageSize = 1 << 23, kWeightStruct = 1 << 24,
+};
+// read_format bits.
+enum : uint64_t { kTotalEnabled = 1, kTotalRunning = 2, kFormatId = 4, kFormatGroup = 8,
+                  kFormatLost = 16 };
+
+// A bounds-checked little-endian cursor.
+class Cursor {
+ public:
+  explicit Cursor(std::span<const uint8_t> d) : d_(d) {}
+  bool U64(uint64_t* v) { return Get(v, 8); }
+  bool U32(uint32_t* v) { return Get(v, 4); }
+  bool Skip(size_t n) {
+    if (n > d_.size() - pos_) return false;
+    pos_ += n;
+    return true;
+  }
+  bool Span64(size_t n, std::span<const uint64_t>* out) {
+    if (n > (d_.size() - pos_) / 8) return false;
+    // Records are 8-byte aligned in every valid input (the kernel pads them); anything else
+    // is corrupt, and a misaligned view would be undefined behaviour.
+    if (reinterpret_cast<uintptr_t>(d_.data() + pos_) % 8 != 0) return false;
+    *out = std::span<const uint64_t>(reinterpret_cast<const uint64_t*>(d_.data() + pos_), n);
+    pos_ += n * 8;
+    return true;
+  }
+  bool Bytes(size_t n, std::span<const uint8_t>* out) {
+    if (n > d_.size() - pos_) return false;
+    *out = d_.subspan(pos_, n);
+    pos_ += n;
+    return true;
+  }
+  size_t pos() const { return pos_; }
+  size_t left() const { return d_.size() - pos_; }
+
+ private:
+  template <typename T>
+  bool Get(T* v, size_t n) {
+    if (n > d_.size() - pos_) return false;
+    std::memcpy(v, d_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  std::span<const uint8_t> d_;
+  size_t pos_ = 0;
+};
+
+std::span<const uint8_t> Bytes(std::string_view s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+uint64_t Load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// A perf_header_string: u32 length (with padding), then NUL-terminated text.
+bool ReadString(Cursor* c, std::string* out) {
+  uint32_t len;
+  std::span<const uint8_t> b;
+  if (!c->U32(&len) || !c->Bytes(len, &b)) return false;
+  const char* p = reinterpret_cast<const char*>(b.data());
+  out->assign(p, strnlen(p, b.size()));
+  return true;
+}
+
+int Popcount(uint64_t v) { return __builtin_popcountll(v); }
+
+}  // namespace
+
+std::string EventName(const EventAttr& a) {
+  static const char* kHardware[] = {"cycles", "instructions", "cache-references",
+                                    "cache-misses", "branch-instructions", "branch-misses",
+                                    "bus-cycles", "stalled-cycles-frontend",
+                                    "stalled-cycles-backend", "ref-cycles"};
+  static const char* kSoftware[] = {"cpu-clock", "task-clock", "page-faults",
+                                    "context-switches", "cpu-migrations", "minor-faults",
+                                    "major-faults", "alignment-faults", "emulation-faults",
+                                    "dummy", "bpf-output", "cgroup-switches"};
+  std::string name;
+  if (a.type == 0 && a.config < std::size(kHardware)) {
+    name = kHardware[a.config];
+  } else if (a.type == 1 && a.config < std::size(kSoftware)) {
+    name = kSoftware[a.config];
+  } else {
+    name = "raw 0x" + std::to_string(a.type) + ":" + std::to_string(a.config);
+  }
+  std::string mods;
+  if (a.exclude_user() || a.exclude_kernel()) {
+    if (!a.exclude_kernel()) mods += 'k';
+    if (!a.exclude_user()) mods += 'u';
+  }
+  mods.append(a.precise_ip(), 'p');
+  if (!mods.empty()) name += ":" + mods;
+  return name;
+}
+
+PerfDataReader::PerfDataReader(ByteSource& source) : source_(source) {
+  std::string_view head = source_.Peek();
+  if (head.size() < 8) throw Error(source_.name(), "not a perf.data file (too short)");
+  uint64_t magic;
+  std::memcpy(&magic, head.data(), 8);
+  if (magic == kMagicSwapped) {
+    throw Error(source_.name(), "perf.data from a big-endian machine is not supported");
+  }
+  if (magic != kMagic) throw Error(source_.name(), "not a perf.data file (no PERFILE2 magic)");
+  uint64_t size = head.size() >= 16 ? Load64(reinterpret_cast<const uint8_t*>(head.data()) + 8) : 0;
+  if (size == kPipeHeaderSize) {
+    pipe_ = true;
+    if (source_.stable()) {
+      all_ = source_.Next();
+      pos_ = kPipeHeaderSize;
+      end_ = all_.size();
+    } else {
+      buffer_.assign(source_.Next());
+      all_ = buffer_;
+      pos_ = kPipeHeaderSize;
+      end_ = all_.size();
+    }
+    return;
+  }
+  if (size != kFileHeaderSize) {
+    throw Error(source_.name(), "perf.data header of unknown size " + std::to_string(size));
+  }
+  // File mode needs random access: map it, or read a stream whole.
+  if (source_.stable()) {
+    all_ = source_.Next();
+  } else {
+    for (std::string_view c = source_.Next(); !c.empty(); c = source_.Next()) buffer_.append(c);
+    all_ = buffer_;
+    stream_done_ = true;
+  }
+  ReadFileHeader();
+}
+
+PerfDataReader::~PerfDataReader() = default;
+
+void PerfDataReader::ReadFileHeader() {
+  Cursor c(Bytes(all_));
+  uint64_t magic, size, attr_size, attrs_off, attrs_size, data_off, data_size, et_off, et_size;
+  uint64_t features[4];
+  if (!c.U64(&magic) || !c.U64(&size) || !c.U64(&attr_size) || !c.U64(&attrs_off) ||
+      !c.U64(&attrs_size) || !c.U64(&data_off) || !c.U64(&data_size) || !c.U64(&et_off) ||
+      !c.U64(&et_size) || !c.U64(&features[0]) || !c.U64(&features[1]) ||
+      !c.U64(&features[2]) || !c.U64(&features[3])) {
+    throw Error(source_.name(), "perf.data header is truncated");
+  }
+  const uint64_t n = all_.size();
+  if (attr_size < 16 + 64 || attr_size > 4096 || attrs_off > n || attrs_size > n - attrs_off) {
+    throw Error(source_.name(), "perf.data attribute section is corrupt");
+  }
+  for (uint64_t off = attrs_off; off + attr_size <= attrs_off + attrs_size; off += attr_size) {
+    std::span<const uint8_t> attr = Bytes(all_).subspan(off, attr_size - 16);
+    uint64_t ids_off = Load64(attr.data() + attr.size());
+    uint64_t ids_size = Load64(attr.data() + attr.size() + 8);
+    std::span<const uint8_t> ids;
+    if (ids_off <= n && ids_size <= n - ids_off) ids = Bytes(all_).subspan(ids_off, ids_size);
+    AddAttr(attr, ids);
+  }
+  if (attrs_.empty()) throw Error(source_.name(), "perf.data has no events");
+  if (data_off > n) throw Error(source_.name(), "perf.data data section is missing");
+  pos_ = data_off;
+  end_ = data_off + data_size;
+  if (data_size == 0 || end_ > n) {
+    // A recording that was not finished (perf killed): read what is there.
+    end_ = n;
+    truncated_ = data_size != 0;
+  } else {
+    ReadFeatures(data_off + data_size, features);
+  }
+}
+
+void PerfDataReader::ReadFeatures(uint64_t offset, uint64_t bits[4]) {
+  const uint64_t n = all_.size();
+  uint64_t index = 0;
+  for (uint64_t f = 0; f < 256; ++f) {
+    if (!(bits[f / 64] & (1ULL << (f % 64)))) continue;
+    uint64_t sec = offset + 16 * index++;
+    if (sec > n || n - sec < 16) return;
+    uint64_t off = Load64(reinterpret_cast<const uint8_t*>(all_.data()) + sec);
+    uint64_t size = Load64(reinterpret_cast<const uint8_t*>(all_.data()) + sec + 8);
+    if (off > n || size > n - off) continue;
+    OnFeature(f, Bytes(all_).subspan(off, size));
+  }
+}
+
+void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) {
+  Cursor c(data);
+  switch (feature) {
+    case 2:  // BUILD_ID
+      ParseBuildIds(data);
+      break;
+    case 3:  // HOSTNAME
+      ReadString(&c, &hostname_);
+      break;
+    case 4:  // OSRELEASE
+      ReadString(&c, &os_release_);
+      break;
+    case 11: {  // CMDLINE
+      uint32_t nr;
+      if (!c.U32(&nr)) break;
+      cmdline_.clear();
+      for (uint32_t i = 0; i < nr && i < 4096; ++i) {
+        std::string s;
+        if (!ReadString(&c, &s)) break;
+        cmdline_ += (i ? " " : "") + s;
+      }
+      break;
+    }
+    case 12: {  // EVENT_DESC: names for the events
+      uint32_t nr, attr_size;
+      if (!c.U32(&nr) || !c.U32(&attr_size)) break;
+      for (uint32_t i = 0; i < nr && i < 4096; ++i) {
+        std::span<const uint8_t> attr;
+        uint32_t nr_ids;
+        std::string name;
+        if (!c.Bytes(attr_size, &attr) || !c.U32(&nr_ids) || !ReadString(&c, &name)) break;
+        std::span<const uint64_t> ids;
+        if (!c.Span64(nr_ids, &ids)) break;
+        for (EventAttr& a : attrs_) {
+          bool match = !ids.empty() && !a.ids.empty() &&
+                       std::find(a.ids.begin(), a.ids.end(), ids[0]) != a.ids.end();
+          if (match || (attrs_.size() == 1 && nr == 1)) a.name = name;
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void PerfDataReader::ParseBuildIds(std::span<const uint8_t> data) {
+  size_t pos = 0;
+  while (data.size() - pos >= 8 + 4 + 24) {
+    uint16_t misc, size;
+    std::memcpy(&misc, data.data() + pos + 4, 2);
+    std::memcpy(&size, data.data() + pos + 6, 2);
+    if (size < 8 + 4 + 24 || size > data.size() - pos) return;
+    BuildId b;
+    std::memcpy(&b.pid, data.data() + pos + 8, 4);
+    const uint8_t* id = data.data() + pos + 12;
+    size_t id_len = (misc & (1 << 15)) ? std::min<size_t>(id[20], 20) : 20;
+    b.id.assign(reinterpret_cast<const char*>(id), id_len);
+    const char* name = reinterpret_cast<const char*>(data.data() + pos + 36);
+    b.path.assign(name, strnlen(name, size - 36));
+    build_ids_.push_back(std::move(b));
+    pos += size;
+  }
+}
+
+void PerfDataReader::AddAttr(std::span<const uint8_t> bytes, std::span<const uint8_t> ids) {
+  EventAttr a;
+  Cursor c(bytes);
+  uint32_t size;
+  uint64_t config1, config2, branch;
+  if (!c.U32(&a.type) || !c.U32(&size) || !c.U64(&a.config) || !c.U64(&a.sample_period) ||
+      !c.U64(&a.sample_type) || !c.U64(&a.read_format) || !c.U64(&a.flags)) {
+    ++bad_records_;
+    return;
+  }
+  c.Skip(8);  // wakeup_events, bp_type
+  if (c.U64(&config1) && c.U64(&config2) && c.U64(&branch) && c.U64(&a.sample_regs_user)) {
+    c.U32(&a.sample_stack_user);
+  }
+  for (size_t i = 0; i + 8 <= ids.size(); i += 8) a.ids.push_back(Load64(ids.data() + i));
+  a.name = EventName(a);
+  attrs_.push_back(std::move(a));
+}
+
+// Makes `need` bytes from pos_ available; false at the end of the input.
+bool PerfDataReader::Fill(size_t need) {
+  if (end_ - pos_ >= need) return true;
+  if (!pipe_ || source_.stable() || stream_done_) return false;
+  // Drop what was read, then append chunks until there is enough.
+  buffer_.erase(0, pos_);
+  consumed_ += pos_;
+  pos_ = 0;
+  while (buffer_.size() < need) {
+    std::string_view chunk = source_.Next();
+    if (chunk.empty()) {
+      stream_done_ = true;
+      break;
+    }
+    buffer_.append(chunk);
+  }
+  all_ = buffer_;
+  end_ = buffer_.size();
+  return end_ - pos_ >= need;
+}
+
+bool PerfDataReader::Next(Record* r) {
+  for (;;) {
+    if (!Fill(8)) {
+      if (end_ != pos_) truncated_ = true;
+      return false;
+    }
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(all_.data()) + pos_;
+    uint32_t type;
+    uint16_t misc, size;
+    std::memcpy(&type, p, 4);
+    std::memcpy(&misc, p + 4, 2);
+    std::memcpy(&size, p + 6, 2);
+    if (size < 8) {  // cannot advance: the rest is unusable
+      ++bad_records_;
+      truncated_ = true;
+      return false;
+    }
+    if (!Fill(size)) {
+      truncated_ = true;
+      return false;
+    }
+    p = reinterpret_cast<const uint8_t*>(all_.data()) + pos_;
+    r->type = type;
+    r->misc = misc;
+    r->body = std::span<const uint8_t>(p + 8, size - 8);
+    if (reinterpret_cast<uintptr_t>(p) % 8 != 0) {
+      // perf's own feature records have sizes that are not multiples of 8, so what follows
+      // them in a pipe is misaligned: hand out an aligned copy.
+      aligned_.resize((size + 7) / 8);
+      std::memcpy(aligned_.data(), p, size);
+      r->body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(aligned_.data()) + 8,
+                                         size - 8);
+    }
+    r->offset = consumed_ + pos_;
+    pos_ += size;
+    if (type == kRecordHeaderAttr) {
+      if (r->body.size() >= 8) {
+        uint32_t attr_size;
+        std::memcpy(&attr_size, r->body.data() + 4, 4);
+        if (attr_size < 64 || attr_size > r->body.size()) attr_size = 64;
+        AddAttr(r->body.subspan(0, attr_size), r->body.subspan(attr_size));
+      }
+      continue;
+    }
+    if (type == kRecordHeaderFeature) {
+      if (r->body.size() >= 8) OnFeature(Load64(r->body.data()), r->body.subspan(8));
+      continue;
+    }
+    if (type == kRecordHeaderBuildId) {
+      // The same layout as a BUILD_ID feature entry, header included.
+      ParseBuildIds(std::span<const uint8_t>(p, size));
+      continue;
+    }
+    return true;
+  }
+}
+
+const EventAttr* PerfDataReader::AttrFor(std::span<const uint8_t> body, bool is_sample) const {
+  if (attrs_.empty()) return nullptr;
+  if (attrs_.size() == 1) return &attrs_[0];
+  const uint64_t st = attrs_[0].sample_type;
+  uint64_t id;
+  if (is_sample) {
+    size_t idx;
+    if (st & kIdentifier) {
+      idx = 0;
+    } else if (st & kId) {
+      idx = Popcount(st & (kIp | kTid | kTime | kAddr));
+    } else {
+      return &attrs_[0];
+    }
+    if (body.size() < (idx + 1) * 8) return nullptr;
+    id = Load64(body.data() + idx * 8);
+  } else {
+    if (!attrs_[0].sample_id_all()) return &attrs_[0];
+    size_t from_end;
+    if (st & kIdentifier) {
+      from_end = 1;
+    } else if (st & kId) {
+      from_end = 1 + Popcount(st & (kCpu | kStreamId));
+    } else {
+      return &attrs_[0];
+    }
+    if (body.size() < from_end * 8) return nullptr;
+    id = Load64(body.data() + body.size() - from_end * 8);
+  }
+  for (const EventAttr& a : attrs_) {
+    for (uint64_t x : a.ids) {
+      if (x == id) return &a;
+    }
+  }
+  return nullptr;
+}
+
+bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
+  const EventAttr* a = AttrFor(r.body, true);
+  if (!a) return false;
+  *s = Sample();
+  s->attr = a;
+  s->misc = r.misc;
+  const uint64_t st = a->sample_type;
+  Cursor c(r.body);
+  uint64_t v;
+  if ((st & kIdentifier) && !c.U64(&s->id)) return false;
+  if ((st & kIp) && !c.U64(&s->ip)) return false;
+  if ((st & kTid) && (!c.U32(&s->pid) || !c.U32(&s->tid))) return false;
+  if ((st & kTime) && !c.U64(&s->time)) return false;
+  if ((st & kAddr) && !c.U64(&s->addr)) return false;
+  if ((st & kId) && !c.U64(&s->id)) return false;
+  if ((st & kStreamId) && !c.U64(&v)) return false;
+  if ((st & kCpu) && (!c.U32(&s->cpu) || !c.Skip(4))) return false;
+  if ((st & kPeriod) && !c.U64(&s->period)) return false;
+  if (st & kRead) {
+    uint64_t rf = a->read_format;
+    if (rf & kFormatGroup) {
+      uint64_t nr;
+      if (!c.U64(&nr) || nr > 4096) return false;
+      size_t per = 1 + ((rf & kFormatId) ? 1 : 0) + ((rf & kFormatLost) ? 1 : 0);
+      if (!c.Skip(8 * (Popcount(rf & (kTotalEnabled | kTotalRunning)) + nr * per))) return false;
+    } else {
+      if (!c.Skip(8 * (1 + Popcount(rf & (kTotalEnabled | kTotalRunning | kFormatId |
+                                            kFormatLost))))) {
+        return false;
+      }
+    }
+  }
+  if (st & kCallchain) {
+    uint64_t nr;
+    if (!c.U64(&nr) || !c.Span64(nr, &s->callchain)) return false;
+  }
+  if (st & kRaw) {
+    uint32_t size;
+    if (!c.U32(&size) || !c.Skip(size)) return false;
+  }
+  if (st & kBranchStack) {
+    uint64_t nr;
+    if (!c.U64(&nr) || nr > 4096 || !c.Skip(24 * nr)) return false;
+  }
+  if (st & kRegsUser) {
+    if (!c.U64(&s->regs_abi)) return false;
+    if (s->regs_abi && !c.Span64(Popcount(a->sample_regs_user), &s->regs_user)) return false;
+  }
+  if (st & kStackUser) {
+    uint64_t size;
+    std::span<const uint8_t> data;
+    if (!c.U64(&size) || !c.Bytes(size, &data)) return false;
+    if (size) {
+      uint64_t dyn;
+      if (!c.U64(&dyn)) return false;
+      s->stack_user = data.subspan(0, std::min<uint64_t>(dyn, size));
+    }
+  }
+  return true;
+}
+
+bool PerfDataReader::ParseSampleId(const Record& r, SampleId* id) const {
+  const EventAttr* a = AttrFor(r.body, false);
+  if (!a || !a->sample_id_all()) return false;
+  const uint64_t st = a->sample_type;
+  size_t size = 8 * Popcount(st & (kTid | kTime | kId | kStreamId | kCpu | kIdentifier));
+  if (size > r.body.size()) return false;
+  Cursor c(r.body.subspan(r.body.size() - size));
+  uint64_t v;
+  if ((st & kTid) && (!c.U32(&id->pid) || !c.U32(&id->tid))) return false;
+  if (st & kTime) {
+    if (!c.U64(&id->time)) return false;
+    id->has_time = true;
+  }
+  if ((st & kId) && !c.U64(&v)) return false;
+  if ((st & kStreamId) && !c.U64(&v)) return false;
+  if ((st & kCpu) && !c.U32(&id->cpu)) return false;
+  return true;
+}
+
+}  // namespace pf

@@ -1,0 +1,164 @@
+#pragma once
+// Reading perf.data: the file format `perf record -o FILE` writes and the pipe format of
+// `perf record -o -` and pf-record (see man/pf-stream.5). One reader serves both:
+//   file mode: a 104-byte header ("PERFILE2") pointing at the attribute, data and feature
+//              sections; records are read from the data section;
+//   pipe mode: a 16-byte header, then records only; the event attributes arrive as
+//              PERF_RECORD_HEADER_ATTR records and features as HEADER_FEATURE records.
+// Records keep the kernel's layout (linux/perf_event.h). Every read is bounds-checked,
+// record sizes are validated against the header and the data that remains, and a stream cut
+// short ends at its last whole record with truncated() set.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/input.h"
+
+namespace pf {
+
+/// What pf needs from a perf_event_attr.
+struct EventAttr {
+  uint32_t type = 0;
+  uint64_t config = 0;
+  uint64_t sample_period = 0;  // or the frequency when freq
+  uint64_t sample_type = 0;
+  uint64_t read_format = 0;
+  uint64_t flags = 0;          // the bitfield word (disabled, inherit, ..., sample_id_all, ...)
+  uint64_t sample_regs_user = 0;
+  uint32_t sample_stack_user = 0;
+  std::vector<uint64_t> ids;   // the sample ids that belong to this event
+  std::string name;            // from the EVENT_DESC feature, or derived from type/config
+
+  bool freq() const { return flags & (1ULL << 10); }
+  bool sample_id_all() const { return flags & (1ULL << 18); }
+  bool exclude_user() const { return flags & (1ULL << 4); }
+  bool exclude_kernel() const { return flags & (1ULL << 5); }
+  unsigned precise_ip() const { return (flags >> 15) & 3; }
+};
+
+/// A parsed PERF_RECORD_SAMPLE (fields present per the event's sample_type).
+struct Sample {
+  const EventAttr* attr = nullptr;
+  uint16_t misc = 0;
+  uint64_t ip = 0;
+  uint32_t pid = 0, tid = 0;
+  uint64_t time = 0;
+  uint64_t addr = 0;
+  uint64_t id = 0;
+  uint32_t cpu = 0;
+  uint64_t period = 1;
+  std::span<const uint64_t> callchain;  // with PERF_CONTEXT_* markers, as recorded
+  uint64_t regs_abi = 0;
+  std::span<const uint64_t> regs_user;
+  std::span<const uint8_t> stack_user;  // the bytes the kernel filled (dyn_size)
+};
+
+/// The sample_id fields at the end of a non-sample record (sample_id_all).
+struct SampleId {
+  uint32_t pid = 0, tid = 0;
+  uint64_t time = 0;
+  uint32_t cpu = 0;
+  bool has_time = false;
+};
+
+struct Record {
+  uint32_t type = 0;
+  uint16_t misc = 0;
+  std::span<const uint8_t> body;  // after the 8-byte header
+  uint64_t offset = 0;            // of the record in the input (for messages)
+};
+
+class PerfDataReader {
+ public:
+  /// Reads the header (and, in file mode, the attributes and features). Throws pf::Error
+  /// when the input is not perf.data or its header is unusable.
+  explicit PerfDataReader(ByteSource& source);
+  ~PerfDataReader();
+
+  bool pipe_mode() const { return pipe_; }
+  /// The next record; false at the end. Attribute records (pipe mode) are absorbed.
+  bool Next(Record* record);
+  /// Set when the input ended inside a record or a section.
+  bool truncated() const { return truncated_; }
+  /// Records skipped because they were malformed (bad size, unknown event id).
+  uint64_t bad_records() const { return bad_records_; }
+
+  const std::vector<EventAttr>& attrs() const { return attrs_; }
+  /// The event a sample or sample_id belongs to (by id; the only event when there is one).
+  const EventAttr* AttrFor(std::span<const uint8_t> body, bool is_sample) const;
+
+  /// Decodes a PERF_RECORD_SAMPLE body; false when it is malformed.
+  bool ParseSample(const Record& r, Sample* s) const;
+  /// Decodes the trailing sample_id of a non-sample record; false when absent or malformed.
+  bool ParseSampleId(const Record& r, SampleId* id) const;
+
+  /// Features read from the header (file mode) or HEADER_FEATURE records (pipe mode).
+  const std::string& hostname() const { return hostname_; }
+  const std::string& os_release() const { return os_release_; }
+  const std::string& cmdline() const { return cmdline_; }
+  /// Build-ids announced by the recorder (HEADER_BUILD_ID records, BUILD_ID feature).
+  struct BuildId {
+    uint32_t pid;
+    std::string path;
+    std::string id;  // raw bytes
+  };
+  const std::vector<BuildId>& build_ids() const { return build_ids_; }
+
+ private:
+  bool Fill(size_t need);
+  void ReadFileHeader();
+  void ReadFeatures(uint64_t offset, uint64_t features_bits[4]);
+  void AddAttr(std::span<const uint8_t> attr_bytes, std::span<const uint8_t> ids);
+  void OnFeature(uint64_t feature, std::span<const uint8_t> data);
+  void ParseBuildIds(std::span<const uint8_t> data);
+
+  ByteSource& source_;
+  bool pipe_ = false;
+  bool truncated_ = false;
+  uint64_t bad_records_ = 0;
+  // The data being read: the whole data section (file mode), or a buffer over the stream.
+  std::string_view all_;
+  uint64_t pos_ = 0, end_ = 0;
+  std::string buffer_;
+  std::vector<uint64_t> aligned_;  // an aligned copy of a misaligned record
+  bool stream_done_ = false;
+  uint64_t consumed_ = 0;  // stream bytes dropped from the buffer
+  std::vector<EventAttr> attrs_;
+  std::string hostname_, os_release_, cmdline_;
+  std::vector<BuildId> build_ids_;
+};
+
+/// The perf name of an event given its attribute ("cpu-clock", "cycles", ...), with the
+/// modifiers perf appends (":u", ":k", ":ppp").
+std::string EventName(const EventAttr& attr);
+
+enum : uint32_t {
+  kRecordMmap = 1,
+  kRecordLost = 2,
+  kRecordComm = 3,
+  kRecordExit = 4,
+  kRecordFork = 7,
+  kRecordSample = 9,
+  kRecordMmap2 = 10,
+  kRecordLostSamples = 13,
+  kRecordHeaderAttr = 64,
+  kRecordHeaderEventType = 65,
+  kRecordHeaderTracingData = 66,
+  kRecordHeaderBuildId = 67,
+  kRecordFinishedRound = 68,
+  kRecordIdIndex = 69,
+  kRecordHeaderFeature = 80,
+  kRecordCompressed = 81,
+  kRecordFinishedInit = 82,
+};
+
+constexpr uint64_t kContextHv = static_cast<uint64_t>(-32);
+constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
+constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
+constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
+
+}  // namespace pf

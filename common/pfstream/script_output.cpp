@@ -1,0 +1,328 @@
+#include "pfstream/script_output.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "base/error.h"
+
+namespace pf {
+
+namespace {
+
+constexpr uint64_t kSampleTid = 1 << 1, kSampleTime = 1 << 2, kSampleCpu = 1 << 7,
+                   kSamplePeriod = 1 << 8, kSampleCallchain = 1 << 5;
+
+void Set(ScriptFields* f, const std::string& name, bool on) {
+  if (name == "comm") f->comm = on;
+  else if (name == "pid") f->pid = on;
+  else if (name == "tid") f->tid = on;
+  else if (name == "cpu") f->cpu = on;
+  else if (name == "time") f->time = on;
+  else if (name == "period") f->period = on;
+  else if (name == "event") f->event = on;
+  else if (name == "ip") f->ip = on;
+  else if (name == "sym") f->sym = on;
+  else if (name == "symoff") f->symoff = on;
+  else if (name == "dso") f->dso = on;
+  else throw UsageError("-F: unknown field '" + name + "' (comm, pid, tid, cpu, time, period, "
+                        "event, ip, sym, symoff, dso)");
+}
+
+// One queued record: perf script orders events by time (see WriteScript).
+struct Queued {
+  uint64_t time;
+  uint64_t seq;
+  uint32_t type;
+  uint16_t misc;
+  std::vector<uint8_t> body;
+};
+
+}  // namespace
+
+namespace {
+
+template <typename... A>
+void AppendF(std::string* out, const char* fmt, A... args) {
+  char buf[256];
+  int n = std::snprintf(buf, sizeof buf, fmt, args...);
+  if (n < 0) return;
+  if (static_cast<size_t>(n) < sizeof buf) {
+    out->append(buf, static_cast<size_t>(n));
+  } else {
+    std::string big(static_cast<size_t>(n) + 1, '\0');
+    std::snprintf(big.data(), big.size(), fmt, args...);
+    big.pop_back();
+    *out += big;
+  }
+}
+
+void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* out) {
+  bool any = false;
+  if (f.ip) {
+    AppendF(out, "%16" PRIx64, fr.addr);
+    any = true;
+  }
+  if (f.sym) {
+    if (any) *out += ' ';
+    out->append(fr.sym);
+    if (f.symoff && fr.has_sym) AppendF(out, "+0x%" PRIx64, fr.symoff);
+    any = true;
+  }
+  if (f.dso) {
+    if (any) *out += ' ';
+    *out += '(';
+    out->append(fr.dso);
+    *out += ')';
+  }
+}
+
+}  // namespace
+
+void AppendSampleText(Session& session, const Sample& s, const ScriptFields& f,
+                      std::vector<ResolvedFrame>* frames, std::string* out) {
+  bool chain = !s.callchain.empty() && (s.attr->sample_type & kSampleCallchain);
+  if (f.comm) {
+    std::string_view comm = session.Comm(s.pid, s.tid);
+    if (f.ip && chain) {
+      out->append(comm);
+      *out += ' ';
+    } else {
+      AppendF(out, "%16.*s ", static_cast<int>(comm.size()), comm.data());
+    }
+  }
+  if (f.pid && f.tid) {
+    AppendF(out, "%5u/%-5u ", s.pid, s.tid);
+  } else if (f.pid) {
+    AppendF(out, "%5u ", s.pid);
+  } else if (f.tid) {
+    AppendF(out, "%5u ", s.tid);
+  }
+  if (f.cpu) AppendF(out, "[%03u] ", s.cpu);
+  if (f.time) {
+    char t[48];
+    std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, s.time / 1000000000,
+                  (s.time % 1000000000) / 1000);
+    AppendF(out, "%12s: ", t);
+  }
+  if (f.period) AppendF(out, "%10" PRIu64 " ", s.period);
+  if (f.event) {
+    *out += s.attr->name;
+    *out += ": ";
+  }
+  session.Frames(s, frames);
+  if (chain && (f.ip || f.sym || f.dso)) {
+    *out += '\n';
+    for (const ResolvedFrame& fr : *frames) {
+      *out += '\t';
+      AppendFrame(fr, f, out);
+      *out += '\n';
+    }
+    *out += '\n';
+  } else {
+    if ((f.ip || f.sym || f.dso) && !frames->empty()) {
+      *out += ' ';
+      ResolvedFrame fr = (*frames)[0];
+      if (!fr.kernel) fr.addr = s.ip;  // without a callchain perf prints the raw ip
+      AppendFrame(fr, f, out);
+    }
+    *out += '\n';
+  }
+}
+
+ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a) {
+  ScriptFields f;
+  f.cpu = a.sample_type & kSampleCpu;
+  f.period = a.sample_type & kSamplePeriod;
+  f.time = a.sample_type & kSampleTime;
+  bool replace = !o.fields.empty() && o.fields[0].size() > 0 && o.fields[0][0] != '+' &&
+                 o.fields[0][0] != '-';
+  if (replace) f = ScriptFields{false, false, false, false, false, false, false,
+                                false, false, false, false};
+  for (std::string name : o.fields) {
+    bool on = true;
+    if (!name.empty() && (name[0] == '+' || name[0] == '-')) {
+      on = name[0] == '+';
+      name.erase(0, 1);
+    }
+    if (name.empty()) continue;
+    Set(&f, name, on);
+    if (on && name == "cpu" && !(a.sample_type & kSampleCpu)) {
+      throw UsageError("Samples for '" + a.name +
+                       "' event do not have CPU attribute set. Cannot print 'cpu' field.");
+    }
+    if (on && name == "time" && !(a.sample_type & kSampleTime)) {
+      throw UsageError("Samples for '" + a.name +
+                       "' event do not have TIME attribute set. Cannot print 'time' field.");
+    }
+    if (on && (name == "pid" || name == "tid") && !(a.sample_type & kSampleTid)) {
+      throw UsageError("Samples for '" + a.name + "' event do not have TID attribute set.");
+    }
+  }
+  return f;
+}
+
+namespace {
+
+class Printer {
+ public:
+  Printer(PerfDataReader& reader, Session& session, const ScriptOptions& o, BufferedWriter& out)
+      : reader_(reader), session_(session), o_(o), out_(out) {}
+
+  void Sample(const Record& r) {
+    pf::Sample s;
+    if (!reader_.ParseSample(r, &s)) return;
+    auto it = fields_.find(s.attr);
+    if (it == fields_.end()) it = fields_.emplace(s.attr, ResolveFields(o_, *s.attr)).first;
+    line_.clear();
+    AppendSampleText(session_, s, it->second, &frames_, &line_);
+    out_.Append(line_);
+    ++samples_;
+  }
+
+  void Other(const Record& r) {
+    session_.OnRecord(reader_, r);
+    bool mmap = r.type == kRecordMmap || r.type == kRecordMmap2;
+    bool task = r.type == kRecordComm || r.type == kRecordFork || r.type == kRecordExit;
+    if (!(mmap && o_.show_mmap_events) && !(task && o_.show_task_events)) return;
+    SampleId id;
+    bool has_id = reader_.ParseSampleId(r, &id);
+    line_.clear();
+    uint32_t pid = 0, tid = 0;
+    if (r.body.size() >= 8) {
+      std::memcpy(&pid, r.body.data(), 4);
+      std::memcpy(&tid, r.body.data() + 4, 4);
+    }
+    std::string_view comm = session_.Comm(has_id ? id.pid : pid, has_id ? id.tid : tid);
+    AppendF(&line_, "%16.*s ", static_cast<int>(comm.size()), comm.data());
+    AppendF(&line_, "%5u ", has_id ? id.tid : tid);
+    char t[48];
+    std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, id.time / 1000000000,
+                  (id.time % 1000000000) / 1000);
+    AppendF(&line_, "%12s: ", t);
+    switch (r.type) {
+      case kRecordComm: {
+        std::string name;
+        if (r.body.size() > 8) {
+          const char* p = reinterpret_cast<const char*>(r.body.data() + 8);
+          name.assign(p, strnlen(p, r.body.size() - 8));
+        }
+        AppendF(&line_, "PERF_RECORD_COMM%s: %s:%u/%u\n", (r.misc & (1 << 13)) ? " exec" : "",
+               name.c_str(), pid, tid);
+        break;
+      }
+      case kRecordFork:
+      case kRecordExit: {
+        uint32_t v[4] = {0, 0, 0, 0};
+        if (r.body.size() >= 16) std::memcpy(v, r.body.data(), 16);
+        AppendF(&line_, "PERF_RECORD_%s(%u:%u):(%u:%u)\n", r.type == kRecordFork ? "FORK" : "EXIT", v[0],
+               v[2], v[1], v[3]);
+        break;
+      }
+      default: {
+        uint64_t start = 0, len = 0, pgoff = 0;
+        if (r.body.size() >= 32) {
+          std::memcpy(&start, r.body.data() + 8, 8);
+          std::memcpy(&len, r.body.data() + 16, 8);
+          std::memcpy(&pgoff, r.body.data() + 24, 8);
+        }
+        size_t name_at = r.type == kRecordMmap2 ? 64 : 32;
+        std::string name;
+        if (r.body.size() > name_at) {
+          const char* p = reinterpret_cast<const char*>(r.body.data() + name_at);
+          name.assign(p, strnlen(p, r.body.size() - name_at));
+        }
+        AppendF(&line_, "PERF_RECORD_%s %d/%u: [0x%" PRIx64 "(0x%" PRIx64 ") @ 0x%" PRIx64 "]: %s\n",
+               r.type == kRecordMmap2 ? "MMAP2" : "MMAP", static_cast<int>(pid), tid, start,
+               len, pgoff, name.c_str());
+        break;
+      }
+    }
+    out_.Append(line_);
+  }
+
+  uint64_t samples() const { return samples_; }
+
+ private:
+  PerfDataReader& reader_;
+  Session& session_;
+  const ScriptOptions& o_;
+  BufferedWriter& out_;
+  std::string line_;
+  std::vector<ResolvedFrame> frames_;
+  std::map<const EventAttr*, ScriptFields> fields_;
+  uint64_t samples_ = 0;
+};
+
+}  // namespace
+
+void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver) {
+  std::vector<Queued> queue;
+  uint64_t seq = 0, round_max = 0, flush_limit = 0;
+  auto flush = [&](uint64_t limit, bool all) {
+    std::stable_sort(queue.begin(), queue.end(), [](const Queued& a, const Queued& b) {
+      return a.time != b.time ? a.time < b.time : a.seq < b.seq;
+    });
+    size_t n = 0;
+    for (; n < queue.size() && (all || queue[n].time <= limit); ++n) {
+      Record r;
+      r.type = queue[n].type;
+      r.misc = queue[n].misc;
+      r.body = queue[n].body;
+      deliver(r);
+    }
+    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
+  };
+  Record r;
+  while (reader.Next(&r)) {
+    if (r.type == kRecordFinishedRound) {
+      flush(flush_limit, false);
+      flush_limit = round_max;
+      continue;
+    }
+    uint64_t time = 0;
+    if (r.type == kRecordSample) {
+      pf::Sample s;
+      if (reader.ParseSample(r, &s)) time = s.time;
+    } else {
+      SampleId id;
+      if (reader.ParseSampleId(r, &id) && id.has_time) time = id.time;
+    }
+    round_max = std::max(round_max, time);
+    queue.push_back({time, seq++, r.type, r.misc, std::vector<uint8_t>(r.body.begin(), r.body.end())});
+  }
+  flush(0, true);
+}
+
+uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptions& o,
+                     BufferedWriter& out) {
+  Printer printer(reader, session, o, out);
+  ReplayOrdered(reader, [&](const Record& r) {
+    if (r.type == kRecordSample) {
+      printer.Sample(r);
+    } else {
+      printer.Other(r);
+    }
+  });
+  return printer.samples();
+}
+
+uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& sink,
+                   bool* truncated) {
+  std::unique_ptr<ByteSource> src = OpenInput(path);
+  PerfDataReader reader(*src);
+  Symbolizer::Options so;
+  so.symfs = o.symfs;
+  Symbolizer symbolizer(so);
+  Session session(symbolizer);
+  BufferedWriter out(sink);
+  uint64_t n = WriteScript(reader, session, o, out);
+  out.Flush();
+  sink.Commit();
+  if (truncated) *truncated = reader.truncated();
+  return n;
+}
+
+}  // namespace pf

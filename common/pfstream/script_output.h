@@ -1,0 +1,57 @@
+#pragma once
+// `perf script` text from a recording: the default output of perf script 6.1 (sample header,
+// then the callchain, one frame a line: address, sym+0xoff, (dso); a blank line after each
+// sample), with -F field selection and the mmap/task event lines. Every existing consumer of
+// perf script text (stackcollapse-perf.pl, pf-collapse, speedscope, ...) reads it.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/output.h"
+#include "pfstream/perf_data.h"
+#include "pfstream/session.h"
+
+namespace pf {
+
+struct ScriptOptions {
+  std::string symfs;  // --symfs: look binaries up under this root
+  /// Fields as perf script -F names them; empty = perf's default for the recording.
+  std::vector<std::string> fields;
+  bool show_mmap_events = false;
+  bool show_task_events = false;
+  bool header = false;
+};
+
+/// Which fields to print, resolved against the recording (perf drops fields the samples do
+/// not carry, and refuses an explicit -F field they lack).
+struct ScriptFields {
+  bool comm = true, pid = false, tid = true, cpu = false, time = true, period = true,
+       event = true, ip = true, sym = true, symoff = true, dso = true;
+};
+
+/// Resolves the options' fields for `attr`; throws pf::UsageError (perf's message) when an
+/// explicit field is not in the samples.
+ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr);
+
+/// Appends the perf script text of one sample: its header line, then (with a callchain) a
+/// line per frame and a blank line. `frames` is scratch space.
+void AppendSampleText(Session& session, const Sample& s, const ScriptFields& fields,
+                      std::vector<ResolvedFrame>* frames, std::string* out);
+
+/// Delivers every record of `reader` in time order, as perf script does (its
+/// ordered_events: at each FINISHED_ROUND, the records up to the previous round's latest time
+/// are sorted and delivered; the rest at the end).
+void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver);
+
+/// pf-script's entry point: reads the recording at `path` ("-" = stdin), writes its text.
+/// Returns the number of samples; sets *truncated when the recording was cut short.
+uint64_t RunScript(const std::string& path, const ScriptOptions& options, ByteSink& out,
+                   bool* truncated);
+
+/// Replays `reader` through `session` and writes perf script text to `out`.
+/// Returns the number of samples printed.
+uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptions& options,
+                     BufferedWriter& out);
+
+}  // namespace pf

@@ -1,0 +1,233 @@
+#include "pfstream/session.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pf {
+
+namespace {
+constexpr uint16_t kCpuModeMask = 7;
+constexpr uint16_t kCpuModeKernel = 1;
+constexpr uint16_t kCpuModeGuestKernel = 4;
+constexpr uint16_t kMiscMmapBuildId = 1 << 14;
+constexpr uint32_t kKernelPid = 0xffffffffu;
+
+bool ReadU32(std::span<const uint8_t> b, size_t off, uint32_t* v) {
+  if (off + 4 > b.size()) return false;
+  std::memcpy(v, b.data() + off, 4);
+  return true;
+}
+bool ReadU64(std::span<const uint8_t> b, size_t off, uint64_t* v) {
+  if (off + 8 > b.size()) return false;
+  std::memcpy(v, b.data() + off, 8);
+  return true;
+}
+std::string ReadCString(std::span<const uint8_t> b, size_t off) {
+  if (off >= b.size()) return {};
+  const char* p = reinterpret_cast<const char*>(b.data() + off);
+  return std::string(p, strnlen(p, b.size() - off));
+}
+}  // namespace
+
+struct Session::Process {
+  std::vector<MapEntry> maps;  // sorted by start, non-overlapping
+  uint64_t generation = 0;
+};
+
+Session::Session(Symbolizer& symbolizer) : sym_(symbolizer) {}
+Session::~Session() = default;
+
+Session::Process& Session::Proc(uint32_t pid) {
+  auto& p = procs_[pid];
+  if (!p) p = std::make_unique<Process>();
+  return *p;
+}
+
+void Session::AddMap(std::vector<MapEntry>& maps, MapEntry m) {
+  if (m.end <= m.start) return;
+  std::vector<MapEntry> out;
+  out.reserve(maps.size() + 2);
+  for (MapEntry& o : maps) {
+    if (o.end <= m.start || o.start >= m.end) {
+      out.push_back(std::move(o));
+      continue;
+    }
+    // Keep the parts of the old map the new one does not cover.
+    if (o.start < m.start) {
+      MapEntry left = o;
+      left.end = m.start;
+      out.push_back(std::move(left));
+    }
+    if (o.end > m.end) {
+      MapEntry right = o;
+      right.pgoff += m.end - o.start;
+      right.start = m.end;
+      out.push_back(std::move(right));
+    }
+  }
+  out.push_back(std::move(m));
+  std::sort(out.begin(), out.end(),
+            [](const MapEntry& a, const MapEntry& b) { return a.start < b.start; });
+  maps.swap(out);
+}
+
+const MapEntry* Session::FindMap(const std::vector<MapEntry>& maps, uint64_t ip) const {
+  auto it = std::upper_bound(maps.begin(), maps.end(), ip,
+                             [](uint64_t v, const MapEntry& m) { return v < m.start; });
+  if (it == maps.begin()) return nullptr;
+  --it;
+  return ip < it->end ? &*it : nullptr;
+}
+
+void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
+  (void)reader;
+  auto b = r.body;
+  switch (r.type) {
+    case kRecordComm: {
+      uint32_t pid, tid;
+      if (!ReadU32(b, 0, &pid) || !ReadU32(b, 4, &tid)) return;
+      comms_[tid] = ReadCString(b, 8);
+      if (pid != tid && !comms_.count(pid)) comms_[pid] = comms_[tid];
+      return;
+    }
+    case kRecordFork: {
+      uint32_t pid, ppid, tid, ptid;
+      if (!ReadU32(b, 0, &pid) || !ReadU32(b, 4, &ppid) || !ReadU32(b, 8, &tid) ||
+          !ReadU32(b, 12, &ptid)) {
+        return;
+      }
+      auto parent_comm = comms_.find(ptid);
+      if (parent_comm != comms_.end()) comms_[tid] = parent_comm->second;
+      if (pid != ppid) {  // a new process: it starts with its parent's maps
+        auto parent = procs_.find(ppid);
+        if (parent != procs_.end()) {
+          Process& child = Proc(pid);
+          child.maps = parent->second->maps;
+          ++child.generation;
+        }
+      }
+      return;
+    }
+    case kRecordMmap:
+    case kRecordMmap2: {
+      uint32_t pid, tid;
+      uint64_t start, len, pgoff;
+      if (!ReadU32(b, 0, &pid) || !ReadU32(b, 4, &tid) || !ReadU64(b, 8, &start) ||
+          !ReadU64(b, 16, &len) || !ReadU64(b, 24, &pgoff)) {
+        return;
+      }
+      MapEntry m{start, start + len, pgoff, {}, {}};
+      size_t name_at = 32;
+      if (r.type == kRecordMmap2) {
+        // maj, min, ino, ino_generation (24 bytes) or build_id_size, 3 reserved, build_id[20];
+        // then prot and flags (8 bytes).
+        if (r.misc & kMiscMmapBuildId) {
+          if (b.size() > 32) {
+            size_t n = std::min<size_t>(b[32], 20);
+            static const char kHex[] = "0123456789abcdef";
+            for (size_t i = 0; i < n && 36 + i < b.size(); ++i) {
+              m.build_id += kHex[b[36 + i] >> 4];
+              m.build_id += kHex[b[36 + i] & 15];
+            }
+          }
+        }
+        name_at = 32 + 24 + 8;
+      }
+      m.path = ReadCString(b, name_at);
+      uint16_t mode = r.misc & kCpuModeMask;
+      if (pid == kKernelPid || mode == kCpuModeKernel || mode == kCpuModeGuestKernel) {
+        // perf names the kernel image "[kernel.kallsyms]" (its map is "..._text").
+        if (m.path.rfind("[kernel.kallsyms]", 0) == 0) m.path = "[kernel.kallsyms]";
+        AddMap(kernel_maps_, std::move(m));
+        ++kernel_generation_;
+      } else {
+        Process& p = Proc(pid);
+        AddMap(p.maps, std::move(m));
+        ++p.generation;
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+uint64_t Session::MapsGeneration(uint32_t pid) const {
+  auto it = procs_.find(pid);
+  uint64_t own = it == procs_.end() ? 0 : it->second->generation;
+  return (kernel_generation_ << 32) ^ own;
+}
+
+std::string_view Session::Comm(uint32_t pid, uint32_t tid) {
+  (void)pid;
+  auto it = comms_.find(tid);
+  if (it == comms_.end()) {
+    // perf names the idle thread (tid 0) "swapper", and others it never saw ":TID".
+    it = comms_.emplace(tid, tid == 0 ? std::string("swapper") : ":" + std::to_string(tid)).first;
+  }
+  return it->second;
+}
+
+ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel) {
+  ResolvedFrame f;
+  f.kernel = kernel;
+  f.addr = ip;
+  f.sym = "[unknown]";
+  f.dso = "[unknown]";
+  if (kernel) {
+    f.dso = "[kernel.kallsyms]";
+    Symbol s = sym_.LookupKernel(ip);
+    if (s.found) {
+      f.sym = s.name;
+      f.symoff = s.offset;
+      f.has_sym = true;
+      if (!s.module.empty()) {  // a module: perf names the dso "[module]"
+        f.dso = strings_.Name(strings_.Intern("[" + std::string(s.module) + "]"));
+      }
+    }
+    return f;
+  }
+  auto p = procs_.find(pid);
+  const MapEntry* m = p == procs_.end() ? nullptr : FindMap(p->second->maps, ip);
+  if (!m) return f;
+  if (Symbolizer::UsesPerfMap(m->path)) {  // JIT code: named by /tmp/perf-PID.map
+    f.dso = strings_.Name(strings_.Intern(Symbolizer::PerfMapPath(pid)));
+    Symbol s = sym_.LookupJit(pid, ip);
+    if (s.found) {
+      f.sym = s.name;
+      f.symoff = s.offset;
+      f.has_sym = true;
+    }
+    return f;
+  }
+  f.dso = m->path;
+  uint64_t off = ip - m->start + m->pgoff;
+  f.addr = off;
+  Symbol s = sym_.Lookup(m->path, m->build_id, off, pid);
+  if (s.found) {
+    f.sym = s.name;
+    f.symoff = s.offset;
+    f.has_sym = true;
+  }
+  return f;
+}
+
+void Session::Frames(const Sample& s, std::vector<ResolvedFrame>* out) {
+  out->clear();
+  uint16_t mode = s.misc & kCpuModeMask;
+  bool kernel = mode == kCpuModeKernel || mode == kCpuModeGuestKernel;
+  if (s.callchain.empty()) {
+    out->push_back(Resolve(s.pid, s.ip, kernel));
+    return;
+  }
+  for (uint64_t ip : s.callchain) {
+    if (ip >= kContextMax) {
+      if (ip == kContextKernel) kernel = true;
+      if (ip == kContextUser) kernel = false;
+      continue;
+    }
+    out->push_back(Resolve(s.pid, ip, kernel));
+  }
+}
+
+}  // namespace pf

@@ -1,0 +1,75 @@
+#pragma once
+// Replaying a recording: the threads and memory maps of the recorded processes, rebuilt from
+// COMM, FORK and MMAP/MMAP2 records as perf does, so each sample's addresses can be named.
+//   - a thread's comm is the last COMM before the sample; a new thread inherits its parent's;
+//   - maps belong to a process (pid) and are inherited by a forked process; a new map
+//     replaces the parts of older ones it overlaps; kernel maps (pid -1) are shared;
+//   - an address is resolved to its map, then to (dso, file offset), then to a symbol.
+// Frames are resolved once per distinct (process maps, address) through the symbolizer's own
+// caches; callers fold by address first where they can.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pfstream/perf_data.h"
+#include "symbolize/symbolizer.h"
+
+namespace pf {
+
+struct MapEntry {
+  uint64_t start = 0, end = 0, pgoff = 0;
+  std::string path;
+  std::string build_id;
+};
+
+/// A frame as perf script prints it: the address column, the symbol (and offset) and dso.
+struct ResolvedFrame {
+  uint64_t addr = 0;            // what perf prints: the map-relative address, or the ip
+  std::string_view sym;         // "[unknown]" when there is none
+  uint64_t symoff = 0;
+  bool has_sym = false;
+  std::string_view dso;         // "[unknown]" when no map holds the address
+  bool kernel = false;
+};
+
+class Session {
+ public:
+  explicit Session(Symbolizer& symbolizer);
+  ~Session();
+
+  /// Updates threads and maps from a non-sample record (COMM, FORK, MMAP, MMAP2).
+  void OnRecord(const PerfDataReader& reader, const Record& r);
+
+  /// The thread's comm, or ":TID" as perf shows a thread it never saw named.
+  std::string_view Comm(uint32_t pid, uint32_t tid);
+  /// Changes whenever the maps process `pid` sees change (its own or the kernel's), so a
+  /// caller may cache what it resolved for the process until then.
+  uint64_t MapsGeneration(uint32_t pid) const;
+
+  /// Resolves `ip` as seen by process `pid` in kernel or user mode.
+  ResolvedFrame Resolve(uint32_t pid, uint64_t ip, bool kernel);
+
+  /// The frames of a sample, leaf first, as perf script lists them (context markers
+  /// dropped; without a callchain, the sample ip alone).
+  void Frames(const Sample& s, std::vector<ResolvedFrame>* out);
+
+ private:
+  struct Process;
+  Process& Proc(uint32_t pid);
+  void AddMap(std::vector<MapEntry>& maps, MapEntry m);
+  const MapEntry* FindMap(const std::vector<MapEntry>& maps, uint64_t ip) const;
+
+  Symbolizer& sym_;
+  std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
+  std::unordered_map<uint32_t, std::string> comms_;  // by tid
+  std::vector<MapEntry> kernel_maps_;
+  uint64_t kernel_generation_ = 0;
+  Interner strings_;
+};
+
+}  // namespace pf

@@ -1,0 +1,1055 @@
+#include "symbolize/elf_symbols.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "base/error.h"
+#include "symbolize/demangle.h"
+
+namespace pf {
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+// perf formats PLT names into a 1024-byte buffer (snprintf), so longer ones are cut.
+constexpr size_t kPltNameMax = 1023;
+
+// ---------------------------------------------------------------------------------------------
+// perf's symbol-table rules
+
+size_t LeadingUnderscores(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && s[n] == '_') ++n;
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bytes of one ELF file: a read-only mapping, or a copy held in memory.
+
+class ElfBytes {
+ public:
+  static std::unique_ptr<ElfBytes> Map(const std::string& path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      throw Error(path, "not a regular file");
+    }
+    auto bytes = std::unique_ptr<ElfBytes>(new ElfBytes);
+    if (st.st_size > 0) {
+      void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) {
+        close(fd);
+        throw Error(path, std::string("cannot map: ") + std::strerror(errno));
+      }
+      bytes->map_ = p;
+      bytes->map_size_ = static_cast<size_t>(st.st_size);
+      bytes->data_ = std::string_view(static_cast<const char*>(p), bytes->map_size_);
+    }
+    close(fd);
+    return bytes;
+  }
+  static std::unique_ptr<ElfBytes> Copy(std::string_view image) {
+    auto bytes = std::unique_ptr<ElfBytes>(new ElfBytes);
+    bytes->copy_.assign(image);
+    bytes->data_ = bytes->copy_;
+    return bytes;
+  }
+  ~ElfBytes() {
+    if (map_ != nullptr) munmap(map_, map_size_);
+  }
+  std::string_view data() const { return data_; }
+
+ private:
+  ElfBytes() = default;
+  void* map_ = nullptr;
+  size_t map_size_ = 0;
+  std::string copy_;
+  std::string_view data_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// A parsed ELF file: headers normalized to 64 bits, every offset checked against the file.
+
+struct Section {
+  uint32_t name = 0;
+  uint32_t type = 0;
+  uint64_t flags = 0;
+  uint64_t addr = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t link = 0;
+  uint64_t entsize = 0;
+};
+
+struct ProgramHeader {
+  uint32_t type = 0;
+  uint32_t flags = 0;
+  uint64_t offset = 0;
+  uint64_t vaddr = 0;
+  uint64_t filesz = 0;
+  uint64_t memsz = 0;
+};
+
+struct RawSymbol {
+  uint32_t name = 0;
+  uint8_t info = 0;
+  uint8_t other = 0;
+  uint16_t shndx = 0;
+  uint64_t value = 0;
+  uint64_t size = 0;
+};
+
+template <typename T>
+bool ReadAt(std::string_view data, uint64_t offset, T* out) {
+  if (offset > data.size() || data.size() - offset < sizeof(T)) return false;
+  std::memcpy(out, data.data() + offset, sizeof(T));
+  return true;
+}
+
+// [offset, offset + size) of `data`, or empty when it does not fit.
+std::string_view Slice(std::string_view data, uint64_t offset, uint64_t size) {
+  if (offset > data.size() || data.size() - offset < size) return {};
+  return data.substr(offset, size);
+}
+
+// The NUL-terminated string at `offset` of a string table; empty when out of range.
+std::string_view CString(std::string_view table, uint64_t offset) {
+  if (offset >= table.size()) return {};
+  std::string_view rest = table.substr(offset);
+  size_t end = rest.find('\0');
+  if (end == std::string_view::npos) return {};  // unterminated: refuse
+  return rest.substr(0, end);
+}
+
+std::string Hex(std::string_view bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    s += kDigits[c >> 4];
+    s += kDigits[c & 15];
+  }
+  return s;
+}
+
+class ElfImage {
+ public:
+  static std::unique_ptr<ElfImage> Open(const std::string& path) {
+    auto image = std::unique_ptr<ElfImage>(new ElfImage);
+    image->path_ = path;
+    image->bytes_ = ElfBytes::Map(path);
+    image->Parse();
+    return image;
+  }
+  static std::unique_ptr<ElfImage> FromBytes(std::string_view bytes, std::string name) {
+    auto image = std::unique_ptr<ElfImage>(new ElfImage);
+    image->path_ = std::move(name);
+    image->bytes_ = ElfBytes::Copy(bytes);
+    image->Parse();
+    return image;
+  }
+
+  const std::string& path() const { return path_; }
+  uint16_t machine() const { return machine_; }
+  const std::vector<Section>& sections() const { return sections_; }
+  const std::vector<ProgramHeader>& segments() const { return segments_; }
+  /// Index of .symtab (SHT_SYMTAB) or .dynsym (SHT_DYNSYM), -1 when absent.
+  int symtab() const { return symtab_; }
+  int dynsym() const { return dynsym_; }
+
+  std::string_view SectionName(const Section& s) const { return CString(shstrtab_, s.name); }
+
+  /// The first section called `name` (as libelf's walk in perf finds it), or -1.
+  int FindSection(std::string_view name) const {
+    for (size_t i = 0; i < sections_.size(); ++i)
+      if (SectionName(sections_[i]) == name) return static_cast<int>(i);
+    return -1;
+  }
+
+  /// A section's bytes; empty for NOBITS or when it does not fit in the file.
+  std::string_view SectionData(const Section& s) const {
+    if (s.type == SHT_NOBITS) return {};
+    return Slice(bytes_->data(), s.offset, s.size);
+  }
+
+  /// Number of symbols in a symbol table section.
+  size_t SymbolCount(const Section& s) const {
+    return SectionData(s).size() / (is64_ ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym));
+  }
+
+  RawSymbol ReadSymbol(std::string_view table, size_t i) const {
+    RawSymbol r;
+    if (is64_) {
+      Elf64_Sym s;
+      if (!ReadAt(table, i * sizeof(s), &s)) return r;
+      r = {s.st_name, s.st_info, s.st_other, s.st_shndx, s.st_value, s.st_size};
+    } else {
+      Elf32_Sym s;
+      if (!ReadAt(table, i * sizeof(s), &s)) return r;
+      r = {s.st_name, s.st_info, s.st_other, s.st_shndx, s.st_value, s.st_size};
+    }
+    return r;
+  }
+
+  /// The symbol index of relocation `i` of a .rel(a).plt section, or -1.
+  int64_t RelocationSymbol(std::string_view table, bool rela, size_t i) const {
+    if (is64_) {
+      uint64_t info;
+      size_t entry = rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel);
+      if (!ReadAt(table, i * entry + offsetof(Elf64_Rel, r_info), &info)) return -1;
+      return static_cast<int64_t>(ELF64_R_SYM(info));
+    }
+    uint32_t info;
+    size_t entry = rela ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel);
+    if (!ReadAt(table, i * entry + offsetof(Elf32_Rel, r_info), &info)) return -1;
+    return ELF32_R_SYM(info);
+  }
+  size_t RelocationSize(bool rela) const {
+    if (is64_) return rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel);
+    return rela ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel);
+  }
+
+  /// The NT_GNU_BUILD_ID note's bytes in hex, from SHT_NOTE sections (PT_NOTE segments when
+  /// the file has no section headers).
+  std::string BuildId() const {
+    for (const Section& s : sections_) {
+      if (s.type != SHT_NOTE) continue;
+      std::string id = NoteBuildId(SectionData(s));
+      if (!id.empty()) return id;
+    }
+    if (sections_.empty()) {
+      for (const ProgramHeader& p : segments_) {
+        if (p.type != PT_NOTE) continue;
+        std::string id = NoteBuildId(Slice(bytes_->data(), p.offset, p.filesz));
+        if (!id.empty()) return id;
+      }
+    }
+    return {};
+  }
+
+  /// The file name in .gnu_debuglink ("" when absent).
+  std::string Debuglink() const {
+    int i = FindSection(".gnu_debuglink");
+    if (i < 0) return {};
+    std::string_view data = SectionData(sections_[i]);
+    return std::string(CString(data, 0));
+  }
+
+ private:
+  ElfImage() = default;
+
+  static std::string NoteBuildId(std::string_view notes) {
+    uint64_t pos = 0;
+    while (pos + 12 <= notes.size()) {
+      uint32_t namesz = 0, descsz = 0, type = 0;
+      ReadAt(notes, pos, &namesz);
+      ReadAt(notes, pos + 4, &descsz);
+      ReadAt(notes, pos + 8, &type);
+      uint64_t name_at = pos + 12;
+      uint64_t desc_at = name_at + ((uint64_t{namesz} + 3) & ~uint64_t{3});
+      uint64_t next = desc_at + ((uint64_t{descsz} + 3) & ~uint64_t{3});
+      if (desc_at > notes.size() || notes.size() - desc_at < descsz) return {};
+      if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+          notes.substr(name_at, 4) == std::string_view("GNU\0", 4) && descsz > 0) {
+        return Hex(notes.substr(desc_at, descsz));
+      }
+      pos = next;
+    }
+    return {};
+  }
+
+  void Parse() {
+    std::string_view d = bytes_->data();
+    if (d.size() < EI_NIDENT || std::memcmp(d.data(), ELFMAG, SELFMAG) != 0)
+      throw Error(path_, "not an ELF file");
+    if (d[EI_DATA] != ELFDATA2LSB) throw Error(path_, "big-endian ELF files are not supported");
+    if (d[EI_CLASS] == ELFCLASS64) {
+      is64_ = true;
+      ParseHeaders<Elf64_Ehdr, Elf64_Shdr, Elf64_Phdr>(d);
+    } else if (d[EI_CLASS] == ELFCLASS32) {
+      is64_ = false;
+      ParseHeaders<Elf32_Ehdr, Elf32_Shdr, Elf32_Phdr>(d);
+    } else {
+      throw Error(path_, "unknown ELF class");
+    }
+  }
+
+  template <typename Ehdr, typename Shdr, typename Phdr>
+  void ParseHeaders(std::string_view d) {
+    Ehdr eh;
+    if (!ReadAt(d, 0, &eh)) throw Error(path_, "truncated ELF header");
+    machine_ = eh.e_machine;
+
+    // Program headers (PT_LOAD for offset <-> address, PT_NOTE for the build-id).
+    if (eh.e_phoff != 0 && eh.e_phnum != 0 && eh.e_phentsize >= sizeof(Phdr)) {
+      for (uint64_t i = 0; i < eh.e_phnum; ++i) {
+        Phdr ph;
+        if (!ReadAt(d, eh.e_phoff + i * eh.e_phentsize, &ph)) break;
+        segments_.push_back({ph.p_type, ph.p_flags, ph.p_offset, ph.p_vaddr, ph.p_filesz,
+                             ph.p_memsz});
+      }
+    }
+
+    // Section headers, with the extended numbering of files with >= 0xff00 sections.
+    if (eh.e_shoff == 0 || eh.e_shentsize < sizeof(Shdr)) return;
+    Shdr first;
+    if (!ReadAt(d, eh.e_shoff, &first)) return;
+    uint64_t count = eh.e_shnum != 0 ? eh.e_shnum : first.sh_size;
+    uint64_t strndx = eh.e_shstrndx != SHN_XINDEX ? eh.e_shstrndx : first.sh_link;
+    if (count > (d.size() - std::min<uint64_t>(d.size(), eh.e_shoff)) / eh.e_shentsize)
+      return;  // the table does not fit: treat as having no sections
+    sections_.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      Shdr sh;
+      if (!ReadAt(d, eh.e_shoff + i * eh.e_shentsize, &sh)) break;
+      sections_.push_back({sh.sh_name, sh.sh_type, sh.sh_flags, sh.sh_addr, sh.sh_offset,
+                           sh.sh_size, sh.sh_link, sh.sh_entsize});
+    }
+    if (strndx < sections_.size()) shstrtab_ = SectionData(sections_[strndx]);
+    symtab_ = FindSection(".symtab");
+    if (symtab_ >= 0 && sections_[symtab_].type != SHT_SYMTAB) symtab_ = -1;
+    dynsym_ = FindSection(".dynsym");
+    if (dynsym_ >= 0 && sections_[dynsym_].type != SHT_DYNSYM) dynsym_ = -1;
+  }
+
+  std::string path_;
+  std::unique_ptr<ElfBytes> bytes_;
+  bool is64_ = true;
+  uint16_t machine_ = 0;
+  std::vector<Section> sections_;
+  std::vector<ProgramHeader> segments_;
+  std::string_view shstrtab_;
+  int symtab_ = -1;
+  int dynsym_ = -1;
+};
+
+// ---------------------------------------------------------------------------------------------
+// A replay of perf's red-black tree of symbols (the kernel's lib/rbtree.c balancing, which is
+// the textbook algorithm): same insertions in the same order, same erasures, same search. Used
+// only when symbol ranges overlap, where the search result depends on the tree's shape.
+
+class RbReplay {
+ public:
+  /// Inserts a symbol; equal starts go to the right (after the existing ones).
+  int Insert(uint64_t start, uint64_t end, uint32_t id) {
+    int z = static_cast<int>(nodes_.size());
+    nodes_.push_back({start, end, id, -1, -1, -1, true});
+    int parent = -1;
+    for (int x = root_; x >= 0;) {
+      parent = x;
+      x = start < nodes_[x].start ? nodes_[x].left : nodes_[x].right;
+    }
+    nodes_[z].parent = parent;
+    if (parent < 0)
+      root_ = z;
+    else if (start < nodes_[parent].start)
+      nodes_[parent].left = z;
+    else
+      nodes_[parent].right = z;
+    InsertFixup(z);
+    return z;
+  }
+
+  void Erase(int z) {
+    int y = z;
+    bool y_was_red = nodes_[y].red;
+    int x, x_parent;
+    if (nodes_[z].left < 0) {
+      x = nodes_[z].right;
+      x_parent = nodes_[z].parent;
+      Transplant(z, x);
+    } else if (nodes_[z].right < 0) {
+      x = nodes_[z].left;
+      x_parent = nodes_[z].parent;
+      Transplant(z, x);
+    } else {
+      y = nodes_[z].right;
+      while (nodes_[y].left >= 0) y = nodes_[y].left;
+      y_was_red = nodes_[y].red;
+      x = nodes_[y].right;
+      if (nodes_[y].parent == z) {
+        x_parent = y;
+      } else {
+        x_parent = nodes_[y].parent;
+        Transplant(y, x);
+        nodes_[y].right = nodes_[z].right;
+        nodes_[nodes_[y].right].parent = y;
+      }
+      Transplant(z, y);
+      nodes_[y].left = nodes_[z].left;
+      nodes_[nodes_[y].left].parent = y;
+      nodes_[y].red = nodes_[z].red;
+    }
+    if (!y_was_red) EraseFixup(x, x_parent);
+  }
+
+  /// The symbol perf's search returns for `ip` (kNone when none).
+  uint32_t Find(uint64_t ip) const {
+    for (int n = root_; n >= 0;) {
+      const Node& s = nodes_[n];
+      if (ip < s.start)
+        n = s.left;
+      else if (ip >= s.end)
+        n = s.right;
+      else
+        return s.id;
+    }
+    return kNone;
+  }
+
+ private:
+  struct Node {
+    uint64_t start, end;
+    uint32_t id;
+    int left, right, parent;
+    bool red;
+  };
+
+  bool Red(int n) const { return n >= 0 && nodes_[n].red; }
+
+  void Transplant(int u, int v) {
+    int p = nodes_[u].parent;
+    if (p < 0)
+      root_ = v;
+    else if (nodes_[p].left == u)
+      nodes_[p].left = v;
+    else
+      nodes_[p].right = v;
+    if (v >= 0) nodes_[v].parent = p;
+  }
+
+  void RotateLeft(int x) {
+    int y = nodes_[x].right;
+    nodes_[x].right = nodes_[y].left;
+    if (nodes_[y].left >= 0) nodes_[nodes_[y].left].parent = x;
+    Transplant(x, y);
+    nodes_[y].left = x;
+    nodes_[x].parent = y;
+  }
+
+  void RotateRight(int x) {
+    int y = nodes_[x].left;
+    nodes_[x].left = nodes_[y].right;
+    if (nodes_[y].right >= 0) nodes_[nodes_[y].right].parent = x;
+    Transplant(x, y);
+    nodes_[y].right = x;
+    nodes_[x].parent = y;
+  }
+
+  void InsertFixup(int z) {
+    while (Red(nodes_[z].parent)) {
+      int p = nodes_[z].parent;
+      int g = nodes_[p].parent;
+      if (p == nodes_[g].left) {
+        int u = nodes_[g].right;
+        if (Red(u)) {
+          nodes_[p].red = nodes_[u].red = false;
+          nodes_[g].red = true;
+          z = g;
+          continue;
+        }
+        if (z == nodes_[p].right) {
+          z = p;
+          RotateLeft(z);
+          p = nodes_[z].parent;
+        }
+        nodes_[p].red = false;
+        nodes_[g].red = true;
+        RotateRight(g);
+      } else {
+        int u = nodes_[g].left;
+        if (Red(u)) {
+          nodes_[p].red = nodes_[u].red = false;
+          nodes_[g].red = true;
+          z = g;
+          continue;
+        }
+        if (z == nodes_[p].left) {
+          z = p;
+          RotateRight(z);
+          p = nodes_[z].parent;
+        }
+        nodes_[p].red = false;
+        nodes_[g].red = true;
+        RotateLeft(g);
+      }
+    }
+    nodes_[root_].red = false;
+  }
+
+  void EraseFixup(int x, int parent) {
+    while (x != root_ && !Red(x)) {
+      if (parent < 0) break;
+      if (x == nodes_[parent].left) {
+        int w = nodes_[parent].right;
+        if (Red(w)) {
+          nodes_[w].red = false;
+          nodes_[parent].red = true;
+          RotateLeft(parent);
+          w = nodes_[parent].right;
+        }
+        if (!Red(nodes_[w].left) && !Red(nodes_[w].right)) {
+          nodes_[w].red = true;
+          x = parent;
+          parent = nodes_[x].parent;
+        } else {
+          if (!Red(nodes_[w].right)) {
+            nodes_[nodes_[w].left].red = false;
+            nodes_[w].red = true;
+            RotateRight(w);
+            w = nodes_[parent].right;
+          }
+          nodes_[w].red = nodes_[parent].red;
+          nodes_[parent].red = false;
+          if (nodes_[w].right >= 0) nodes_[nodes_[w].right].red = false;
+          RotateLeft(parent);
+          x = root_;
+          parent = -1;
+        }
+      } else {
+        int w = nodes_[parent].left;
+        if (Red(w)) {
+          nodes_[w].red = false;
+          nodes_[parent].red = true;
+          RotateRight(parent);
+          w = nodes_[parent].left;
+        }
+        if (!Red(nodes_[w].right) && !Red(nodes_[w].left)) {
+          nodes_[w].red = true;
+          x = parent;
+          parent = nodes_[x].parent;
+        } else {
+          if (!Red(nodes_[w].left)) {
+            nodes_[nodes_[w].right].red = false;
+            nodes_[w].red = true;
+            RotateLeft(w);
+            w = nodes_[parent].left;
+          }
+          nodes_[w].red = nodes_[parent].red;
+          nodes_[parent].red = false;
+          if (nodes_[w].left >= 0) nodes_[nodes_[w].left].red = false;
+          RotateRight(parent);
+          x = root_;
+          parent = -1;
+        }
+      }
+    }
+    if (x >= 0) nodes_[x].red = false;
+  }
+
+  std::vector<Node> nodes_;
+  int root_ = -1;
+};
+
+// True when `file_id` (from a file) is the recorded `wanted` build-id. Recorded build-ids are
+// zero-padded to 20 bytes in perf.data headers, so a shorter file id matches a padded one.
+bool BuildIdMatches(std::string_view wanted, std::string_view file_id) {
+  if (file_id.empty()) return false;
+  if (wanted.size() < file_id.size()) return false;
+  if (wanted.substr(0, file_id.size()) != file_id) return false;
+  return wanted.substr(file_id.size()).find_first_not_of('0') == std::string_view::npos;
+}
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string DirName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {};
+  return std::string(path.substr(0, slash));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Table rules shared with kallsyms.
+
+bool PreferFirstSymbol(const TableSymbol& a, std::string_view a_name, const TableSymbol& b,
+                       std::string_view b_name) {
+  // A symbol with a size, then a non-weak one, then a global one, then fewer leading
+  // underscores, then the longer name; on a full tie the first one stays.
+  bool a_sized = a.end > a.start, b_sized = b.end > b.start;
+  if (a_sized != b_sized) return a_sized;
+  bool a_weak = a.binding == STB_WEAK, b_weak = b.binding == STB_WEAK;
+  if (a_weak != b_weak) return !a_weak;
+  bool a_global = a.binding == STB_GLOBAL, b_global = b.binding == STB_GLOBAL;
+  if (a_global != b_global) return a_global;
+  size_t a_us = LeadingUnderscores(a_name), b_us = LeadingUnderscores(b_name);
+  if (a_us != b_us) return a_us < b_us;
+  if (a_name.size() != b_name.size()) return a_name.size() > b_name.size();
+  return true;
+}
+
+void FixupSymbolEnds(std::vector<TableSymbol>& sorted, bool kallsyms) {
+  if (sorted.empty()) return;
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    TableSymbol& prev = sorted[i - 1];
+    const TableSymbol& curr = sorted[i];
+    if (prev.end != prev.start) continue;
+    if (kallsyms && prev.module != curr.module) {
+      // The last symbol before the other kind's (core kernel / module) gap gets one page.
+      prev.end = ((prev.end + 4096) + 4095) & ~uint64_t{4095};
+    } else {
+      prev.end = curr.start;
+    }
+  }
+  TableSymbol& last = sorted.back();
+  if (last.end == last.start) last.end = ((last.start + 4095) & ~uint64_t{4095}) + 4096;
+}
+
+std::vector<size_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
+                                           const TableNameFn& name) {
+  // perf walks the tree in order comparing a symbol with its successor; the loser is erased
+  // and the walk goes on from the survivor.
+  std::vector<size_t> erased;
+  std::vector<bool> gone(sorted.size(), false);
+  size_t curr = 0;
+  while (curr < sorted.size()) {
+    size_t next = curr + 1;
+    while (next < sorted.size() && sorted[next].start == sorted[curr].start) {
+      if (PreferFirstSymbol(sorted[curr], name(sorted[curr].id), sorted[next],
+                            name(sorted[next].id))) {
+        gone[next] = true;
+        erased.push_back(next);
+        ++next;
+      } else {
+        gone[curr] = true;
+        erased.push_back(curr);
+        curr = next;
+        ++next;
+      }
+    }
+    curr = next;
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (!gone[i]) sorted[out++] = sorted[i];
+  sorted.resize(out);
+  return erased;
+}
+
+void SymbolRanges::Finish() {
+  // The symbols alive at the end, in address order (stable: insertion order on ties).
+  std::vector<TableSymbol> alive;
+  {
+    std::unordered_map<uint32_t, size_t> at;
+    std::vector<bool> gone;
+    std::vector<TableSymbol> inserted;
+    for (const Op& op : ops_) {
+      if (!op.erase) {
+        at[op.sym.id] = inserted.size();
+        inserted.push_back(op.sym);
+        gone.push_back(false);
+      } else if (auto it = at.find(op.sym.id); it != at.end()) {
+        gone[it->second] = true;
+      }
+    }
+    for (size_t i = 0; i < inserted.size(); ++i)
+      if (!gone[i]) alive.push_back(inserted[i]);
+  }
+  std::stable_sort(alive.begin(), alive.end(),
+                   [](const TableSymbol& a, const TableSymbol& b) { return a.start < b.start; });
+
+  bool overlap = false;
+  for (size_t i = 1; i < alive.size() && !overlap; ++i)
+    overlap = alive[i].start < alive[i - 1].end && alive[i - 1].end > alive[i - 1].start;
+  ranges_.clear();
+  if (!overlap) {
+    for (const TableSymbol& t : alive) {
+      if (t.end <= t.start) continue;  // a zero-size symbol is never found
+      if (!ranges_.empty() && ranges_.back().start == t.start) ranges_.pop_back();
+      ranges_.push_back({t.start, t.id});
+      ranges_.push_back({t.end, kNone});
+    }
+  } else {
+    RbReplay tree;
+    std::unordered_map<uint32_t, int> node_of;
+    for (const Op& op : ops_) {
+      if (!op.erase) {
+        node_of[op.sym.id] = tree.Insert(op.sym.start, op.sym.end, op.sym.id);
+      } else if (auto it = node_of.find(op.sym.id); it != node_of.end() && it->second >= 0) {
+        tree.Erase(it->second);
+        it->second = -1;
+      }
+    }
+    // The search's answer only changes at a symbol's start or end.
+    std::vector<uint64_t> points;
+    points.reserve(alive.size() * 2);
+    for (const TableSymbol& t : alive) {
+      points.push_back(t.start);
+      points.push_back(t.end);
+    }
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    for (uint64_t p : points) ranges_.push_back({p, tree.Find(p)});
+  }
+  // Merge neighbours with the same answer.
+  size_t out = 0;
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    if (out > 0 && ranges_[out - 1].id == ranges_[i].id) continue;
+    ranges_[out++] = ranges_[i];
+  }
+  ranges_.resize(out);
+  ops_.clear();
+  ops_.shrink_to_fit();
+}
+
+bool SymbolRanges::Find(uint64_t address, uint32_t* id) const {
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), address,
+                             [](uint64_t v, const Range& r) { return v < r.start; });
+  if (it == ranges_.begin()) return false;
+  --it;
+  if (it->id == kNone) return false;
+  *id = it->id;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading symbols.
+
+class ElfSymbols::Builder {
+ public:
+  Builder(ElfSymbols* out, bool demangle) : out_(out), demangle_(demangle) {}
+
+  // Symbols from `syms` (.symtab, or .dynsym when it has none) and PLT entries from `runtime`.
+  void Build(const ElfImage& syms, const ElfImage* runtime) {
+    if (runtime == nullptr) runtime = &syms;
+    out_->demangle_ = demangle_;
+    out_->symbols_path_ = syms.path();
+    for (const ProgramHeader& p : runtime->segments())
+      if (p.type == PT_LOAD) out_->segments_.push_back({p.offset, p.vaddr, p.filesz, p.memsz});
+
+    ReadSymbolTable(syms, *runtime);
+
+    // perf's order: insert in table order, extend zero sizes, drop duplicates (erasing from
+    // the tree), then add the PLT entries.
+    std::vector<TableSymbol> sorted = table_;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const TableSymbol& a, const TableSymbol& b) { return a.start < b.start; });
+    FixupSymbolEnds(sorted, false);
+    std::vector<TableSymbol> before = sorted;
+    std::vector<size_t> erased = RemoveDuplicateSymbols(
+        sorted, [this](uint32_t id) -> std::string_view { return CompareName(id); });
+
+    // perf adds PLT entries only when the table gave it symbols.
+    size_t first_plt = out_->symbols_.size();
+    if (!table_.empty()) SynthesizePlt(*runtime);
+
+    for (const TableSymbol& t : before) out_->symbols_[t.id].end = t.end;  // fixed-up ends
+
+    // Replay perf's tree: table symbols in table order, the erasures, then the PLT entries.
+    SymbolRanges& ranges = out_->ranges_;
+    for (const TableSymbol& t : table_) {
+      TableSymbol final = t;
+      final.end = out_->symbols_[t.id].end;
+      ranges.Insert(final);
+    }
+    for (size_t pos : erased) ranges.Erase(before[pos].id);
+    for (size_t i = first_plt; i < out_->symbols_.size(); ++i) {
+      const Sym& s = out_->symbols_[i];
+      ranges.Insert({s.start, s.end, static_cast<uint32_t>(i), STB_GLOBAL, false});
+    }
+    ranges.Finish();
+  }
+
+ private:
+  uint32_t AddName(std::string_view name) {
+    uint32_t at = static_cast<uint32_t>(out_->names_.size());
+    out_->names_.append(name);
+    return at;
+  }
+
+  std::string_view CompareName(uint32_t id) {
+    if (!demangle_) return out_->RawName(id);
+    auto it = demangled_.find(id);
+    if (it == demangled_.end()) it = demangled_.emplace(id, Demangle(out_->RawName(id))).first;
+    return it->second;
+  }
+
+  void ReadSymbolTable(const ElfImage& syms, const ElfImage& runtime) {
+    int table_index = syms.symtab() >= 0 ? syms.symtab() : syms.dynsym();
+    if (table_index < 0) return;
+    const std::vector<Section>& sections = syms.sections();
+    const Section& table = sections[table_index];
+    if (table.link >= sections.size()) return;
+    std::string_view strtab = syms.SectionData(sections[table.link]);
+    std::string_view data = syms.SectionData(table);
+    size_t count = syms.SymbolCount(table);
+    bool arm = syms.machine() == EM_ARM || syms.machine() == EM_AARCH64;
+
+    for (size_t i = 0; i < count; ++i) {
+      RawSymbol sym = syms.ReadSymbol(data, i);
+      uint8_t type = ELF64_ST_TYPE(sym.info);
+      uint8_t visibility = ELF64_ST_VISIBILITY(sym.other);
+      bool is_label = type == STT_NOTYPE && sym.name != 0 && sym.shndx != SHN_UNDEF &&
+                      sym.shndx != SHN_ABS && visibility != STV_HIDDEN &&
+                      visibility != STV_INTERNAL;
+      // Functions and (since perf keeps one table for code and data) objects.
+      bool is_function = (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_OBJECT) &&
+                         sym.name != 0 && sym.shndx != SHN_UNDEF;
+      if (!is_label && !is_function) continue;
+      std::string_view name = CString(strtab, sym.name);
+      if (name.empty()) continue;
+      // ARM mapping symbols ($a, $d, $t, $x) name no function.
+      if (arm && name.size() >= 2 && name[0] == '$' && std::strchr("adtx", name[1]) != nullptr &&
+          (name.size() == 2 || name[2] == '.'))
+        continue;
+      // The symbol's section: special indexes (ABS, COMMON) have none; perf gives up on them.
+      if (sym.shndx >= SHN_LORESERVE || sym.shndx >= sections.size()) continue;
+      const Section* sec = &sections[sym.shndx];
+      if ((sec->flags & SHF_ALLOC) == 0) continue;
+      std::string_view sec_name = syms.SectionName(*sec);
+      // A debug file's sections are NOBITS: their file offsets come from the binary.
+      if (sec->type == SHT_NOBITS && &runtime != &syms && sym.shndx < runtime.sections().size()) {
+        sec = &runtime.sections()[sym.shndx];
+        sec_name = runtime.SectionName(*sec);
+      }
+      if (is_label && sec_name.find("text") == std::string_view::npos &&
+          sec_name.find("data") == std::string_view::npos)
+        continue;
+      if (arm && type == STT_FUNC && (sym.value & 1)) sym.value &= ~uint64_t{1};  // Thumb
+
+      uint64_t start = sym.value - sec->addr + sec->offset;
+      uint32_t id = static_cast<uint32_t>(out_->symbols_.size());
+      out_->symbols_.push_back({start, start + sym.size, AddName(name),
+                                static_cast<uint32_t>(name.size()), false});
+      table_.push_back({start, start + sym.size, id, ELF64_ST_BIND(sym.info), false});
+    }
+  }
+
+  // perf 6.1's PLT symbols: one `name@plt` per .rela.plt (or .rel.plt) entry, at .plt's file
+  // offset + one header entry + index * sh_entsize (entry sizes of other architectures as perf
+  // has them).
+  void SynthesizePlt(const ElfImage& image) {
+    if (image.dynsym() < 0) return;
+    const std::vector<Section>& sections = image.sections();
+    int rel_index = image.FindSection(".rela.plt");
+    if (rel_index < 0) rel_index = image.FindSection(".rel.plt");
+    if (rel_index < 0) return;
+    const Section& rel = sections[rel_index];
+    if (rel.link != static_cast<uint32_t>(image.dynsym())) return;
+    int plt_index = image.FindSection(".plt");
+    if (plt_index < 0) return;
+    const Section& plt = sections[plt_index];
+    const Section& dynsym = sections[image.dynsym()];
+    if (dynsym.link >= sections.size()) return;
+    std::string_view strtab = image.SectionData(sections[dynsym.link]);
+    std::string_view symdata = image.SectionData(dynsym);
+    std::string_view reldata = image.SectionData(rel);
+    if (strtab.empty() || reldata.empty() || rel.entsize == 0) return;
+
+    uint64_t header, entry;
+    switch (image.machine()) {
+      case EM_ARM: header = 20, entry = 12; break;
+      case EM_AARCH64: header = 32, entry = 16; break;
+      case EM_SPARC: header = 48, entry = 12; break;
+      case EM_SPARCV9: header = 128, entry = 32; break;
+      default: header = entry = plt.entsize; break;
+    }
+    bool rela = rel.type == SHT_RELA;
+    size_t count = rel.size / rel.entsize;
+    size_t available = reldata.size() / image.RelocationSize(rela);
+    count = std::min(count, available);
+    uint64_t at = plt.offset + header;
+    for (size_t i = 0; i < count; ++i) {
+      int64_t symidx = image.RelocationSymbol(reldata, rela, i);
+      if (symidx < 0) break;
+      RawSymbol sym = image.ReadSymbol(symdata, static_cast<size_t>(symidx));
+      std::string_view name = CString(strtab, sym.name);
+      uint32_t id = static_cast<uint32_t>(out_->symbols_.size());
+      out_->symbols_.push_back(
+          {at, at + entry, AddName(name), static_cast<uint32_t>(name.size()), true});
+      (void)id;
+      at += entry;
+    }
+  }
+
+  ElfSymbols* out_;
+  bool demangle_;
+  std::vector<TableSymbol> table_;  // in table order
+  std::unordered_map<uint32_t, std::string> demangled_;
+};
+
+ElfSymbols::~ElfSymbols() = default;
+
+std::unique_ptr<ElfSymbols> ElfSymbols::FromFile(const std::string& path, bool demangle) {
+  std::unique_ptr<ElfImage> image = ElfImage::Open(path);
+  auto out = std::unique_ptr<ElfSymbols>(new ElfSymbols);
+  out->build_id_ = image->BuildId();
+  out->debuglink_ = image->Debuglink();
+  Builder(out.get(), demangle).Build(*image, nullptr);
+  return out;
+}
+
+std::unique_ptr<ElfSymbols> ElfSymbols::FromImage(std::string_view bytes, std::string name,
+                                                  bool demangle) {
+  std::unique_ptr<ElfImage> image = ElfImage::FromBytes(bytes, std::move(name));
+  auto out = std::unique_ptr<ElfSymbols>(new ElfSymbols);
+  out->build_id_ = image->BuildId();
+  out->debuglink_ = image->Debuglink();
+  Builder(out.get(), demangle).Build(*image, nullptr);
+  return out;
+}
+
+std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path,
+                                             const ElfLoadOptions& options) {
+  const std::string real = options.symfs + std::string(path);
+  std::unique_ptr<ElfImage> binary;
+  std::string binary_error;
+  try {
+    binary = ElfImage::Open(real);
+  } catch (const Error& e) {
+    binary_error = e.Describe();
+  }
+
+  // The build-id every candidate must have: the recorded one, else the binary's own.
+  std::string build_id = options.build_id;
+  std::string file_build_id = binary ? binary->BuildId() : std::string();
+  if (build_id.empty()) build_id = file_build_id;
+  std::string debuglink = binary ? binary->Debuglink() : std::string();
+
+  // Candidates in perf's order (dso__load's binary types).
+  std::vector<std::string> candidates;
+  const std::string dir = DirName(real);
+  if (binary && !debuglink.empty()) {
+    for (const std::string& c : {dir + "/" + debuglink, dir + "/.debug/" + debuglink,
+                                 options.symfs + "/usr/lib/debug" + DirName(path) + "/" +
+                                     debuglink}) {
+      if (IsRegularFile(c)) {
+        candidates.push_back(c);
+        break;
+      }
+    }
+  }
+  std::string bid_tail;
+  if (build_id.size() > 2) {
+    std::string trimmed = build_id;
+    // A zero-padded recorded id names the file by its real length.
+    if (!file_build_id.empty() && BuildIdMatches(build_id, file_build_id)) trimmed = file_build_id;
+    bid_tail = trimmed.substr(0, 2) + "/" + trimmed.substr(2);
+    if (!options.build_id_cache.empty()) {
+      std::string link = options.build_id_cache + "/.build-id/" + bid_tail;
+      if (IsRegularFile(link)) {
+        candidates.push_back(link);  // the old cache layout: the link is the file
+      } else {
+        candidates.push_back(link + "/elf");
+        candidates.push_back(link + "/debug");
+      }
+    }
+  }
+  candidates.push_back(options.symfs + "/usr/lib/debug" + std::string(path) + ".debug");
+  candidates.push_back(options.symfs + "/usr/lib/debug" + std::string(path));
+  if (!bid_tail.empty())
+    candidates.push_back(options.symfs + "/usr/lib/debug/.build-id/" + bid_tail + ".debug");
+  candidates.push_back(real);
+
+  std::unique_ptr<ElfImage> owned_syms, owned_runtime;
+  const ElfImage* syms = nullptr;
+  const ElfImage* runtime = nullptr;
+  for (const std::string& c : candidates) {
+    std::unique_ptr<ElfImage> image;
+    if (c == real) {
+      if (!binary) continue;
+      image = std::move(binary);
+    } else {
+      if (!IsRegularFile(c)) continue;
+      try {
+        image = ElfImage::Open(c);
+      } catch (const Error&) {
+        continue;
+      }
+    }
+    if (!build_id.empty() && !BuildIdMatches(build_id, image->BuildId())) continue;
+    bool used = false;
+    if (syms == nullptr && image->symtab() >= 0) {
+      syms = image.get();
+      used = true;
+    }
+    if (runtime == nullptr && image->dynsym() >= 0) {
+      runtime = image.get();
+      used = true;
+    }
+    if (used) {
+      if (!owned_syms)
+        owned_syms = std::move(image);
+      else
+        owned_runtime = std::move(image);
+    }
+    if (syms != nullptr && runtime != nullptr) break;
+  }
+  if (syms == nullptr && runtime == nullptr) {
+    if (!binary_error.empty()) throw Error(binary_error);
+    throw Error(real, "no symbol table (or build-id mismatch)");
+  }
+  if (syms == nullptr) syms = runtime;
+
+  auto out = std::unique_ptr<ElfSymbols>(new ElfSymbols);
+  out->build_id_ = build_id;
+  out->debuglink_ = debuglink;
+  Builder(out.get(), options.demangle).Build(*syms, runtime);
+  return out;
+}
+
+bool ElfSymbols::Find(uint64_t file_offset, uint32_t* index, uint64_t* offset) const {
+  if (!ranges_.Find(file_offset, index)) return false;
+  *offset = file_offset - symbols_[*index].start;
+  return true;
+}
+
+std::string_view ElfSymbols::RawName(uint32_t index) const {
+  const Sym& s = symbols_[index];
+  return std::string_view(names_).substr(s.name_offset, s.name_size);
+}
+
+std::string ElfSymbols::Name(uint32_t index) const {
+  std::string name = demangle_ ? Demangle(RawName(index)) : std::string(RawName(index));
+  if (symbols_[index].plt) {
+    name += "@plt";
+    if (name.size() > kPltNameMax) name.resize(kPltNameMax);
+  }
+  return name;
+}
+
+bool ElfSymbols::FileOffsetToVaddr(uint64_t file_offset, uint64_t* vaddr) const {
+  for (const Segment& s : segments_) {
+    if (file_offset >= s.offset && file_offset - s.offset < std::max(s.filesz, s.memsz)) {
+      *vaddr = file_offset - s.offset + s.vaddr;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ElfSymbols::VaddrToFileOffset(uint64_t vaddr, uint64_t* file_offset) const {
+  for (const Segment& s : segments_) {
+    if (vaddr >= s.vaddr && vaddr - s.vaddr < std::max(s.filesz, s.memsz)) {
+      *file_offset = vaddr - s.vaddr + s.offset;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ReadElfIdentity(const std::string& path, std::string* build_id, std::string* debuglink) {
+  try {
+    std::unique_ptr<ElfImage> image = ElfImage::Open(path);
+    if (build_id != nullptr) *build_id = image->BuildId();
+    if (debuglink != nullptr) *debuglink = image->Debuglink();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace pf

@@ -1,0 +1,178 @@
+#pragma once
+// The symbols of one ELF binary, named and bounded the way `perf script` (perf 6.1) names them,
+// so pf-script's frames equal perf's.
+//
+// Which file: perf looks for the symbol table in a fixed order — the .gnu_debuglink file, its
+// build-id cache (~/.debug), /usr/lib/debug/PATH.debug, /usr/lib/debug/PATH,
+// /usr/lib/debug/.build-id/xx/rest.debug, then the binary itself — and takes the first that
+// has a .symtab; when none has one, the binary's .dynsym. A file whose build-id differs from the
+// recorded one is never used. PLT stubs get synthesized `name@plt` symbols from .rela.plt.
+//
+// Which symbols: FUNC and GNU_IFUNC symbols, plus NOTYPE labels in sections whose name holds
+// "text" (not hidden), in allocated sections. Addresses are file offsets (st_value - sh_addr +
+// sh_offset of the symbol's section), as perf keeps them, so a sample's file offset
+// (ip - map start + pgoff, from an MMAP2 record) is looked up directly.
+//
+// Which name wins, and how far a symbol reaches: perf first extends every zero-size symbol to
+// the next symbol's start, then drops all but one of the symbols sharing an address (the one
+// with a size, else not weak, else global, else with fewer leading underscores, else the
+// longer name, else the first in the table), comparing demangled names. perf keeps the symbols
+// in a red-black tree and searches it for the symbol containing an address; when ranges overlap
+// (nested symbols, a zero-size `_init` stretched over .plt) the answer depends on the tree's
+// shape, so the tree is replayed exactly (same insertions, erasures and search) and its answer
+// for every address is flattened into a sorted table of disjoint ranges.
+//
+// Every read of the file is bounds-checked: a truncated or corrupt ELF file gives no symbols
+// or pf::Error, never a crash.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pf {
+
+/// A symbol while perf's table rules are applied (ELF files and kallsyms share them).
+struct TableSymbol {
+  uint64_t start = 0;
+  uint64_t end = 0;     ///< exclusive; == start for a zero-size symbol
+  uint32_t id = 0;      ///< the caller's index of the symbol (its name)
+  uint8_t binding = 0;  ///< STB_LOCAL, STB_GLOBAL or STB_WEAK
+  bool module = false;  ///< kallsyms: the symbol belongs to a module (`[name]`)
+};
+
+/// A symbol's name as perf compares it (demangled when demangling is on).
+using TableNameFn = std::function<std::string_view(uint32_t id)>;
+
+/// perf's choose_best_symbol: true when `a` is kept rather than `b` (same start address).
+bool PreferFirstSymbol(const TableSymbol& a, std::string_view a_name, const TableSymbol& b,
+                       std::string_view b_name);
+
+/// perf's symbols__fixup_end over symbols sorted by start (stable): a zero-size symbol ends
+/// where the next one starts; the last one at the next page boundary plus a page. With
+/// `kallsyms`, a zero-size symbol followed by one of the other kind (module / core kernel)
+/// ends a page after its rounded-up start instead.
+void FixupSymbolEnds(std::vector<TableSymbol>& sorted, bool kallsyms);
+
+/// perf's symbols__fixup_duplicate over symbols sorted by start (stable): keeps one symbol per
+/// address. Returns the positions (in `sorted` as given) of the dropped symbols, in the order
+/// perf erases them, and removes them from `sorted`.
+std::vector<size_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
+                                           const TableNameFn& name);
+
+/// The symbol perf's tree search finds for each address. perf keeps symbols in a red-black
+/// tree searched with "below start: left; at or past end: right; else found", so when ranges
+/// overlap the answer depends on the tree's shape. The tree is replayed (same insertions and
+/// erasures; the kernel's rbtree balancing is the textbook one) and its answers flattened into
+/// disjoint ranges; without overlaps the replay is skipped.
+class SymbolRanges {
+ public:
+  /// perf inserts `s` (equal starts go after the existing ones). The shape depends only on
+  /// the starts, so `s.end` may already be the end perf's fixups give it later.
+  void Insert(const TableSymbol& s) { ops_.push_back({s, false}); }
+  /// perf erases the symbol inserted with `id`.
+  void Erase(uint32_t id) { ops_.push_back({TableSymbol{0, 0, id, 0, false}, true}); }
+  /// Computes the table; Find works after this.
+  void Finish();
+  /// The id of the symbol covering `address`, false when none does. `start` gets its start.
+  bool Find(uint64_t address, uint32_t* id) const;
+  /// Number of disjoint ranges (for tests).
+  size_t range_count() const { return ranges_.size(); }
+
+ private:
+  struct Op {
+    TableSymbol sym;
+    bool erase;
+  };
+  struct Range {  // [start, next range's start) belongs to `id` (UINT32_MAX: none)
+    uint64_t start;
+    uint32_t id;
+  };
+  std::vector<Op> ops_;
+  std::vector<Range> ranges_;
+};
+
+/// Where to look for a binary's symbols.
+struct ElfLoadOptions {
+  /// Prefix of every path (perf script --symfs).
+  std::string symfs;
+  /// The recorded build-id in hex; empty: read it from the binary. Files with another
+  /// build-id are not used.
+  std::string build_id;
+  /// perf's build-id cache (`~/.debug`); empty: not searched.
+  std::string build_id_cache;
+  /// Demangled names decide which alias wins (as perf compares them).
+  bool demangle = true;
+};
+
+class ElfSymbols {
+ public:
+  /// Finds and reads the symbols of the binary at `path` as perf does (see the file comment).
+  /// Throws pf::Error when neither the binary nor any debug file can be used.
+  static std::unique_ptr<ElfSymbols> Load(std::string_view path, const ElfLoadOptions& options);
+  /// Reads one ELF file only: no debug-file search, no build-id check.
+  static std::unique_ptr<ElfSymbols> FromFile(const std::string& path, bool demangle = true);
+  /// Reads an ELF image held in memory (the vdso). The bytes are copied.
+  static std::unique_ptr<ElfSymbols> FromImage(std::string_view image, std::string name,
+                                               bool demangle = true);
+
+  ~ElfSymbols();
+  ElfSymbols(const ElfSymbols&) = delete;
+  ElfSymbols& operator=(const ElfSymbols&) = delete;
+
+  /// The symbol containing `file_offset` (perf's map_ip: ip - map start + pgoff): its index
+  /// and the offset from its start. False when no symbol covers it.
+  bool Find(uint64_t file_offset, uint32_t* index, uint64_t* offset) const;
+  /// The name perf prints: demangled when loaded with demangling, `@plt` for PLT stubs.
+  std::string Name(uint32_t index) const;
+  /// The name as stored in the symbol table.
+  std::string_view RawName(uint32_t index) const;
+  /// Start (file offset) of a symbol, and its end (exclusive, after perf's fixups).
+  uint64_t Start(uint32_t index) const { return symbols_[index].start; }
+  uint64_t End(uint32_t index) const { return symbols_[index].end; }
+  /// Number of symbols kept.
+  size_t size() const { return symbols_.size(); }
+
+  /// The ELF virtual address of a file offset, through the PT_LOAD segment holding it.
+  bool FileOffsetToVaddr(uint64_t file_offset, uint64_t* vaddr) const;
+  /// The file offset of an ELF virtual address (the inverse of FileOffsetToVaddr).
+  bool VaddrToFileOffset(uint64_t vaddr, uint64_t* file_offset) const;
+
+  /// The binary's build-id in lowercase hex ("" when it has none).
+  const std::string& build_id() const { return build_id_; }
+  /// The binary's .gnu_debuglink file name ("" when it has none).
+  const std::string& debuglink() const { return debuglink_; }
+  /// The file the symbol table was read from (the binary or a debug file).
+  const std::string& symbols_path() const { return symbols_path_; }
+
+ private:
+  struct Sym {
+    uint64_t start;
+    uint64_t end;
+    uint32_t name_offset;  // into names_
+    uint32_t name_size;
+    bool plt;
+  };
+  struct Segment {
+    uint64_t offset, vaddr, filesz, memsz;
+  };
+  class Builder;
+  ElfSymbols() = default;
+
+  std::vector<Sym> symbols_;
+  SymbolRanges ranges_;
+  std::string names_;
+  std::vector<Segment> segments_;
+  std::string build_id_;
+  std::string debuglink_;
+  std::string symbols_path_;
+  bool demangle_ = true;
+};
+
+/// The build-id (hex) and .gnu_debuglink of the ELF file at `path`; false when it is not a
+/// readable ELF file.
+bool ReadElfIdentity(const std::string& path, std::string* build_id, std::string* debuglink);
+
+}  // namespace pf

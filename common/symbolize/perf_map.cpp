@@ -1,0 +1,98 @@
+#include "symbolize/perf_map.h"
+
+#include <elf.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace pf {
+
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// strtoull(s, &end, 16): returns the characters consumed (0 when there is no number).
+size_t ParseHex(std::string_view s, uint64_t* value) {
+  size_t i = 0;
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  if (i + 1 < s.size() && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') &&
+      i + 2 < s.size() && HexDigit(s[i + 2]) >= 0)
+    i += 2;
+  size_t digits = i;
+  uint64_t v = 0;
+  bool overflow = false;
+  while (i < s.size() && HexDigit(s[i]) >= 0) {
+    if (v >> 60) overflow = true;
+    v = v << 4 | static_cast<uint64_t>(HexDigit(s[i]));
+    ++i;
+  }
+  if (i == digits) {
+    *value = 0;
+    return 0;
+  }
+  if (overflow) v = UINT64_MAX;
+  *value = negative && !overflow ? 0 - v : v;
+  return i;
+}
+
+}  // namespace
+
+std::unique_ptr<PerfMap> PerfMap::Parse(std::string_view text) {
+  auto map = std::make_unique<PerfMap>();
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    size_t next = nl == std::string_view::npos ? text.size() : nl + 1;
+    // perf drops the line's last byte, newline or not.
+    std::string_view line = text.substr(pos, next - pos - 1);
+    pos = next;
+    // A NUL ends the line for perf's C string functions.
+    line = line.substr(0, line.find('\0'));
+
+    uint64_t start = 0, size = 0;
+    size_t len = ParseHex(line, &start) + 1;
+    if (len + 2 >= line.size()) continue;
+    len += ParseHex(line.substr(len), &size) + 1;
+    if (len + 2 >= line.size()) continue;
+    std::string_view name = line.substr(len);
+
+    uint32_t id = static_cast<uint32_t>(map->entries_.size());
+    map->entries_.push_back({start, size, static_cast<uint32_t>(map->names_.size()),
+                             static_cast<uint32_t>(name.size())});
+    map->names_.append(name);
+    map->ranges_.Insert({start, start + size, id, STB_GLOBAL, false});
+  }
+  map->ranges_.Finish();
+  return map;
+}
+
+std::unique_ptr<PerfMap> PerfMap::Load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path, "cannot open perf map");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw Error(path, "cannot read perf map");
+  return Parse(ss.str());
+}
+
+bool PerfMap::Lookup(uint64_t address, std::string_view* name, uint64_t* offset) const {
+  uint32_t id;
+  if (!ranges_.Find(address, &id)) return false;
+  const Entry& e = entries_[id];
+  *name = std::string_view(names_).substr(e.name_offset, e.name_size);
+  *offset = address - e.start;
+  return true;
+}
+
+}  // namespace pf

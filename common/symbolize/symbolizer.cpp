@@ -1,0 +1,232 @@
+#include "symbolize/symbolizer.h"
+
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/perf_map.h"
+
+namespace pf {
+
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool IsVdso(std::string_view path) {
+  return path == "[vdso]" || path == "[vdso32]" || path == "[vdsox32]";
+}
+
+std::string ReadLink(const std::string& path) {
+  char buf[256];
+  ssize_t n = readlink(path.c_str(), buf, sizeof(buf));
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// The innermost pid of `pid` (its pid inside its own pid namespace), from /proc/PID/status.
+uint32_t NamespacePid(uint32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!StartsWith(line, "NSpid:")) continue;
+    std::istringstream fields(line.substr(6));
+    uint32_t last = pid, v;
+    while (fields >> v) last = v;
+    return last;
+  }
+  return pid;
+}
+
+// This process's vdso image: from AT_SYSINFO_EHDR to the end of the [vdso] mapping.
+std::string OwnVdsoImage() {
+  uintptr_t start = getauxval(AT_SYSINFO_EHDR);
+  if (start == 0) return {};
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("[vdso]") == std::string::npos) continue;
+    uint64_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2) return {};
+    if (start < lo || start >= hi) return {};
+    return std::string(reinterpret_cast<const char*>(start), hi - start);
+  }
+  return {};
+}
+
+}  // namespace
+
+Symbolizer::Symbolizer(Options options) : options_(std::move(options)) {
+  if (options_.use_build_id_cache && options_.build_id_cache.empty()) {
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+      options_.build_id_cache = std::string(home) + "/.debug";
+  }
+  if (!options_.use_build_id_cache) options_.build_id_cache.clear();
+}
+
+Symbolizer::~Symbolizer() = default;
+
+bool Symbolizer::UsesPerfMap(std::string_view path) {
+  return path == "//anon" || StartsWith(path, "/dev/zero") || StartsWith(path, "/anon_hugepage") ||
+         StartsWith(path, "[stack") || StartsWith(path, "/SYSV") || path == "[heap]";
+}
+
+std::string Symbolizer::PerfMapPath(uint32_t pid) {
+  return "/tmp/perf-" + std::to_string(pid) + ".map";
+}
+
+std::string Symbolizer::RootOf(uint32_t pid) {
+  if (pid == 0 || !options_.symfs.empty()) return {};
+  auto it = roots_.find(pid);
+  if (it != roots_.end()) return it->second;
+  std::string root;
+  std::string proc = "/proc/" + std::to_string(pid);
+  std::string theirs = ReadLink(proc + "/ns/mnt");
+  if (!theirs.empty() && theirs != ReadLink("/proc/self/ns/mnt")) root = proc + "/root";
+  roots_.emplace(pid, root);
+  return root;
+}
+
+Symbolizer::Binary* Symbolizer::LoadVdso(std::string_view build_id) {
+  std::string key = std::string("[vdso]") + '\0' + std::string(build_id);
+  if (auto it = by_path_.find(key); it != by_path_.end()) return it->second;
+  auto binary = std::make_unique<Binary>();
+  // perf keeps the recorded vdso in its build-id cache; else this machine's vdso is the one
+  // when the build-ids agree (or none was recorded).
+  if (!build_id.empty() && !options_.build_id_cache.empty() && build_id.size() > 2) {
+    std::string path = options_.build_id_cache + "/.build-id/" + std::string(build_id.substr(0, 2)) +
+                       "/" + std::string(build_id.substr(2)) + "/vdso";
+    try {
+      binary->symbols = ElfSymbols::FromFile(path, options_.demangle);
+    } catch (const Error&) {
+    }
+  }
+  if (binary->symbols == nullptr) {
+    std::string image = OwnVdsoImage();
+    if (!image.empty()) {
+      try {
+        auto own = ElfSymbols::FromImage(image, "[vdso]", options_.demangle);
+        if (build_id.empty() || StartsWith(build_id, own->build_id())) binary->symbols = std::move(own);
+      } catch (const Error&) {
+      }
+    }
+  }
+  Binary* raw = binary.get();
+  binaries_.push_back(std::move(binary));
+  by_path_.emplace(std::move(key), raw);
+  return raw;
+}
+
+Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_view build_id,
+                                           uint32_t pid) {
+  if (IsVdso(path)) return LoadVdso(build_id);
+  std::string root = RootOf(pid);
+  std::string key = root + std::string(path) + '\0' + std::string(build_id);
+  if (auto it = by_path_.find(key); it != by_path_.end()) return it->second;
+  if (!build_id.empty()) {
+    if (auto it = by_build_id_.find(std::string(build_id)); it != by_build_id_.end()) {
+      by_path_.emplace(std::move(key), it->second);
+      return it->second;
+    }
+  }
+
+  auto binary = std::make_unique<Binary>();
+  ElfLoadOptions load;
+  load.symfs = options_.symfs.empty() ? root : options_.symfs;
+  load.build_id = std::string(build_id);
+  load.build_id_cache = options_.build_id_cache;
+  load.demangle = options_.demangle;
+  try {
+    binary->symbols = ElfSymbols::Load(path, load);
+  } catch (const Error&) {
+    // Remembered as having no symbols: every address in it is [unknown], as in perf.
+  }
+  Binary* raw = binary.get();
+  binaries_.push_back(std::move(binary));
+  by_path_.emplace(std::move(key), raw);
+  if (!build_id.empty() && raw->symbols != nullptr) by_build_id_.emplace(std::string(build_id), raw);
+  return raw;
+}
+
+Symbol Symbolizer::NameIn(Binary* binary, uint64_t file_offset) {
+  Symbol out;
+  if (binary == nullptr || binary->symbols == nullptr) return out;
+  uint32_t index;
+  uint64_t offset;
+  if (!binary->symbols->Find(file_offset, &index, &offset)) return out;
+  if (binary->names.empty()) {
+    binary->names.resize(binary->symbols->size());
+    binary->named.resize(binary->symbols->size(), false);
+  }
+  if (!binary->named[index]) {
+    binary->names[index] = names_.Intern(binary->symbols->Name(index));
+    binary->named[index] = true;
+  }
+  out.name = names_.Name(binary->names[index]);
+  out.offset = offset;
+  out.found = true;
+  return out;
+}
+
+Symbol Symbolizer::Lookup(std::string_view path, std::string_view build_id, uint64_t file_offset,
+                          uint32_t pid) {
+  if (UsesPerfMap(path)) return {};
+  return NameIn(FindBinary(path, build_id, pid), file_offset);
+}
+
+bool Symbolizer::KernelSymbolsMissing() {
+  if (!kernel_loaded_) {
+    kernel_loaded_ = true;
+    try {
+      kernel_ = std::make_unique<KernelSymbols>(KernelSymbols::Load(options_.kallsyms));
+    } catch (const Error&) {
+      kernel_ = std::make_unique<KernelSymbols>();
+    }
+  }
+  return kernel_->size() == 0;
+}
+
+Symbol Symbolizer::LookupKernel(uint64_t ip) {
+  Symbol out;
+  if (KernelSymbolsMissing()) return out;
+  KernelSymbols::Hit hit;
+  if (!kernel_->Lookup(ip, &hit)) return out;
+  out.name = hit.name;
+  out.module = hit.module;
+  out.offset = hit.offset;
+  out.found = true;
+  return out;
+}
+
+Symbol Symbolizer::LookupJit(uint32_t pid, uint64_t ip) {
+  auto it = perf_maps_.find(pid);
+  if (it == perf_maps_.end()) {
+    std::unique_ptr<PerfMap> map;
+    std::string root = RootOf(pid);
+    std::vector<std::string> paths;
+    if (!root.empty()) paths.push_back(root + PerfMapPath(NamespacePid(pid)));
+    paths.push_back(PerfMapPath(pid));
+    for (const std::string& p : paths) {
+      try {
+        map = PerfMap::Load(p);
+        break;
+      } catch (const Error&) {
+      }
+    }
+    it = perf_maps_.emplace(pid, std::move(map)).first;
+  }
+  Symbol out;
+  if (it->second == nullptr) return out;
+  if (!it->second->Lookup(ip, &out.name, &out.offset)) return out;
+  out.found = true;
+  return out;
+}
+
+}  // namespace pf

@@ -1,0 +1,99 @@
+#pragma once
+// The front door of symbolization: names the addresses of a perf recording as `perf script`
+// does. User-space addresses come as (mapping path, build-id, file offset) from MMAP2 records;
+// the binary's symbols are found and read once (ElfSymbols: debug files, build-id cache, PLT
+// stubs) and kept per path and build-id; a file that cannot be used is remembered as having
+// no symbols and not tried again. JIT code in anonymous memory is named from
+// /tmp/perf-PID.map, the vdso from perf's build-id cache or this process's own vdso, kernel
+// addresses from kallsyms (read once, on first use).
+//
+// Names are interned: the string_views handed out stay valid for the Symbolizer's lifetime.
+// A Symbolizer is not thread-safe; use one per thread.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/intern.h"
+
+namespace pf {
+
+class ElfSymbols;
+class KernelSymbols;
+class PerfMap;
+
+/// One named address.
+struct Symbol {
+  std::string_view name;    ///< "" when not found
+  uint64_t offset = 0;      ///< from the symbol's start
+  bool found = false;
+  std::string_view module;  ///< LookupKernel: the module ("" for the core kernel)
+};
+
+class Symbolizer {
+ public:
+  struct Options {
+    /// Prefix of every binary's path (perf script --symfs).
+    std::string symfs;
+    /// Demangle C++/Rust names as perf does (perf script --no-demangle turns it off).
+    bool demangle = true;
+    /// The kernel symbol file (perf script --kallsyms).
+    std::string kallsyms = "/proc/kallsyms";
+    /// perf's build-id cache; "" means $HOME/.debug (when HOME is set).
+    std::string build_id_cache;
+    /// Set to false to never look in the build-id cache.
+    bool use_build_id_cache = true;
+  };
+
+  explicit Symbolizer(Options options);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  /// The symbol for a user-space address inside a mapping of `path` (as in an MMAP2
+  /// record: its file offset is ip - map_start + pgoff). `build_id` (hex) may be empty.
+  /// `pid` lets /proc/PID/root be used (containers). Mappings perf names from a perf map
+  /// (UsesPerfMap) are not found here: use LookupJit with the address itself.
+  Symbol Lookup(std::string_view path, std::string_view build_id, uint64_t file_offset,
+                uint32_t pid);
+  /// Kernel addresses, from kallsyms (loaded once, lazily).
+  Symbol LookupKernel(uint64_t ip);
+  /// An address in executable anonymous memory of process `pid`, from /tmp/perf-PID.map.
+  Symbol LookupJit(uint32_t pid, uint64_t ip);
+
+  /// True for mappings perf names from /tmp/perf-PID.map when executable: anonymous memory
+  /// ("//anon", "/dev/zero", "/anon_hugepage"), "[heap]", "[stack...", "/SYSV...".
+  static bool UsesPerfMap(std::string_view path);
+  /// The dso name perf prints for such a mapping: "/tmp/perf-PID.map".
+  static std::string PerfMapPath(uint32_t pid);
+
+  /// True when kallsyms could not be read or had only zero addresses (kptr_restrict);
+  /// loads it if needed.
+  bool KernelSymbolsMissing();
+
+ private:
+  struct Binary {
+    std::unique_ptr<ElfSymbols> symbols;  // null: no symbols
+    std::vector<StrId> names;             // interned display names, by symbol index
+    std::vector<bool> named;
+  };
+  Binary* FindBinary(std::string_view path, std::string_view build_id, uint32_t pid);
+  Binary* LoadVdso(std::string_view build_id);
+  std::string RootOf(uint32_t pid);
+  Symbol NameIn(Binary* binary, uint64_t file_offset);
+
+  Options options_;
+  Interner names_;
+  std::vector<std::unique_ptr<Binary>> binaries_;
+  std::unordered_map<std::string, Binary*> by_path_;      // root + path + '\0' + build-id
+  std::unordered_map<std::string, Binary*> by_build_id_;  // build-id
+  std::unordered_map<uint32_t, std::string> roots_;       // pid -> /proc/PID/root or ""
+  std::unordered_map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;  // null: none
+  std::unique_ptr<KernelSymbols> kernel_;
+  bool kernel_loaded_ = false;
+};
+
+}  // namespace pf

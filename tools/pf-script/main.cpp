@@ -1,0 +1,54 @@
+// pf-script: print a recording (pf-record stream or perf.data) as `perf script` text.
+#include "base/error.h"
+#include "cli/cli.h"
+#include "pfstream/script_output.h"
+
+namespace po = boost::program_options;
+
+int main(int argc, char** argv) {
+  pf::cli::Tool tool({
+      "pf-script",
+      "[OPTIONS] [FILE]",
+      "Print the samples of a recording as `perf script` prints them: a header line per\n"
+      "sample (comm, tid, time, period, event), then its call chain, one frame a line\n"
+      "(address, symbol+offset, dso). Reads pf-record streams and perf.data files written\n"
+      "by `perf record` (file or pipe format), from FILE or standard input.",
+      "  pf-record -g -- ./prog > run.pfs; pf-script run.pfs | less\n"
+      "  perf record -g -o perf.data -- ./prog; pf-script perf.data\n"
+      "  pf-script -F comm,pid,tid,time,ip,sym perf.data\n"
+      "  pf-script perf.data | pf-collapse | pf-flamegraph > cpu.svg\n",
+  });
+  tool.AddGroup("Output").add_options()
+      ("fields,F", po::value<std::vector<std::string>>()->value_name("FIELDS"),
+       "fields to print, as perf script -F: comm,pid,tid,cpu,time,period,event,ip,sym,"
+       "symoff,dso; +FIELD / -FIELD adjust the default")
+      ("show-mmap-events", "also print MMAP/MMAP2 records")
+      ("show-task-events", "also print COMM/FORK/EXIT records")
+      ("header", "print the recording's header first")
+      ("symfs", po::value<std::string>()->value_name("DIR"),
+       "look for binaries and debug files under DIR (copied from the recording machine)")
+      ("input,i", po::value<std::string>()->value_name("FILE"), "the recording (as perf's -i)");
+
+  return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
+    const po::variables_map& vm = ctx.vm;
+    pf::ScriptOptions o;
+    if (vm.count("fields")) {
+      o.fields = pf::cli::SplitList(vm["fields"].as<std::vector<std::string>>());
+    }
+    o.show_mmap_events = vm.count("show-mmap-events");
+    o.show_task_events = vm.count("show-task-events");
+    o.header = vm.count("header");
+    if (vm.count("symfs")) o.symfs = vm["symfs"].as<std::string>();
+    std::string path = vm.count("input") ? vm["input"].as<std::string>() : "-";
+    if (!ctx.inputs.empty()) {
+      if (ctx.inputs.size() > 1 || vm.count("input")) {
+        throw pf::UsageError("one recording at a time");
+      }
+      path = ctx.inputs[0];
+    }
+    std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
+    bool truncated = false;
+    pf::RunScript(path, o, *out, &truncated);
+    if (truncated) tool.Warn(path + ": the recording ends early (cut short?); printed what is whole");
+  });
+}
