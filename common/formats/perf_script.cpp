@@ -489,6 +489,7 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
                 tree_.AddSelf(slot->value, period_);
                 ++samples_;
               }
+              last_leaf_ = slot->value;
               in_sample_ = false;
               period_ = 1;
               line_no += r.lines;

@@ -72,10 +72,9 @@ std::string ParanoidNow(const PerfEnvironment& env) {
 }
 
 const char* kContainerHint =
-    " In a container, perf_event_open also needs CAP_PERFMON (docker run --cap-add PERFMON; "
-    "with Docker 20.10 or later its default seccomp profile then allows the call; older "
-    "profiles need --cap-add SYS_ADMIN or --security-opt seccomp=unconfined), and "
-    "perf_event_paranoid is the host's setting: change it on the host.";
+    " In a container, perf_event_paranoid is the host's setting (change it on the host), and "
+    "the container needs CAP_PERFMON (docker run --cap-add PERFMON; Docker before 20.10 also "
+    "needs --security-opt seccomp=unconfined).";
 
 }  // namespace
 
@@ -185,6 +184,7 @@ std::string OpenErrorAdvice(const OpenAttempt& a, const PerfEnvironment& env) {
           << SysctlParanoidCommand(1)
           << " (2 allows user space only, -1 lifts every restriction), or run as root.";
       } else if (a.other_user) {
+        container_said = true;  // not a container matter
         m << "process " << a.pid
           << " belongs to another user; profiling someone else's process needs root or "
              "CAP_PERFMON (the kernel checks ptrace read access). Run pf-record as that "

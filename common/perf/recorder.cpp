@@ -564,6 +564,9 @@ void Recorder::WriteHead() {
   if (!mem.empty()) writer_->WriteTotalMem(std::strtoull(mem.c_str(), nullptr, 10));
   if (!opt_.argv.empty()) writer_->WriteCmdline(opt_.argv);
   writer_->WriteEventDesc(descs);
+  for (const EventDesc& d : descs) {
+    if (!d.ids.empty()) writer_->WriteEventName(d.ids[0], d.name);
+  }
   writer_->Flush();
 }
 

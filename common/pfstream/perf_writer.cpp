@@ -10,6 +10,8 @@ namespace {
 
 constexpr uint32_t kRecordHeaderAttr = 64;
 constexpr uint32_t kRecordFinishedRound = 68;
+constexpr uint32_t kRecordEventUpdate = 78;
+constexpr uint64_t kEventUpdateName = 2;  // PERF_EVENT_UPDATE__NAME
 constexpr uint32_t kRecordHeaderFeature = 80;
 constexpr uint32_t kRecordFinishedInit = 82;
 constexpr size_t kMaxRecord = 0xffff & ~size_t{7};  // header.size is a u16
@@ -144,6 +146,16 @@ void PerfStreamWriter::WriteEventDesc(const std::vector<EventDesc>& events) {
     for (uint64_t id : e.ids) data.append(reinterpret_cast<const char*>(&id), 8);
   }
   WriteFeature(kFeatEventDesc, data);
+}
+
+void PerfStreamWriter::WriteEventName(uint64_t id, std::string_view name) {
+  // struct perf_record_event_update { header; u64 type; u64 id; char name[]; }
+  // (tools/lib/perf/include/perf/event.h)
+  Begin(kRecordEventUpdate, 0);
+  Put64(kEventUpdateName);
+  Put64(id);
+  PutPaddedString(name.substr(0, 1000));
+  Emit();
 }
 
 void PerfStreamWriter::WriteComm(uint32_t pid, uint32_t tid, std::string_view comm, bool exec,

@@ -6,6 +6,7 @@
 //   HEADER_ATTR records     the perf_event_attr of each event and the sample ids it owns;
 //   HEADER_FEATURE records  what perf record puts in its header (host, kernel release, event
 //                           names, command line, ...), one feature per record;
+//   EVENT_UPDATE records    the name of each event, for perf script;
 //   synthesized records     COMM/FORK/MMAP/MMAP2 for what existed before recording began
 //                           (read from /proc), then FINISHED_INIT;
 //   kernel records          copied unchanged from the ring buffers (SAMPLE, MMAP2, COMM,
@@ -92,6 +93,10 @@ class PerfStreamWriter {
   void WriteNrCpus(uint32_t available, uint32_t online);
   void WriteTotalMem(uint64_t kib);
   void WriteEventDesc(const std::vector<EventDesc>& events);
+  /// A PERF_RECORD_EVENT_UPDATE naming the event that owns sample id `id`. perf script
+  /// names events from these in pipe mode (it fixes a name from the attribute before the
+  /// EVENT_DESC feature arrives); perf record writes one per event after its features.
+  void WriteEventName(uint64_t id, std::string_view name);
 
   void WriteComm(uint32_t pid, uint32_t tid, std::string_view comm, bool exec = false,
                  const SynthId& id = {});

@@ -398,10 +398,10 @@ class RbReplay {
       const Node& s = nodes_[n];
       if (ip < s.start)
         n = s.left;
-      else if (ip >= s.end)
+      else if (ip > s.end || (ip == s.end && ip != s.start))
         n = s.right;
       else
-        return s.id;
+        return s.id;  // a zero-size symbol matches its own address
     }
     return kNone;
   }
@@ -661,16 +661,22 @@ void SymbolRanges::Finish() {
   std::stable_sort(alive.begin(), alive.end(),
                    [](const TableSymbol& a, const TableSymbol& b) { return a.start < b.start; });
 
+  // A symbol covers [start, end), a zero-size one its start alone; an end below the start
+  // (wrapped around) covers nothing.
+  auto last = [](const TableSymbol& t) -> uint64_t {
+    if (t.start == UINT64_MAX) return t.start;
+    return t.end == t.start ? t.start + 1 : std::max(t.start, t.end);
+  };
   bool overlap = false;
   for (size_t i = 1; i < alive.size() && !overlap; ++i)
-    overlap = alive[i].start < alive[i - 1].end && alive[i - 1].end > alive[i - 1].start;
+    overlap = alive[i].start < last(alive[i - 1]);
   ranges_.clear();
   if (!overlap) {
     for (const TableSymbol& t : alive) {
-      if (t.end <= t.start) continue;  // a zero-size symbol is never found
+      if (last(t) == t.start) continue;
       if (!ranges_.empty() && ranges_.back().start == t.start) ranges_.pop_back();
       ranges_.push_back({t.start, t.id});
-      ranges_.push_back({t.end, kNone});
+      ranges_.push_back({last(t), kNone});
     }
   } else {
     RbReplay tree;
@@ -689,6 +695,7 @@ void SymbolRanges::Finish() {
     for (const TableSymbol& t : alive) {
       points.push_back(t.start);
       points.push_back(t.end);
+      points.push_back(t.start + 1);
     }
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());

@@ -63,7 +63,8 @@ std::vector<size_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
                                            const TableNameFn& name);
 
 /// The symbol perf's tree search finds for each address. perf keeps symbols in a red-black
-/// tree searched with "below start: left; at or past end: right; else found", so when ranges
+/// tree searched with "below start: left; past end, or at the end of a symbol with a size:
+/// right; else found" (so a zero-size symbol matches its own address), so when ranges
 /// overlap the answer depends on the tree's shape. The tree is replayed (same insertions and
 /// erasures; the kernel's rbtree balancing is the textbook one) and its answers flattened into
 /// disjoint ranges; without overlaps the replay is skipped.
@@ -76,7 +77,7 @@ class SymbolRanges {
   void Erase(uint32_t id) { ops_.push_back({TableSymbol{0, 0, id, 0, false}, true}); }
   /// Computes the table; Find works after this.
   void Finish();
-  /// The id of the symbol covering `address`, false when none does. `start` gets its start.
+  /// The id of the symbol covering `address`, false when none does.
   bool Find(uint64_t address, uint32_t* id) const;
   /// Number of disjoint ranges (for tests).
   size_t range_count() const { return ranges_.size(); }

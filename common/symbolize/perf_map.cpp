@@ -86,12 +86,15 @@ std::unique_ptr<PerfMap> PerfMap::Load(const std::string& path) {
   return Parse(ss.str());
 }
 
-bool PerfMap::Lookup(uint64_t address, std::string_view* name, uint64_t* offset) const {
+bool PerfMap::Lookup(uint64_t address, std::string_view* name, uint64_t* offset,
+                     uint64_t map_start) const {
   uint32_t id;
   if (!ranges_.Find(address, &id)) return false;
   const Entry& e = entries_[id];
   *name = std::string_view(names_).substr(e.name_offset, e.name_size);
-  *offset = address - e.start;
+  // perf: an address at or past the symbol's end (only a zero-size one matches there) is
+  // printed relative to the map's start as well.
+  *offset = address < e.start + e.size ? address - e.start : address - map_start - e.start;
   return true;
 }
 

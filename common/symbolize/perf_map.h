@@ -7,7 +7,8 @@
 //    loses its last character);
 //  - numbers are read like strtoull(…, 16): leading blanks, a sign and "0x" are accepted;
 //  - a line whose name would be shorter than 3 characters is skipped;
-//  - names are used as written (not demangled), and a zero-size entry matches no address;
+//  - names are used as written (not demangled); a zero-size entry matches its own address
+//    only, and perf then prints a strange offset (see PerfMap::Lookup);
 //  - entries are not merged: when they overlap (reused JIT memory), the answer is the one
 //    perf's symbol tree gives (see SymbolRanges).
 
@@ -28,8 +29,11 @@ class PerfMap {
   /// Reads a perf map file. Throws pf::Error when it cannot be read.
   static std::unique_ptr<PerfMap> Load(const std::string& path);
 
-  /// The entry containing `address`: its name and the offset from its start.
-  bool Lookup(uint64_t address, std::string_view* name, uint64_t* offset) const;
+  /// The entry containing `address`: its name and the offset from its start. For a zero-size
+  /// entry perf prints address - map_start - entry start (wrapping), so `map_start`, the
+  /// start of the anonymous mapping, is needed to print the same.
+  bool Lookup(uint64_t address, std::string_view* name, uint64_t* offset,
+              uint64_t map_start = 0) const;
   /// Number of entries read.
   size_t size() const { return entries_.size(); }
 

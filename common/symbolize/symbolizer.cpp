@@ -205,7 +205,7 @@ Symbol Symbolizer::LookupKernel(uint64_t ip) {
   return out;
 }
 
-Symbol Symbolizer::LookupJit(uint32_t pid, uint64_t ip) {
+Symbol Symbolizer::LookupJit(uint32_t pid, uint64_t ip, uint64_t map_start) {
   auto it = perf_maps_.find(pid);
   if (it == perf_maps_.end()) {
     std::unique_ptr<PerfMap> map;
@@ -224,7 +224,7 @@ Symbol Symbolizer::LookupJit(uint32_t pid, uint64_t ip) {
   }
   Symbol out;
   if (it->second == nullptr) return out;
-  if (!it->second->Lookup(ip, &out.name, &out.offset)) return out;
+  if (!it->second->Lookup(ip, &out.name, &out.offset, map_start)) return out;
   out.found = true;
   return out;
 }

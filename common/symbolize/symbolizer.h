@@ -62,7 +62,8 @@ class Symbolizer {
   /// Kernel addresses, from kallsyms (loaded once, lazily).
   Symbol LookupKernel(uint64_t ip);
   /// An address in executable anonymous memory of process `pid`, from /tmp/perf-PID.map.
-  Symbol LookupJit(uint32_t pid, uint64_t ip);
+  /// `map_start` is the mapping's start (perf uses it in one odd offset; see PerfMap).
+  Symbol LookupJit(uint32_t pid, uint64_t ip, uint64_t map_start = 0);
 
   /// True for mappings perf names from /tmp/perf-PID.map when executable: anonymous memory
   /// ("//anon", "/dev/zero", "/anon_hugepage"), "[heap]", "[stack...", "/SYSV...".

@@ -18,8 +18,12 @@ if ! perf record -e cpu-clock -F 999 -g -N -o "$tmp/file.data" -- "$callpath" 0.
 fi
 perf record -e cpu-clock -F 999 -g -N -o - -- "$callpath" 0.5 2>/dev/null >"$tmp/pipe.data" ||
   fail "perf record -o - failed"
+# Two processes running the same program: the same stack text under different pids (the
+# recording folder must not lose samples it recognises by text), on both CPUs.
+perf record -e cpu-clock -F 999 -g -N -o "$tmp/two.data" -- \
+  sh -c "\"$callpath\" 0.5 & \"$callpath\" 0.5; wait" >/dev/null 2>&1 || fail "perf record (two) failed"
 
-for f in file pipe; do
+for f in file pipe two; do
   perf script -i "$tmp/$f.data" >"$tmp/$f.perf.txt" 2>/dev/null
   "$script" "$tmp/$f.data" >"$tmp/$f.pf.txt" 2>"$tmp/$f.err" || fail "$f: pf-script exit $?: $(cat "$tmp/$f.err")"
   [ -s "$tmp/$f.perf.txt" ] || fail "$f: perf script printed nothing"

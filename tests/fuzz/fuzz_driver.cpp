@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     std::string data = ss.str();
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), data.size());
     // Every prefix of a small input too: truncated input must never crash.
-    if (data.size() <= 4096) {
+    if (data.size() <= (1 << 16)) {
       for (size_t n = 0; n < data.size(); n += 1 + data.size() / 64) {
         LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), n);
       }
