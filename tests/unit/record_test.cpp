@@ -1,0 +1,634 @@
+// pf-record's library: the advice texts, CPU lists, event names, /proc parsing, ring-buffer
+// record extraction (on a fake buffer, wrap-around included), the pipe writer read back by
+// PerfDataReader, and one real recording (skipped when perf_event_open is refused).
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/error.h"
+#include "io/input.h"
+#include "io/output.h"
+#include "perf/advice.h"
+#include "perf/cpu_list.h"
+#include "perf/events.h"
+#include "perf/proc.h"
+#include "perf/recorder.h"
+#include "perf/ring_buffer.h"
+#include "pfstream/perf_data.h"
+#include "pfstream/perf_writer.h"
+
+namespace pf {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// --- advice -----------------------------------------------------------------------------
+
+PerfEnvironment Env(int paranoid, bool privileged = false, bool container = false) {
+  PerfEnvironment env;
+  env.paranoid = paranoid;
+  env.paranoid_known = true;
+  env.cap_perfmon = privileged;
+  env.in_container = container;
+  return env;
+}
+
+OpenAttempt Attempt(int err, int pid = 1234) {
+  OpenAttempt a;
+  a.err = err;
+  a.event = "cpu-clock";
+  a.pid = pid;
+  a.cpu = 0;
+  return a;
+}
+
+TEST(RecordAdvice, ParanoidLevelsAreExplained) {
+  std::set<std::string> seen;
+  for (int level = -1; level <= 4; ++level) {
+    std::string m = ParanoidMeaning(level);
+    EXPECT_EQ(m.rfind(std::to_string(level) + ": ", 0), 0u) << m;
+    seen.insert(m.substr(m.find(':')));
+  }
+  EXPECT_EQ(seen.size(), 6u);  // every level says something different
+  EXPECT_THAT(ParanoidMeaning(-1), HasSubstr("no restrictions"));
+  EXPECT_THAT(ParanoidMeaning(1), HasSubstr("not CPU-wide"));
+  EXPECT_THAT(ParanoidMeaning(2), HasSubstr("no kernel"));
+  EXPECT_THAT(ParanoidMeaning(3), HasSubstr("Debian"));
+  EXPECT_THAT(ParanoidMeaning(4), HasSubstr("Ubuntu"));
+  EXPECT_EQ(SysctlParanoidCommand(1), "sysctl -w kernel.perf_event_paranoid=1");
+}
+
+TEST(RecordAdvice, WhatTheKernelAllows) {
+  EXPECT_TRUE(KernelSamplingAllowed(Env(1)));
+  EXPECT_FALSE(KernelSamplingAllowed(Env(2)));
+  EXPECT_TRUE(KernelSamplingAllowed(Env(2, true)));
+  EXPECT_TRUE(KernelSamplingAllowed(Env(-1)));
+  EXPECT_TRUE(CpuWideAllowed(Env(0)));
+  EXPECT_FALSE(CpuWideAllowed(Env(1)));
+  EXPECT_TRUE(CpuWideAllowed(Env(4, true)));
+  PerfEnvironment sysadmin = Env(3);
+  sysadmin.cap_sys_admin = true;
+  EXPECT_TRUE(sysadmin.privileged());
+}
+
+TEST(RecordAdvice, CpuWideNeedsParanoidZero) {
+  OpenAttempt a = Attempt(EACCES, -1);
+  std::string m = OpenErrorAdvice(a, Env(2));
+  EXPECT_THAT(m, HasSubstr("all processes on CPU 0"));
+  EXPECT_THAT(m, HasSubstr("EACCES"));
+  EXPECT_THAT(m, HasSubstr("kernel.perf_event_paranoid is 2"));
+  EXPECT_THAT(m, HasSubstr("sysctl -w kernel.perf_event_paranoid=0"));
+  EXPECT_THAT(m, HasSubstr("-p PID"));
+  EXPECT_THAT(m, Not(HasSubstr("container")));
+}
+
+TEST(RecordAdvice, DistributionParanoidLevels) {
+  std::string m3 = OpenErrorAdvice(Attempt(EACCES), Env(3));
+  EXPECT_THAT(m3, HasSubstr("kernel.perf_event_paranoid is 3"));
+  EXPECT_THAT(m3, HasSubstr("sysctl -w kernel.perf_event_paranoid=1"));
+  EXPECT_THAT(m3, HasSubstr("-1 lifts every restriction"));
+  std::string m4 = OpenErrorAdvice(Attempt(EACCES), Env(4));
+  EXPECT_THAT(m4, HasSubstr("is 4"));
+  EXPECT_THAT(m4, HasSubstr("Ubuntu"));
+}
+
+TEST(RecordAdvice, KernelProfilingAndOtherUsers) {
+  OpenAttempt k = Attempt(EACCES);
+  k.kernel_included = true;
+  std::string m = OpenErrorAdvice(k, Env(2));
+  EXPECT_THAT(m, HasSubstr("kernel profiling needs perf_event_paranoid <= 1"));
+  EXPECT_THAT(m, HasSubstr("--user-only"));
+  EXPECT_THAT(m, HasSubstr("sysctl -w kernel.perf_event_paranoid=1"));
+
+  OpenAttempt other = Attempt(EACCES, 1);
+  other.other_user = true;
+  std::string o = OpenErrorAdvice(other, Env(2, false, true));
+  EXPECT_THAT(o, HasSubstr("process 1 belongs to another user"));
+  EXPECT_THAT(o, Not(HasSubstr("container")));  // ownership is not a container matter
+}
+
+TEST(RecordAdvice, PrivilegedButRefusedMeansSeccompOrLsm) {
+  std::string m = OpenErrorAdvice(Attempt(EPERM), Env(2, true, true));
+  EXPECT_THAT(m, HasSubstr("CAP_PERFMON"));
+  EXPECT_THAT(m, HasSubstr("seccomp"));
+  EXPECT_THAT(m, HasSubstr("--cap-add PERFMON"));
+  std::string bare = OpenErrorAdvice(Attempt(EPERM), Env(1));
+  EXPECT_THAT(bare, HasSubstr("EPERM"));
+  EXPECT_THAT(bare, HasSubstr("seccomp"));
+}
+
+TEST(RecordAdvice, OtherErrnos) {
+  EXPECT_THAT(OpenErrorAdvice(Attempt(ESRCH, 4321), Env(2)), HasSubstr("no process or thread 4321"));
+  OpenAttempt hw = Attempt(ENOENT);
+  hw.event = "cycles";
+  hw.hardware = true;
+  EXPECT_THAT(OpenErrorAdvice(hw, Env(2)), HasSubstr("-e cpu-clock"));
+  EXPECT_THAT(OpenErrorAdvice(Attempt(EOPNOTSUPP), Env(2)), HasSubstr("does not support"));
+  OpenAttempt files = Attempt(EMFILE);
+  files.fds_needed = 1500;
+  files.fd_limit = 1024;
+  std::string f = OpenErrorAdvice(files, Env(2));
+  EXPECT_THAT(f, HasSubstr("ulimit -n 2048"));
+  EXPECT_THAT(f, HasSubstr("the limit is 1024"));
+  OpenAttempt fast = Attempt(EINVAL);
+  fast.frequency = 200000;
+  EXPECT_THAT(OpenErrorAdvice(fast, Env(2)),
+              HasSubstr("sysctl -w kernel.perf_event_max_sample_rate=200000"));
+  EXPECT_THAT(OpenErrorAdvice(Attempt(EOVERFLOW), Env(2)), HasSubstr("perf_event_max_stack (127)"));
+  EXPECT_THAT(OpenErrorAdvice(Attempt(ENOSYS), Env(2)), HasSubstr("CONFIG_PERF_EVENTS"));
+  EXPECT_THAT(OpenErrorAdvice(Attempt(EBUSY), Env(2)), HasSubstr("exclusive"));
+  EXPECT_THAT(MmapErrorAdvice(EPERM, 1 << 20, Env(2)), HasSubstr("perf_event_mlock_kb"));
+}
+
+TEST(RecordAdvice, Notices) {
+  EXPECT_THAT(KernelExcludedNotice(Env(2)), HasSubstr("user space only"));
+  EXPECT_THAT(KernelExcludedNotice(Env(2)), HasSubstr("sysctl -w kernel.perf_event_paranoid=1"));
+  PerfEnvironment env = Env(2);
+  env.kptr_restrict = 1;
+  EXPECT_EQ(KptrRestrictNotice(env, true), "");
+  EXPECT_THAT(KptrRestrictNotice(env, false), HasSubstr("kernel.kptr_restrict is 1"));
+}
+
+// --- CPU lists, events, /proc -----------------------------------------------------------
+
+TEST(RecordCpuList, Parses) {
+  EXPECT_EQ(ParseCpuList("0"), (std::vector<int>{0}));
+  EXPECT_EQ(ParseCpuList("0,2-3"), (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(ParseCpuList("3,1,1-2"), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(ParseCpuList("5-5\n"), (std::vector<int>{5}));
+  for (const char* bad : {"", "a", "1-", "-1", "3-1", "1,,2", "70000", "1 2", "0x1"}) {
+    EXPECT_THROW(ParseCpuList(bad), UsageError) << bad;
+  }
+  std::vector<int> online = OnlineCpus();
+  ASSERT_FALSE(online.empty());
+  EXPECT_GE(ConfiguredCpus(), online.back() + 1);
+}
+
+TEST(RecordEvents, NamesAndModifiers) {
+  EventSpec c = ParseEventSpec("cycles:u");
+  EXPECT_EQ(c.type, static_cast<uint32_t>(PERF_TYPE_HARDWARE));
+  EXPECT_EQ(c.config, static_cast<uint64_t>(PERF_COUNT_HW_CPU_CYCLES));
+  EXPECT_TRUE(c.exclude_kernel);
+  EXPECT_FALSE(c.exclude_user);
+  EXPECT_EQ(ParseEventSpec("cs").name, "context-switches");
+  EXPECT_EQ(ParseEventSpec("page-faults").config, static_cast<uint64_t>(PERF_COUNT_SW_PAGE_FAULTS));
+  EXPECT_EQ(ParseEventSpec("instructions:ppp").precise, 3);
+  EXPECT_THROW(ParseEventSpec("nosuch"), UsageError);
+  EXPECT_THROW(ParseEventSpec("cpu-clock:x"), UsageError);
+
+  perf_event_attr a{};
+  EXPECT_EQ(PerfEventName("cpu-clock", a), "cpu-clock");
+  a.precise_ip = 3;
+  EXPECT_EQ(PerfEventName("cpu-clock", a), "cpu-clock:ppp");  // perf's default recording
+  a.precise_ip = 0;
+  a.exclude_kernel = a.exclude_hv = 1;
+  EXPECT_EQ(PerfEventName("cpu-clock", a), "cpu-clock:u");
+  EXPECT_EQ(DefaultEventSpec().precise, 3);
+}
+
+TEST(RecordProc, MapsLines) {
+  MapsEntry m;
+  ASSERT_TRUE(ParseMapsLine(
+      "55d0c0a00000-55d0c0a01000 r-xp 00001000 fe:00 5309183    /opt/my app/bin", &m));
+  EXPECT_EQ(m.start, 0x55d0c0a00000u);
+  EXPECT_EQ(m.end, 0x55d0c0a01000u);
+  EXPECT_EQ(m.pgoff, 0x1000u);
+  EXPECT_EQ(m.maj, 0xfeu);
+  EXPECT_EQ(m.min, 0u);
+  EXPECT_EQ(m.ino, 5309183u);
+  EXPECT_TRUE(m.executable());
+  EXPECT_EQ(m.path, "/opt/my app/bin");
+  ASSERT_TRUE(ParseMapsLine("7ffd1000-7ffd3000 rw-p 00000000 00:00 0 ", &m));
+  EXPECT_FALSE(m.executable());
+  EXPECT_EQ(m.path, "");
+  ASSERT_TRUE(ParseMapsLine("1000-2000 r-xs 0 08:01 12 /tmp/x (deleted)\n", &m));
+  EXPECT_EQ(m.path, "/tmp/x (deleted)");
+  EXPECT_EQ(m.perms[3], 's');
+  EXPECT_FALSE(ParseMapsLine("garbage", &m));
+  EXPECT_FALSE(ParseMapsLine("2000-1000 r-xp 0 08:01 12 /x", &m));
+  EXPECT_FALSE(ParseMapsLine("1000-2000 r-x 0 08:01 12 /x", &m));
+}
+
+TEST(RecordProc, KernelText) {
+  KernelText k = ParseKernelText(
+      "0000000000000000 A fixed_percpu_data\n"
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81000000 T _text\n"
+      "ffffffff81000010 t helper\n"
+      "ffffffff8220bb08 T _etext\n");
+  EXPECT_TRUE(k.visible());
+  EXPECT_EQ(k.start, 0xffffffff81000000u);
+  EXPECT_EQ(k.end, 0xffffffff8220bb08u);
+  // kptr_restrict: every address reads as zero.
+  KernelText hidden = ParseKernelText("0000000000000000 T _text\n0000000000000000 T _etext\n");
+  EXPECT_FALSE(hidden.visible());
+  EXPECT_EQ(hidden.end, 0u);
+}
+
+TEST(RecordProc, BuildIdsAndThreads) {
+  std::string self = ReadElfBuildId("/proc/self/exe");
+  EXPECT_EQ(self.size(), 20u) << "the test binary should carry a GNU build-id (ld --build-id)";
+  EXPECT_EQ(ReadElfBuildId("/proc/self/status"), "");
+  EXPECT_EQ(ReadElfBuildId("/nonexistent"), "");
+  std::vector<int> tids = ListThreads(getpid());
+  ASSERT_FALSE(tids.empty());
+  EXPECT_EQ(tids[0], getpid());
+  int tgid = 0, ppid = 0;
+  ASSERT_TRUE(ReadTgidPpid(getpid(), &tgid, &ppid));
+  EXPECT_EQ(tgid, getpid());
+  EXPECT_EQ(ppid, getppid());
+  EXPECT_TRUE(ProcessAlive(getpid()));
+  EXPECT_FALSE(ReadComm(getpid(), getpid()).empty());
+}
+
+// --- ring buffer extraction --------------------------------------------------------------
+
+// Writes a record of `size` bytes (header + a fill byte) at counter `at` of `ring`.
+void PutRecord(std::vector<uint8_t>* ring, uint64_t at, uint16_t size, uint32_t type,
+               uint8_t fill) {
+  std::vector<uint8_t> rec(size, fill);
+  std::memcpy(rec.data(), &type, 4);
+  uint16_t misc = 0;
+  std::memcpy(rec.data() + 4, &misc, 2);
+  std::memcpy(rec.data() + 6, &size, 2);
+  for (size_t i = 0; i < size; ++i) (*ring)[(at + i) % ring->size()] = rec[i];
+}
+
+struct Seen {
+  uint32_t type;
+  uint16_t size;
+  bool filled;
+};
+
+std::vector<Seen> Extract(const std::vector<uint8_t>& ring, uint64_t tail, uint64_t head,
+                          bool* corrupt, uint64_t* new_tail = nullptr) {
+  std::vector<Seen> seen;
+  std::vector<uint8_t> scratch;
+  uint64_t t = ExtractRecords(
+      std::span<const uint8_t>(ring), tail, head, &scratch,
+      [&](std::span<const uint8_t> rec) {
+        Seen s;
+        std::memcpy(&s.type, rec.data(), 4);
+        std::memcpy(&s.size, rec.data() + 6, 2);
+        s.filled = true;
+        for (size_t i = 8; i < rec.size(); ++i) s.filled &= rec[i] == static_cast<uint8_t>(s.type);
+        EXPECT_EQ(rec.size(), s.size);
+        seen.push_back(s);
+      },
+      corrupt);
+  if (new_tail) *new_tail = t;
+  return seen;
+}
+
+TEST(RecordRingBuffer, ExtractsRecordsIncludingOneThatWraps) {
+  std::vector<uint8_t> ring(64, 0xee);
+  // Counters far past the first lap, as after a long recording: 1000 laps + 40 bytes.
+  const uint64_t base = 64 * 1000;
+  PutRecord(&ring, base + 40, 16, 9, 9);   // bytes 40..55
+  PutRecord(&ring, base + 56, 24, 10, 10);  // bytes 56..63 then 0..15: wraps
+  PutRecord(&ring, base + 80, 32, 3, 3);   // bytes 16..47? no: 16..47 overlaps 40: see below
+  // The third record must not overlap the first (the kernel never writes over unread
+  // data): shrink the window to what fits, 64 bytes from base + 40.
+  std::vector<uint8_t> ring2(64, 0xee);
+  PutRecord(&ring2, base + 40, 16, 9, 9);
+  PutRecord(&ring2, base + 56, 24, 10, 10);
+  PutRecord(&ring2, base + 80, 24, 3, 3);
+  bool corrupt = false;
+  uint64_t tail = 0;
+  std::vector<Seen> seen = Extract(ring2, base + 40, base + 104, &corrupt, &tail);
+  EXPECT_FALSE(corrupt);
+  EXPECT_EQ(tail, base + 104);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].type, 9u);
+  EXPECT_EQ(seen[1].type, 10u);
+  EXPECT_EQ(seen[1].size, 24);
+  EXPECT_TRUE(seen[1].filled) << "the wrapped record must be reassembled in order";
+  EXPECT_EQ(seen[2].type, 3u);
+  for (const Seen& s : seen) EXPECT_TRUE(s.filled);
+  (void)ring;
+}
+
+TEST(RecordRingBuffer, HeaderSplitAcrossTheEnd) {
+  // Not something the kernel does (records are 8-byte aligned), but the walk copes.
+  std::vector<uint8_t> ring(64, 0);
+  PutRecord(&ring, 60, 16, 7, 7);  // header bytes 60..63 and 0..3
+  bool corrupt = false;
+  std::vector<Seen> seen = Extract(ring, 60, 76, &corrupt);
+  EXPECT_FALSE(corrupt);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].type, 7u);
+  EXPECT_TRUE(seen[0].filled);
+}
+
+TEST(RecordRingBuffer, EmptyAndCorrupt) {
+  std::vector<uint8_t> ring(64, 0);
+  bool corrupt = false;
+  EXPECT_TRUE(Extract(ring, 8, 8, &corrupt).empty());
+  EXPECT_FALSE(corrupt);
+  // A size of zero would never advance: the rest is skipped and flagged.
+  uint64_t tail = 0;
+  EXPECT_TRUE(Extract(ring, 0, 32, &corrupt, &tail).empty());
+  EXPECT_TRUE(corrupt);
+  EXPECT_EQ(tail, 32u);
+  // A size beyond head.
+  PutRecord(&ring, 0, 48, 9, 9);
+  corrupt = false;
+  EXPECT_TRUE(Extract(ring, 0, 40, &corrupt).empty());
+  EXPECT_TRUE(corrupt);
+}
+
+TEST(RecordRingBuffer, Sizing) {
+  const bool unlimited = true;
+  EXPECT_EQ(RingPagesFor(99, true, 2, 2, 516, unlimited), 128u);     // 512 KiB
+  EXPECT_EQ(RingPagesFor(999, true, 2, 2, 516, unlimited), 128u);
+  EXPECT_EQ(RingPagesFor(10000, true, 2, 2, 516, unlimited), 2048u);  // 8 MiB
+  EXPECT_EQ(RingPagesFor(1000000, true, 2, 2, 516, unlimited), 16384u);
+  // Unprivileged: 516 KiB per CPU holds one 512 KiB ring (+ its metadata page) per CPU.
+  EXPECT_EQ(RingPagesFor(10000, true, 2, 2, 516, false), 128u);
+  EXPECT_EQ(RingPagesFor(99, true, 10, 2, 516, false), 16u);
+}
+
+// --- the pipe writer, read back -----------------------------------------------------------
+
+perf_event_attr TestAttr(uint64_t sample_type) {
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_CPU_CLOCK;
+  a.freq = 1;
+  a.sample_freq = 999;
+  a.sample_type = sample_type;
+  a.sample_id_all = 1;
+  a.mmap = a.mmap2 = a.comm = a.task = 1;
+  a.precise_ip = 3;
+  return a;
+}
+
+TEST(RecordWriter, StreamReadsBackWithPerfDataReader) {
+  StringSink sink;
+  BufferedWriter out(sink);
+  PerfStreamWriter w(out);
+  const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                      PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
+  perf_event_attr attr = TestAttr(st);
+  const std::vector<uint64_t> ids = {71, 72};
+  w.WriteHeader();
+  w.WriteAttr(attr, ids);
+  w.WriteStringFeature(kFeatHostname, "testhost");
+  w.WriteStringFeature(kFeatOsRelease, "6.1.0-test");
+  w.WriteCmdline({"pf-record", "-g", "--", "./prog"});
+  w.WriteNrCpus(4, 2);
+  w.WriteTotalMem(1024);
+  w.WriteEventDesc({{attr, "cpu-clock:ppp", ids}});
+  w.WriteEventName(71, "cpu-clock:ppp");
+  w.WriteMmap(PERF_RECORD_MISC_KERNEL, 0xffffffffu, 0, 0xffffffff81000000ull, 0x120bb08,
+              0xffffffff81000000ull, "[kernel.kallsyms]_text");
+  w.WriteFork(100, 100, 101, 100, 0, {100, 101, 0, 0});
+  w.WriteComm(100, 101, "worker", false, {100, 101, 0, 0});
+  PerfStreamWriter::Mmap2 m;
+  m.pid = m.tid = 100;
+  m.start = 0x400000;
+  m.len = 0x1000;
+  m.pgoff = 0x1000;
+  m.build_id = std::string("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
+                           "\x11\x12\x13\x14", 20);
+  m.prot = 5;
+  m.flags = 2;
+  m.filename = "/usr/bin/prog";
+  w.WriteMmap2(m, {100, 100, 0, 0});
+  w.WriteFinishedInit();
+  SampleFields s;
+  s.ip = 0x400123;
+  s.pid = 100;
+  s.tid = 101;
+  s.time = 123456789;
+  s.period = 1001001;
+  s.callchain = {kContextUser, 0x400123, 0x400456};
+  w.WriteSample(s);
+  w.WriteFinishedRound();
+  w.Flush();
+  const std::string& data = sink.data();
+  EXPECT_EQ(data.size() % 8, 0u);
+  EXPECT_EQ(data.substr(0, 8), "PERFILE2");
+  EXPECT_EQ(w.bytes_written(), data.size());
+
+  std::unique_ptr<ByteSource> src = MemoryInput(data, "stream");
+  PerfDataReader r(*src);
+  EXPECT_TRUE(r.pipe_mode());
+  std::vector<Record> records;
+  std::vector<std::string> bodies;
+  Record rec;
+  while (r.Next(&rec)) {
+    EXPECT_EQ(rec.offset % 8, 0u) << "record type " << rec.type << " is misaligned";
+    records.push_back(rec);
+    bodies.emplace_back(reinterpret_cast<const char*>(rec.body.data()), rec.body.size());
+  }
+  EXPECT_FALSE(r.truncated());
+  EXPECT_EQ(r.bad_records(), 0u);
+  ASSERT_EQ(r.attrs().size(), 1u);
+  EXPECT_EQ(r.attrs()[0].sample_type, st);
+  EXPECT_EQ(r.attrs()[0].ids, ids);
+  EXPECT_TRUE(r.attrs()[0].sample_id_all());
+  EXPECT_EQ(r.attrs()[0].precise_ip(), 3u);
+  EXPECT_EQ(r.attrs()[0].name, "cpu-clock:ppp");
+  EXPECT_EQ(r.hostname(), "testhost");
+  EXPECT_EQ(r.os_release(), "6.1.0-test");
+  EXPECT_EQ(r.cmdline(), "pf-record -g -- ./prog");
+
+  std::vector<uint32_t> types;
+  for (const Record& x : records) types.push_back(x.type);
+  const std::vector<uint32_t> want = {78, kRecordMmap, kRecordFork, kRecordComm, kRecordMmap2,
+                                      kRecordFinishedInit, kRecordSample,
+                                      kRecordFinishedRound};
+  ASSERT_EQ(types, want);
+
+  // The kernel map.
+  const Record& kmap = records[1];
+  EXPECT_EQ(kmap.misc, PERF_RECORD_MISC_KERNEL);
+  uint64_t start, pgoff;
+  std::memcpy(&start, kmap.body.data() + 8, 8);
+  std::memcpy(&pgoff, kmap.body.data() + 24, 8);
+  EXPECT_EQ(start, 0xffffffff81000000ull);
+  EXPECT_EQ(pgoff, start);
+  EXPECT_STREQ(reinterpret_cast<const char*>(kmap.body.data()) + 32, "[kernel.kallsyms]_text");
+
+  // COMM: pid, tid, name; its sample_id carries the thread.
+  const Record& comm = records[3];
+  uint32_t pid, tid;
+  std::memcpy(&pid, comm.body.data(), 4);
+  std::memcpy(&tid, comm.body.data() + 4, 4);
+  EXPECT_EQ(pid, 100u);
+  EXPECT_EQ(tid, 101u);
+  EXPECT_STREQ(reinterpret_cast<const char*>(comm.body.data()) + 8, "worker");
+  SampleId sid;
+  ASSERT_TRUE(r.ParseSampleId(comm, &sid));
+  EXPECT_EQ(sid.pid, 100u);
+  EXPECT_EQ(sid.tid, 101u);
+  EXPECT_TRUE(sid.has_time);
+  EXPECT_EQ(sid.time, 0u);
+
+  // MMAP2 with a build-id.
+  const Record& mm = records[4];
+  EXPECT_TRUE(mm.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+  EXPECT_EQ(mm.body[32], 20);  // build_id_size
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(mm.body.data()) + 36, 20), m.build_id);
+  uint32_t prot;
+  std::memcpy(&prot, mm.body.data() + 56, 4);
+  EXPECT_EQ(prot, 5u);
+  EXPECT_STREQ(reinterpret_cast<const char*>(mm.body.data()) + 64, "/usr/bin/prog");
+
+  // The sample.
+  Sample smp;
+  ASSERT_TRUE(r.ParseSample(records[6], &smp));
+  EXPECT_EQ(smp.ip, 0x400123u);
+  EXPECT_EQ(smp.pid, 100u);
+  EXPECT_EQ(smp.tid, 101u);
+  EXPECT_EQ(smp.time, 123456789u);
+  EXPECT_EQ(smp.period, 1001001u);
+  ASSERT_EQ(smp.callchain.size(), 3u);
+  EXPECT_EQ(smp.callchain[0], kContextUser);
+  EXPECT_EQ(smp.callchain[2], 0x400456u);
+}
+
+TEST(RecordWriter, SeveralEventsAreToldApartByIdentifier) {
+  StringSink sink;
+  BufferedWriter out(sink);
+  PerfStreamWriter w(out);
+  const uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                      PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+  perf_event_attr clock = TestAttr(st);
+  perf_event_attr faults = TestAttr(st);
+  faults.config = PERF_COUNT_SW_PAGE_FAULTS;
+  faults.precise_ip = 0;
+  w.WriteHeader();
+  w.WriteAttr(clock, std::vector<uint64_t>{1, 2});
+  w.WriteAttr(faults, std::vector<uint64_t>{3, 4});
+  w.WriteComm(5, 5, "prog", true, {5, 5, 10, 1});
+  SampleFields s;
+  s.id = 4;
+  s.ip = 0x1234;
+  s.pid = s.tid = 5;
+  s.cpu = 1;
+  w.WriteSample(s);
+  w.Flush();
+
+  std::unique_ptr<ByteSource> src = MemoryInput(sink.data(), "stream");
+  PerfDataReader r(*src);
+  Record rec;
+  ASSERT_TRUE(r.Next(&rec));
+  EXPECT_EQ(rec.type, kRecordComm);
+  EXPECT_EQ(rec.misc, PERF_RECORD_MISC_COMM_EXEC);
+  SampleId sid;
+  ASSERT_TRUE(r.ParseSampleId(rec, &sid));  // carries the first event's id
+  EXPECT_EQ(sid.cpu, 1u);
+  EXPECT_EQ(sid.time, 10u);
+  ASSERT_TRUE(r.Next(&rec));
+  Sample smp;
+  ASSERT_TRUE(r.ParseSample(rec, &smp));
+  ASSERT_NE(smp.attr, nullptr);
+  EXPECT_EQ(smp.attr->config, static_cast<uint64_t>(PERF_COUNT_SW_PAGE_FAULTS));
+  EXPECT_EQ(smp.cpu, 1u);
+  EXPECT_EQ(smp.ip, 0x1234u);
+  EXPECT_FALSE(r.Next(&rec));
+}
+
+TEST(RecordWriter, HeaderStringsArePerfs) {
+  std::string s = PerfStreamWriter::HeaderString("abc");
+  ASSERT_EQ(s.size(), 4u + 64u);
+  uint32_t len;
+  std::memcpy(&len, s.data(), 4);
+  EXPECT_EQ(len, 64u);
+  EXPECT_EQ(s.substr(4, 4), std::string("abc\0", 4));
+  EXPECT_EQ(PerfStreamWriter::HeaderString(std::string(64, 'x')).size(), 4u + 128u);
+}
+
+// --- a real recording ----------------------------------------------------------------------
+
+bool PerfEventsUsable() {
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_CPU_CLOCK;
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  int fd = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+TEST(RecordLive, RecordsACommand) {
+  if (!PerfEventsUsable()) {
+    GTEST_SKIP() << "perf_event_open is refused here (" << std::strerror(errno)
+                 << "); see pf-record(1), PERMISSIONS";
+  }
+  RecordOptions o;
+  o.command = {"/bin/sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exit 7"};
+  o.frequency = 999;
+  o.call_graph = CallGraph::kFramePointer;
+  o.handle_signals = false;
+  std::vector<std::string> notices;
+  o.notice = [&notices](const std::string& n) { notices.push_back(n); };
+  StringSink sink;
+  RecordReport report;
+  RunRecord(o, sink, &report);
+  EXPECT_TRUE(report.command_ran);
+  EXPECT_EQ(report.exit_status, 7);
+  EXPECT_GT(report.samples, 0u);
+  EXPECT_EQ(report.bytes, sink.data().size());
+  EXPECT_LT(report.startup_ms, 1000.0);
+
+  std::unique_ptr<ByteSource> src = MemoryInput(sink.data(), "live");
+  PerfDataReader r(*src);
+  ASSERT_EQ(r.attrs().size(), 1u);
+  EXPECT_EQ(r.attrs()[0].name.rfind("cpu-clock", 0), 0u);
+  EXPECT_TRUE(r.attrs()[0].sample_type & PERF_SAMPLE_CALLCHAIN);
+  uint64_t samples = 0, with_chain = 0, exec_comms = 0, rounds = 0;
+  Record rec;
+  while (r.Next(&rec)) {
+    if (rec.type == kRecordSample) {
+      Sample s;
+      ASSERT_TRUE(r.ParseSample(rec, &s));
+      ++samples;
+      with_chain += !s.callchain.empty();
+    } else if (rec.type == kRecordComm && (rec.misc & PERF_RECORD_MISC_COMM_EXEC)) {
+      ++exec_comms;
+    } else if (rec.type == kRecordFinishedRound) {
+      ++rounds;
+    }
+  }
+  EXPECT_FALSE(r.truncated());
+  EXPECT_EQ(r.bad_records(), 0u);
+  EXPECT_EQ(samples, report.samples);
+  EXPECT_EQ(with_chain, samples);
+  EXPECT_GE(exec_comms, 1u);
+  EXPECT_GE(rounds, 1u);
+}
+
+TEST(RecordLive, RefusesBadTargets) {
+  RecordOptions none;
+  StringSink sink;
+  RecordReport report;
+  EXPECT_THROW(RunRecord(none, sink, &report), UsageError);
+  RecordOptions both;
+  both.pids = {1};
+  both.command = {"true"};
+  EXPECT_THROW(RunRecord(both, sink, &report), UsageError);
+  RecordOptions missing;
+  missing.command = {"pf-no-such-command-here"};
+  missing.handle_signals = false;
+  try {
+    RunRecord(missing, sink, &report);
+    ADD_FAILURE() << "a missing command must fail";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("command not found"));
+  }
+}
+
+}  // namespace
+}  // namespace pf
