@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Benchmark: folding a perf.data recording. pf-collapse reads it directly; the classic way is
 # `perf script | stackcollapse-perf.pl`. Also pf-script against perf script (text out).
-#   bench/recording_bench.sh [--input perf.data] [--seconds N]
+#   bench/recording_bench.sh [--input perf.data] [--seconds N] [--freq HZ]
 # Without --input it records N seconds (default 20) of a mixed workload with
 # `perf record -F 999 -g -a` (needs perf and perf_event_open). Not a ctest test.
 set -u -o pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-input="" secs=20
+input="" secs=20 freq=999
 while [ $# -gt 0 ]; do
   case $1 in
     --input) input=$2; shift 2 ;;
     --seconds) secs=$2; shift 2 ;;
-    *) echo "usage: $0 [--input perf.data] [--seconds N]" >&2; exit 2 ;;
+    --freq) freq=$2; shift 2 ;;
+    *) echo "usage: $0 [--input perf.data] [--seconds N] [--freq HZ]" >&2; exit 2 ;;
   esac
 done
 PF_COLLAPSE=${PF_COLLAPSE:-$repo/build/bin/pf-collapse}
@@ -23,7 +24,7 @@ if [ -z "$input" ]; then
   input=$work/rec.data
   prog=$repo/build/programs/callpath
   echo "recording ${secs}s of a mixed workload ..." >&2
-  perf record -F 999 -g -a -o "$input" -- sh -c "
+  perf record -F "$freq" -g -a -o "$input" -- sh -c "
     \"$prog\" $secs & python3 -c 'import time,json
 t=time.time()
 while time.time()-t < $secs: json.dumps(list(range(1000)))' &
