@@ -98,7 +98,11 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
       }
       auto parent_comm = comms_.find(ptid);
       if (parent_comm != comms_.end()) comms_[tid] = parent_comm->second;
-      if (pid != ppid) {  // a new process: it starts with its parent's maps
+      // A new process starts with its parent's maps, except for the FORK records perf
+      // synthesizes for processes that already ran (PERF_RECORD_MISC_FORK_EXEC): their own
+      // maps follow, and a clone would leave stale ones beside them.
+      constexpr uint16_t kMiscForkExec = 1 << 13;
+      if (pid != ppid && !(r.misc & kMiscForkExec)) {
         auto parent = procs_.find(ppid);
         if (parent != procs_.end()) {
           Process& child = Proc(pid);
@@ -220,10 +224,28 @@ void Session::Frames(const Sample& s, std::vector<ResolvedFrame>* out) {
     out->push_back(Resolve(s.pid, s.ip, kernel));
     return;
   }
+  bool hypervisor = false;
   for (uint64_t ip : s.callchain) {
     if (ip >= kContextMax) {
-      if (ip == kContextKernel) kernel = true;
-      if (ip == kContextUser) kernel = false;
+      // As perf: HV, KERNEL and USER switch the mode; any other marker means the chain is
+      // garbage (a frame-pointer walk gone astray), and the whole chain is dropped.
+      if (ip == kContextKernel || ip == kContextUser) {
+        kernel = ip == kContextKernel;
+        hypervisor = false;
+      } else if (ip == kContextHv) {
+        hypervisor = true;
+      } else {
+        out->clear();
+        return;
+      }
+      continue;
+    }
+    if (hypervisor) {  // no maps for the hypervisor: perf prints the raw address
+      ResolvedFrame f;
+      f.addr = ip;
+      f.sym = "[unknown]";
+      f.dso = "[unknown]";
+      out->push_back(f);
       continue;
     }
     out->push_back(Resolve(s.pid, ip, kernel));

@@ -608,11 +608,11 @@ void FixupSymbolEnds(std::vector<TableSymbol>& sorted, bool kallsyms) {
   if (last.end == last.start) last.end = ((last.start + 4095) & ~uint64_t{4095}) + 4096;
 }
 
-std::vector<size_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
-                                           const TableNameFn& name) {
+std::vector<uint32_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
+                                             const TableNameFn& name) {
   // perf walks the tree in order comparing a symbol with its successor; the loser is erased
   // and the walk goes on from the survivor.
-  std::vector<size_t> erased;
+  std::vector<uint32_t> erased;
   std::vector<bool> gone(sorted.size(), false);
   size_t curr = 0;
   while (curr < sorted.size()) {
@@ -621,11 +621,11 @@ std::vector<size_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
       if (PreferFirstSymbol(sorted[curr], name(sorted[curr].id), sorted[next],
                             name(sorted[next].id))) {
         gone[next] = true;
-        erased.push_back(next);
+        erased.push_back(sorted[next].id);
         ++next;
       } else {
         gone[curr] = true;
-        erased.push_back(curr);
+        erased.push_back(sorted[curr].id);
         curr = next;
         ++next;
       }
@@ -639,24 +639,31 @@ std::vector<size_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
   return erased;
 }
 
+void SymbolRanges::Insert(const TableSymbol& s) {
+  index_[s.id] = symbols_.size();
+  ops_.push_back({false, symbols_.size()});
+  symbols_.push_back(s);
+}
+
+void SymbolRanges::Erase(uint32_t id) {
+  auto it = index_.find(id);
+  if (it != index_.end()) ops_.push_back({true, it->second});
+}
+
+void SymbolRanges::SetEnd(uint32_t id, uint64_t end) {
+  auto it = index_.find(id);
+  if (it != index_.end()) symbols_[it->second].end = end;
+}
+
 void SymbolRanges::Finish() {
   // The symbols alive at the end, in address order (stable: insertion order on ties).
   std::vector<TableSymbol> alive;
   {
-    std::unordered_map<uint32_t, size_t> at;
-    std::vector<bool> gone;
-    std::vector<TableSymbol> inserted;
-    for (const Op& op : ops_) {
-      if (!op.erase) {
-        at[op.sym.id] = inserted.size();
-        inserted.push_back(op.sym);
-        gone.push_back(false);
-      } else if (auto it = at.find(op.sym.id); it != at.end()) {
-        gone[it->second] = true;
-      }
-    }
-    for (size_t i = 0; i < inserted.size(); ++i)
-      if (!gone[i]) alive.push_back(inserted[i]);
+    std::vector<bool> gone(symbols_.size(), false);
+    for (const auto& [erase, at] : ops_)
+      if (erase) gone[at] = true;
+    for (size_t i = 0; i < symbols_.size(); ++i)
+      if (!gone[i]) alive.push_back(symbols_[i]);
   }
   std::stable_sort(alive.begin(), alive.end(),
                    [](const TableSymbol& a, const TableSymbol& b) { return a.start < b.start; });
@@ -680,13 +687,14 @@ void SymbolRanges::Finish() {
     }
   } else {
     RbReplay tree;
-    std::unordered_map<uint32_t, int> node_of;
-    for (const Op& op : ops_) {
-      if (!op.erase) {
-        node_of[op.sym.id] = tree.Insert(op.sym.start, op.sym.end, op.sym.id);
-      } else if (auto it = node_of.find(op.sym.id); it != node_of.end() && it->second >= 0) {
-        tree.Erase(it->second);
-        it->second = -1;
+    std::vector<int> node_of(symbols_.size(), -1);
+    for (const auto& [erase, at] : ops_) {
+      const TableSymbol& t = symbols_[at];
+      if (!erase) {
+        node_of[at] = tree.Insert(t.start, t.end, t.id);
+      } else if (node_of[at] >= 0) {
+        tree.Erase(node_of[at]);
+        node_of[at] = -1;
       }
     }
     // The search's answer only changes at a symbol's start or end.
@@ -708,8 +716,9 @@ void SymbolRanges::Finish() {
     ranges_[out++] = ranges_[i];
   }
   ranges_.resize(out);
-  ops_.clear();
-  ops_.shrink_to_fit();
+  symbols_ = {};
+  index_ = {};
+  ops_ = {};
 }
 
 bool SymbolRanges::Find(uint64_t address, uint32_t* id) const {
@@ -729,7 +738,7 @@ class ElfSymbols::Builder {
  public:
   Builder(ElfSymbols* out, bool demangle) : out_(out), demangle_(demangle) {}
 
-  // Symbols from `syms` (.symtab, or .dynsym when it has none) and PLT entries from `runtime`.
+  // Symbols from `syms` (its .symtab, then its .dynsym) and PLT entries from `runtime`.
   void Build(const ElfImage& syms, const ElfImage* runtime) {
     if (runtime == nullptr) runtime = &syms;
     out_->demangle_ = demangle_;
@@ -737,37 +746,14 @@ class ElfSymbols::Builder {
     for (const ProgramHeader& p : runtime->segments())
       if (p.type == PT_LOAD) out_->segments_.push_back({p.offset, p.vaddr, p.filesz, p.memsz});
 
-    ReadSymbolTable(syms, *runtime);
-
-    // perf's order: insert in table order, extend zero sizes, drop duplicates (erasing from
-    // the tree), then add the PLT entries.
-    std::vector<TableSymbol> sorted = table_;
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const TableSymbol& a, const TableSymbol& b) { return a.start < b.start; });
-    FixupSymbolEnds(sorted, false);
-    std::vector<TableSymbol> before = sorted;
-    std::vector<size_t> erased = RemoveDuplicateSymbols(
-        sorted, [this](uint32_t id) -> std::string_view { return CompareName(id); });
-
-    // perf adds PLT entries only when the table gave it symbols.
-    size_t first_plt = out_->symbols_.size();
-    if (!table_.empty()) SynthesizePlt(*runtime);
-
-    for (const TableSymbol& t : before) out_->symbols_[t.id].end = t.end;  // fixed-up ends
-
-    // Replay perf's tree: table symbols in table order, the erasures, then the PLT entries.
-    SymbolRanges& ranges = out_->ranges_;
-    for (const TableSymbol& t : table_) {
-      TableSymbol final = t;
-      final.end = out_->symbols_[t.id].end;
-      ranges.Insert(final);
-    }
-    for (size_t pos : erased) ranges.Erase(before[pos].id);
-    for (size_t i = first_plt; i < out_->symbols_.size(); ++i) {
-      const Sym& s = out_->symbols_[i];
-      ranges.Insert({s.start, s.end, static_cast<uint32_t>(i), STB_GLOBAL, false});
-    }
-    ranges.Finish();
+    // perf reads .symtab and then .dynsym into one tree; after each table it extends the
+    // zero sizes and drops duplicates over the whole tree. PLT entries come last, and only
+    // when the tables gave symbols.
+    size_t from_tables = 0;
+    if (syms.symtab() >= 0) from_tables += ReadTable(syms, syms.symtab(), *runtime);
+    if (syms.dynsym() >= 0) from_tables += ReadTable(syms, syms.dynsym(), *runtime);
+    if (from_tables > 0) SynthesizePlt(*runtime);
+    out_->ranges_.Finish();
   }
 
  private:
@@ -784,16 +770,26 @@ class ElfSymbols::Builder {
     return it->second;
   }
 
-  void ReadSymbolTable(const ElfImage& syms, const ElfImage& runtime) {
-    int table_index = syms.symtab() >= 0 ? syms.symtab() : syms.dynsym();
-    if (table_index < 0) return;
+  // The file offset of a symbol's address: through the runtime binary's PT_LOAD segment
+  // holding it, else through its section (as perf does).
+  static uint64_t Adjust(uint64_t value, const Section& sec, const ElfImage& runtime) {
+    for (const ProgramHeader& p : runtime.segments()) {
+      if (p.type == PT_LOAD && value >= p.vaddr && value - p.vaddr < p.memsz)
+        return value - p.vaddr + p.offset;
+    }
+    return value - sec.addr + sec.offset;
+  }
+
+  // One symbol table pass; returns the number of symbols added.
+  size_t ReadTable(const ElfImage& syms, int table_index, const ElfImage& runtime) {
     const std::vector<Section>& sections = syms.sections();
     const Section& table = sections[table_index];
-    if (table.link >= sections.size()) return;
+    if (table.link >= sections.size()) return 0;
     std::string_view strtab = syms.SectionData(sections[table.link]);
     std::string_view data = syms.SectionData(table);
     size_t count = syms.SymbolCount(table);
     bool arm = syms.machine() == EM_ARM || syms.machine() == EM_AARCH64;
+    size_t added = 0;
 
     for (size_t i = 0; i < count; ++i) {
       RawSymbol sym = syms.ReadSymbol(data, i);
@@ -827,12 +823,31 @@ class ElfSymbols::Builder {
         continue;
       if (arm && type == STT_FUNC && (sym.value & 1)) sym.value &= ~uint64_t{1};  // Thumb
 
-      uint64_t start = sym.value - sec->addr + sec->offset;
+      uint64_t start = Adjust(sym.value, *sec, runtime);
       uint32_t id = static_cast<uint32_t>(out_->symbols_.size());
       out_->symbols_.push_back({start, start + sym.size, AddName(name),
                                 static_cast<uint32_t>(name.size()), false});
-      table_.push_back({start, start + sym.size, id, ELF64_ST_BIND(sym.info), false});
+      TableSymbol t{start, start + sym.size, id, ELF64_ST_BIND(sym.info), false};
+      out_->ranges_.Insert(t);
+      tree_.push_back(t);
+      ++added;
     }
+    if (added == 0) return 0;
+
+    // The tree in order: by start, equal starts in insertion order.
+    std::stable_sort(tree_.begin(), tree_.end(),
+                     [](const TableSymbol& a, const TableSymbol& b) { return a.start < b.start; });
+    FixupSymbolEnds(tree_, false);
+    for (const TableSymbol& t : tree_) {
+      if (out_->symbols_[t.id].end != t.end) {
+        out_->symbols_[t.id].end = t.end;
+        out_->ranges_.SetEnd(t.id, t.end);
+      }
+    }
+    for (uint32_t id : RemoveDuplicateSymbols(
+             tree_, [this](uint32_t id) -> std::string_view { return CompareName(id); }))
+      out_->ranges_.Erase(id);
+    return added;
   }
 
   // perf 6.1's PLT symbols: one `name@plt` per .rela.plt (or .rel.plt) entry, at .plt's file
@@ -877,14 +892,14 @@ class ElfSymbols::Builder {
       uint32_t id = static_cast<uint32_t>(out_->symbols_.size());
       out_->symbols_.push_back(
           {at, at + entry, AddName(name), static_cast<uint32_t>(name.size()), true});
-      (void)id;
+      out_->ranges_.Insert({at, at + entry, id, STB_GLOBAL, false});
       at += entry;
     }
   }
 
   ElfSymbols* out_;
   bool demangle_;
-  std::vector<TableSymbol> table_;  // in table order
+  std::vector<TableSymbol> tree_;  // perf's tree in order (alive symbols)
   std::unordered_map<uint32_t, std::string> demangled_;
 };
 

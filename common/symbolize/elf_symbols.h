@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace pf {
@@ -57,10 +58,10 @@ bool PreferFirstSymbol(const TableSymbol& a, std::string_view a_name, const Tabl
 void FixupSymbolEnds(std::vector<TableSymbol>& sorted, bool kallsyms);
 
 /// perf's symbols__fixup_duplicate over symbols sorted by start (stable): keeps one symbol per
-/// address. Returns the positions (in `sorted` as given) of the dropped symbols, in the order
-/// perf erases them, and removes them from `sorted`.
-std::vector<size_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
-                                           const TableNameFn& name);
+/// address and removes the others from `sorted`. Returns the ids of the dropped symbols, in
+/// the order perf erases them from its tree.
+std::vector<uint32_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
+                                             const TableNameFn& name);
 
 /// The symbol perf's tree search finds for each address. perf keeps symbols in a red-black
 /// tree searched with "below start: left; past end, or at the end of a symbol with a size:
@@ -70,11 +71,12 @@ std::vector<size_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
 /// disjoint ranges; without overlaps the replay is skipped.
 class SymbolRanges {
  public:
-  /// perf inserts `s` (equal starts go after the existing ones). The shape depends only on
-  /// the starts, so `s.end` may already be the end perf's fixups give it later.
-  void Insert(const TableSymbol& s) { ops_.push_back({s, false}); }
+  /// perf inserts `s` (equal starts go after the existing ones); ids are unique.
+  void Insert(const TableSymbol& s);
   /// perf erases the symbol inserted with `id`.
-  void Erase(uint32_t id) { ops_.push_back({TableSymbol{0, 0, id, 0, false}, true}); }
+  void Erase(uint32_t id);
+  /// perf changes a symbol's end in place (its fixups); the tree's shape does not change.
+  void SetEnd(uint32_t id, uint64_t end);
   /// Computes the table; Find works after this.
   void Finish();
   /// The id of the symbol covering `address`, false when none does.
@@ -83,15 +85,13 @@ class SymbolRanges {
   size_t range_count() const { return ranges_.size(); }
 
  private:
-  struct Op {
-    TableSymbol sym;
-    bool erase;
-  };
   struct Range {  // [start, next range's start) belongs to `id` (UINT32_MAX: none)
     uint64_t start;
     uint32_t id;
   };
-  std::vector<Op> ops_;
+  std::vector<TableSymbol> symbols_;             // in insertion order
+  std::unordered_map<uint32_t, size_t> index_;   // id -> position in symbols_
+  std::vector<std::pair<bool, size_t>> ops_;     // (erase?, position)
   std::vector<Range> ranges_;
 };
 
