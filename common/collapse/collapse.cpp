@@ -188,7 +188,15 @@ class Collapser {
       NodeId leaf;
       bool filtered;
     };
-    std::unordered_map<uint64_t, std::unordered_map<uint64_t, Cached>> cache;  // hi -> lo
+    struct KeyHash {
+      size_t operator()(const XXH128_hash_t& k) const { return k.low64; }
+    };
+    struct KeyEq {
+      bool operator()(const XXH128_hash_t& a, const XXH128_hash_t& b) const {
+        return a.low64 == b.low64 && a.high64 == b.high64;
+      }
+    };
+    std::unordered_map<XXH128_hash_t, Cached, KeyHash, KeyEq> cache;
     uint64_t samples = 0, filtered_hits = 0;
     ReplayOrdered(reader, [&](const Record& r) {
       if (r.type != kRecordSample) {
@@ -208,9 +216,8 @@ class Collapser {
       XXH3_128bits_update(&st, s.callchain.data(), s.callchain.size() * 8);
       XXH128_hash_t key = XXH3_128bits_digest(&st);
       uint64_t weight = opt_.perf.weight_samples || s.period == 0 ? 1 : s.period;
-      auto& bucket = cache[key.high64];
-      auto it = bucket.find(key.low64);
-      if (it != bucket.end()) {
+      auto it = cache.find(key);
+      if (it != cache.end()) {
         if (it->second.leaf != PerfScriptFolder::kNoLeaf) {
           folder.tree().AddSelf(it->second.leaf, weight);
           ++samples;
@@ -227,7 +234,7 @@ class Collapser {
       AppendSampleText(session, s, fields, &frames, &text);
       uint64_t filtered_before = folder.other_event_samples();
       NodeId leaf = folder.FoldSample(text, source.name());
-      bucket.emplace(key.low64, Cached{leaf, folder.other_event_samples() != filtered_before});
+      cache.emplace(key, Cached{leaf, folder.other_event_samples() != filtered_before});
       if (leaf != PerfScriptFolder::kNoLeaf) ++samples;
     });
     if (event_filter_.empty()) event_filter_ = folder.event_filter();

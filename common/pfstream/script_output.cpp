@@ -31,15 +31,6 @@ void Set(ScriptFields* f, const std::string& name, bool on) {
                         "event, ip, sym, symoff, dso)");
 }
 
-// One queued record: perf script orders events by time (see WriteScript).
-struct Queued {
-  uint64_t time;
-  uint64_t seq;
-  uint32_t type;
-  uint16_t misc;
-  std::vector<uint8_t> body;
-};
-
 }  // namespace
 
 namespace {
@@ -259,21 +250,47 @@ class Printer {
 }  // namespace
 
 void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver) {
-  std::vector<Queued> queue;
+  // Queued records live in one arena (8-byte aligned words), indexed by small entries that
+  // are sorted; no allocation per record.
+  struct Entry {
+    uint64_t time, seq;
+    size_t offset;  // in words
+    uint32_t size;  // body bytes
+    uint32_t type;
+    uint16_t misc;
+  };
+  std::vector<uint64_t> arena;
+  std::vector<Entry> queue;
   uint64_t seq = 0, round_max = 0, flush_limit = 0;
   auto flush = [&](uint64_t limit, bool all) {
-    std::stable_sort(queue.begin(), queue.end(), [](const Queued& a, const Queued& b) {
+    std::sort(queue.begin(), queue.end(), [](const Entry& a, const Entry& b) {
       return a.time != b.time ? a.time < b.time : a.seq < b.seq;
     });
     size_t n = 0;
     for (; n < queue.size() && (all || queue[n].time <= limit); ++n) {
+      const Entry& e = queue[n];
       Record r;
-      r.type = queue[n].type;
-      r.misc = queue[n].misc;
-      r.body = queue[n].body;
+      r.type = e.type;
+      r.misc = e.misc;
+      r.body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(arena.data() + e.offset),
+                                        e.size);
       deliver(r);
     }
     queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
+    if (queue.empty()) {
+      arena.clear();  // everything delivered: start the arena over
+    } else if (arena.size() > (64u << 20) / 8) {
+      // Compact: keep only what is still queued.
+      std::vector<uint64_t> kept;
+      for (Entry& e : queue) {
+        size_t words = (e.size + 7) / 8;
+        size_t at = kept.size();
+        kept.insert(kept.end(), arena.begin() + static_cast<std::ptrdiff_t>(e.offset),
+                    arena.begin() + static_cast<std::ptrdiff_t>(e.offset + words));
+        e.offset = at;
+      }
+      arena.swap(kept);
+    }
   };
   Record r;
   while (reader.Next(&r)) {
@@ -291,7 +308,10 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
       if (reader.ParseSampleId(r, &id) && id.has_time) time = id.time;
     }
     round_max = std::max(round_max, time);
-    queue.push_back({time, seq++, r.type, r.misc, std::vector<uint8_t>(r.body.begin(), r.body.end())});
+    size_t at = arena.size();
+    arena.resize(at + (r.body.size() + 7) / 8);
+    if (!r.body.empty()) std::memcpy(arena.data() + at, r.body.data(), r.body.size());
+    queue.push_back({time, seq++, at, static_cast<uint32_t>(r.body.size()), r.type, r.misc});
   }
   flush(0, true);
 }
