@@ -45,22 +45,38 @@ std::string Target(const OpenAttempt& a) {
 
 std::string ErrnoName(int err) {
   switch (err) {
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ESRCH: return "ESRCH";
-    case ENOENT: return "ENOENT";
-    case EOPNOTSUPP: return "EOPNOTSUPP";
-    case ENODEV: return "ENODEV";
-    case EMFILE: return "EMFILE";
-    case ENFILE: return "ENFILE";
-    case EINVAL: return "EINVAL";
-    case EOVERFLOW: return "EOVERFLOW";
-    case EBUSY: return "EBUSY";
-    case E2BIG: return "E2BIG";
-    case ENOSYS: return "ENOSYS";
-    case ENOMEM: return "ENOMEM";
-    case ENOSPC: return "ENOSPC";
-    default: return "errno " + std::to_string(err);
+    case EACCES:
+      return "EACCES";
+    case EPERM:
+      return "EPERM";
+    case ESRCH:
+      return "ESRCH";
+    case ENOENT:
+      return "ENOENT";
+    case EOPNOTSUPP:
+      return "EOPNOTSUPP";
+    case ENODEV:
+      return "ENODEV";
+    case EMFILE:
+      return "EMFILE";
+    case ENFILE:
+      return "ENFILE";
+    case EINVAL:
+      return "EINVAL";
+    case EOVERFLOW:
+      return "EOVERFLOW";
+    case EBUSY:
+      return "EBUSY";
+    case E2BIG:
+      return "E2BIG";
+    case ENOSYS:
+      return "ENOSYS";
+    case ENOMEM:
+      return "ENOMEM";
+    case ENOSPC:
+      return "ENOSPC";
+    default:
+      return "errno " + std::to_string(err);
   }
 }
 
@@ -110,24 +126,29 @@ PerfEnvironment ReadPerfEnvironment() {
 std::string ParanoidMeaning(int level) {
   std::string n = std::to_string(level);
   if (level <= -1) {
-    return n + ": no restrictions (every user may profile every process, CPU-wide, "
-               "and the kernel)";
+    return n +
+           ": no restrictions (every user may profile every process, CPU-wide, "
+           "and the kernel)";
   }
   switch (level) {
     case 0:
       return n + ": users may profile CPU-wide and the kernel, but not raw tracepoints";
     case 1:
-      return n + ": users may profile their own processes, kernel included, but not "
-                 "CPU-wide (-a, -C)";
+      return n +
+             ": users may profile their own processes, kernel included, but not "
+             "CPU-wide (-a, -C)";
     case 2:
-      return n + ": users may profile only the user space of their own processes "
-                 "(no kernel, no CPU-wide)";
+      return n +
+             ": users may profile only the user space of their own processes "
+             "(no kernel, no CPU-wide)";
     case 3:
-      return n + ": unprivileged users may not use perf events at all (a Debian and "
-                 "Android setting; upstream kernels treat it as 2)";
+      return n +
+             ": unprivileged users may not use perf events at all (a Debian and "
+             "Android setting; upstream kernels treat it as 2)";
     default:
-      return n + ": unprivileged users may not use perf events at all (an Ubuntu "
-                 "setting; upstream kernels treat it as 2)";
+      return n +
+             ": unprivileged users may not use perf events at all (an Ubuntu "
+             "setting; upstream kernels treat it as 2)";
   }
 }
 
@@ -139,9 +160,7 @@ bool KernelSamplingAllowed(const PerfEnvironment& env) {
   return env.privileged() || env.paranoid <= 1;
 }
 
-bool CpuWideAllowed(const PerfEnvironment& env) {
-  return env.privileged() || env.paranoid <= 0;
-}
+bool CpuWideAllowed(const PerfEnvironment& env) { return env.privileged() || env.paranoid <= 0; }
 
 std::string KernelExcludedNotice(const PerfEnvironment& env) {
   return ParanoidNow(env) + "; recording user space only (kernel frames are left out). " +
@@ -158,8 +177,8 @@ std::string KptrRestrictNotice(const PerfEnvironment& env, bool kernel_addresses
 
 std::string OpenErrorAdvice(const OpenAttempt& a, const PerfEnvironment& env) {
   std::ostringstream m;
-  m << "cannot open event " << a.event << " for " << Target(a) << " (" << ErrnoName(a.err)
-    << ": " << std::strerror(a.err) << "): ";
+  m << "cannot open event " << a.event << " for " << Target(a) << " (" << ErrnoName(a.err) << ": "
+    << std::strerror(a.err) << "): ";
   switch (a.err) {
     case EACCES:
     case EPERM: {
@@ -176,12 +195,13 @@ std::string OpenErrorAdvice(const OpenAttempt& a, const PerfEnvironment& env) {
       } else if (a.pid < 0 && env.paranoid > 0) {
         m << "recording every process of a CPU (-a, -C) needs perf_event_paranoid <= 0 or "
              "CAP_PERFMON, and "
-          << ParanoidNow(env) << ". Run pf-record as root, or allow it with: "
-          << SysctlParanoidCommand(0) << " (or -1 to lift every restriction); "
+          << ParanoidNow(env)
+          << ". Run pf-record as root, or allow it with: " << SysctlParanoidCommand(0)
+          << " (or -1 to lift every restriction); "
              "or record your own programs with -p PID or -- COMMAND instead.";
       } else if (env.paranoid >= 3) {
-        m << ParanoidNow(env) << ". Allow profiling your own processes with: "
-          << SysctlParanoidCommand(1)
+        m << ParanoidNow(env)
+          << ". Allow profiling your own processes with: " << SysctlParanoidCommand(1)
           << " (2 allows user space only, -1 lifts every restriction), or run as root.";
       } else if (a.other_user) {
         container_said = true;  // not a container matter
@@ -191,8 +211,7 @@ std::string OpenErrorAdvice(const OpenAttempt& a, const PerfEnvironment& env) {
              "user or as root.";
       } else if (a.kernel_included && env.paranoid >= 2) {
         m << "kernel profiling needs perf_event_paranoid <= 1, and " << ParanoidNow(env)
-          << ". Use --user-only, run as root, or: " << SysctlParanoidCommand(1)
-          << " (or -1).";
+          << ". Use --user-only, run as root, or: " << SysctlParanoidCommand(1) << " (or -1).";
       } else {
         m << ParanoidNow(env)
           << ". A security module or seccomp filter may also be refusing perf_event_open. "
@@ -225,8 +244,7 @@ std::string OpenErrorAdvice(const OpenAttempt& a, const PerfEnvironment& env) {
       uint64_t want = ((a.fds_needed + 64 + 1023) / 1024) * 1024;
       m << "too many open files: this recording needs about " << a.fds_needed
         << " descriptors (one per event, thread and CPU), and the limit is " << a.fd_limit
-        << ". Raise it with: ulimit -n " << want
-        << " (or record fewer threads or CPUs: -C, -t).";
+        << ". Raise it with: ulimit -n " << want << " (or record fewer threads or CPUs: -C, -t).";
       break;
     }
     case ENFILE:
@@ -247,8 +265,9 @@ std::string OpenErrorAdvice(const OpenAttempt& a, const PerfEnvironment& env) {
         << ") frames.";
       break;
     case EBUSY:
-      m << a.event << " is in exclusive use by another program (another profiler, or the "
-                      "hypervisor's).";
+      m << a.event
+        << " is in exclusive use by another program (another profiler, or the "
+           "hypervisor's).";
       break;
     case E2BIG:
       m << "this kernel is too old for pf-record's perf_event_attr.";

@@ -25,16 +25,16 @@ namespace pf {
 
 /// The perf-related settings and privileges of this process.
 struct PerfEnvironment {
-  int paranoid = 2;            // /proc/sys/kernel/perf_event_paranoid
+  int paranoid = 2;  // /proc/sys/kernel/perf_event_paranoid
   bool paranoid_known = false;
-  int kptr_restrict = 0;       // /proc/sys/kernel/kptr_restrict
-  bool root = false;           // effective uid 0
-  bool cap_perfmon = false;    // CAP_PERFMON in the effective set
-  bool cap_sys_admin = false;  // CAP_SYS_ADMIN in the effective set
-  bool in_container = false;   // a guess: /.dockerenv, /run/.containerenv, cgroup names
-  uint64_t mlock_kb = 516;     // /proc/sys/kernel/perf_event_mlock_kb
+  int kptr_restrict = 0;              // /proc/sys/kernel/kptr_restrict
+  bool root = false;                  // effective uid 0
+  bool cap_perfmon = false;           // CAP_PERFMON in the effective set
+  bool cap_sys_admin = false;         // CAP_SYS_ADMIN in the effective set
+  bool in_container = false;          // a guess: /.dockerenv, /run/.containerenv, cgroup names
+  uint64_t mlock_kb = 516;            // /proc/sys/kernel/perf_event_mlock_kb
   uint64_t max_sample_rate = 100000;  // /proc/sys/kernel/perf_event_max_sample_rate
-  int max_stack = 127;         // /proc/sys/kernel/perf_event_max_stack
+  int max_stack = 127;                // /proc/sys/kernel/perf_event_max_stack
 
   /// What the kernel calls perfmon_capable().
   bool privileged() const { return cap_perfmon || cap_sys_admin; }
@@ -59,16 +59,16 @@ std::string KptrRestrictNotice(const PerfEnvironment& env, bool kernel_addresses
 
 /// What was being opened when perf_event_open failed.
 struct OpenAttempt {
-  int err = 0;                 // errno
-  std::string event;           // "cpu-clock"
-  int pid = -1;                // the target thread, -1 for all processes (-a, -C)
+  int err = 0;        // errno
+  std::string event;  // "cpu-clock"
+  int pid = -1;       // the target thread, -1 for all processes (-a, -C)
   int cpu = -1;
   bool kernel_included = false;  // exclude_kernel was 0
-  bool hardware = false;       // a PERF_TYPE_HARDWARE event
-  bool other_user = false;     // the target belongs to another user
-  uint64_t frequency = 0;      // -F, 0 with -c
-  uint64_t fds_needed = 0;     // descriptors the recording needs
-  uint64_t fd_limit = 0;       // RLIMIT_NOFILE
+  bool hardware = false;         // a PERF_TYPE_HARDWARE event
+  bool other_user = false;       // the target belongs to another user
+  uint64_t frequency = 0;        // -F, 0 with -c
+  uint64_t fds_needed = 0;       // descriptors the recording needs
+  uint64_t fd_limit = 0;         // RLIMIT_NOFILE
 };
 
 /// The message for a failed perf_event_open: the cause and what to do about it.

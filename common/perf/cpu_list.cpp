@@ -17,8 +17,7 @@ constexpr int kMaxCpu = 65535;
 int ParseCpu(std::string_view s, std::string_view whole) {
   int v = -1;
   auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0 ||
-      v > kMaxCpu) {
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0 || v > kMaxCpu) {
     throw UsageError("bad CPU list '" + std::string(whole) +
                      "': expected numbers and ranges such as 0,2-3");
   }
@@ -42,8 +41,8 @@ std::vector<int> ParseCpuList(std::string_view text) {
       int lo = ParseCpu(item.substr(0, dash), whole);
       int hi = ParseCpu(item.substr(dash + 1), whole);
       if (hi < lo) {
-        throw UsageError("bad CPU list '" + std::string(whole) + "': range " +
-                         std::string(item) + " is reversed");
+        throw UsageError("bad CPU list '" + std::string(whole) + "': range " + std::string(item) +
+                         " is reversed");
       }
       for (int c = lo; c <= hi; ++c) cpus.push_back(c);
     }

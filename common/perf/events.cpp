@@ -33,7 +33,10 @@ constexpr Known kEvents[] = {
 
 std::string KnownNames() {
   std::string s;
-  for (const Known& k : kEvents) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  for (const Known& k : kEvents) {
+    if (!s.empty()) s += ", ";
+    s += k.name;
+  }
   return s;
 }
 
@@ -55,8 +58,7 @@ EventSpec ParseEventSpec(std::string_view text) {
     }
   }
   if (!found) {
-    throw UsageError("unknown event '" + std::string(name) + "'; known events: " +
-                     KnownNames());
+    throw UsageError("unknown event '" + std::string(name) + "'; known events: " + KnownNames());
   }
   bool user = false, kernel = false;
   for (char c : mods) {

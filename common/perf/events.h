@@ -13,8 +13,9 @@
 
 namespace pf {
 
+/// An event to sample, as parsed from -e.
 struct EventSpec {
-  std::string name;       // canonical perf name, without modifiers ("cpu-clock")
+  std::string name;  // canonical perf name, without modifiers ("cpu-clock")
   uint32_t type = PERF_TYPE_SOFTWARE;
   uint64_t config = PERF_COUNT_SW_CPU_CLOCK;
   bool exclude_user = false;    // ":k"

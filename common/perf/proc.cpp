@@ -111,11 +111,10 @@ bool ParseMapsLine(std::string_view line, MapsEntry* out) {
   std::string_view ino = NextField(&rest);
   size_t dash = range.find('-');
   size_t colon = dev.find(':');
-  if (dash == std::string_view::npos || colon == std::string_view::npos ||
-      perms.size() != 4 || !Hex(range.substr(0, dash), &m.start) ||
-      !Hex(range.substr(dash + 1), &m.end) || m.end < m.start || !Hex(pgoff, &m.pgoff) ||
-      !Hex(dev.substr(0, colon), &m.maj) || !Hex(dev.substr(colon + 1), &m.min) ||
-      !Dec(ino, &m.ino)) {
+  if (dash == std::string_view::npos || colon == std::string_view::npos || perms.size() != 4 ||
+      !Hex(range.substr(0, dash), &m.start) || !Hex(range.substr(dash + 1), &m.end) ||
+      m.end < m.start || !Hex(pgoff, &m.pgoff) || !Hex(dev.substr(0, colon), &m.maj) ||
+      !Hex(dev.substr(colon + 1), &m.min) || !Dec(ino, &m.ino)) {
     return false;
   }
   std::memcpy(m.perms, perms.data(), 4);
@@ -136,8 +135,8 @@ std::vector<int> ListThreads(int pid) {
 std::vector<int> ListProcesses() { return NumericEntries("/proc"); }
 
 std::string ReadComm(int pid, int tid) {
-  std::string s = ReadSmallFile("/proc/" + std::to_string(pid) + "/task/" +
-                                std::to_string(tid) + "/comm");
+  std::string s =
+      ReadSmallFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
   while (!s.empty() && s.back() == '\n') s.pop_back();
   return s;
 }
@@ -178,7 +177,9 @@ std::string ReadElfBuildId(const std::string& path) {
   if (PRead(fd, &eh, sizeof eh, 0) && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
       eh.e_ident[EI_DATA] == ELFDATA2LSB) {
     // Program headers of either class; only their type, offset, size and alignment matter.
-    struct Note { uint64_t off, size, align; };
+    struct Note {
+      uint64_t off, size, align;
+    };
     std::vector<Note> notes;
     if (eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
       for (unsigned i = 0; i < eh.e_phnum && i < 256; ++i) {
@@ -324,8 +325,8 @@ bool ProcSynthesizer::Process(int pid, const std::vector<int>& threads) {
 void ProcSynthesizer::Kernel(const KernelText& text) {
   if (!text.visible()) return;
   uint64_t end = text.end > text.start ? text.end : ~uint64_t{0};
-  writer_.WriteMmap(PERF_RECORD_MISC_KERNEL, kAllPids, 0, text.start, end - text.start,
-                    text.start, "[kernel.kallsyms]_text");
+  writer_.WriteMmap(PERF_RECORD_MISC_KERNEL, kAllPids, 0, text.start, end - text.start, text.start,
+                    "[kernel.kallsyms]_text");
   ++records_;
 }
 

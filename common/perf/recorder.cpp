@@ -228,9 +228,11 @@ void Recorder::Validate() {
     for (int c : o.cpus) {
       if (!std::binary_search(online.begin(), online.end(), c)) {
         std::string list;
-        for (int x : online) list += (list.empty() ? "" : ",") + std::to_string(x);
-        throw UsageError("CPU " + std::to_string(c) + " is not online (online CPUs: " + list +
-                         ")");
+        for (int x : online) {
+          if (!list.empty()) list += ',';
+          list += std::to_string(x);
+        }
+        throw UsageError("CPU " + std::to_string(c) + " is not online (online CPUs: " + list + ")");
       }
     }
     cpus_ = o.cpus;
@@ -244,9 +246,13 @@ void Recorder::PrepareEvents() {
 
   uint64_t frequency = opt_.frequency;
   if (!opt_.period && frequency > env_.max_sample_rate) {
-    Notice("-F " + std::to_string(frequency) + " is above kernel.perf_event_max_sample_rate; "
-           "using " + std::to_string(env_.max_sample_rate) + " (raise it with: sysctl -w "
-           "kernel.perf_event_max_sample_rate=" + std::to_string(frequency) + ")");
+    Notice("-F " + std::to_string(frequency) +
+           " is above kernel.perf_event_max_sample_rate; "
+           "using " +
+           std::to_string(env_.max_sample_rate) +
+           " (raise it with: sysctl -w "
+           "kernel.perf_event_max_sample_rate=" +
+           std::to_string(frequency) + ")");
     frequency = env_.max_sample_rate;
   }
 
@@ -255,9 +261,8 @@ void Recorder::PrepareEvents() {
   const bool unlimited = env_.root || env_.privileged() || env_.paranoid < 0;
   ring_pages_ = opt_.ring_pages
                     ? opt_.ring_pages
-                    : RingPagesFor(rate, opt_.call_graph == CallGraph::kFramePointer,
-                                   cpus_.size(), static_cast<int>(OnlineCpus().size()),
-                                   env_.mlock_kb, unlimited,
+                    : RingPagesFor(rate, opt_.call_graph == CallGraph::kFramePointer, cpus_.size(),
+                                   static_cast<int>(OnlineCpus().size()), env_.mlock_kb, unlimited,
                                    static_cast<size_t>(sysconf(_SC_PAGESIZE)));
 
   uint64_t sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
@@ -530,8 +535,7 @@ void Recorder::MapRings() {
     }
     uint64_t id = 0;
     if (ioctl(h.fd, PERF_EVENT_IOC_ID, &id) != 0) {
-      throw Error("cannot read a perf event id (Linux 3.12 or later is needed): " +
-                  Errno(errno));
+      throw Error("cannot read a perf event id (Linux 3.12 or later is needed): " + Errno(errno));
     }
     events_[h.event].ids.push_back(id);
   }
@@ -557,7 +561,7 @@ void Recorder::WriteHead() {
     writer_->WriteStringFeature(kFeatArch, u.machine);
   }
   writer_->WriteNrCpus(static_cast<uint32_t>(ConfiguredCpus()),
-                      static_cast<uint32_t>(OnlineCpus().size()));
+                       static_cast<uint32_t>(OnlineCpus().size()));
   std::string cpu = FirstValue("/proc/cpuinfo", "model name");
   if (!cpu.empty()) writer_->WriteStringFeature(kFeatCpuDesc, cpu);
   std::string mem = FirstValue("/proc/meminfo", "MemTotal");
@@ -595,8 +599,7 @@ void Recorder::Go() {
     }
     report_->command_ran = true;
   }
-  report_->startup_ms =
-      std::chrono::duration<double, std::milli>(enabled_at_ - start_).count();
+  report_->startup_ms = std::chrono::duration<double, std::milli>(enabled_at_ - start_).count();
 }
 
 void Recorder::Synthesize() {
@@ -752,6 +755,7 @@ void Recorder::Finish() {
 void Recorder::Run() {
   env_ = ReadPerfEnvironment();
   Validate();
+  PrepareEvents();
   // 1. targets
   if (!opt_.command.empty()) ForkCommand();
   CollectThreads();
@@ -762,7 +766,6 @@ void Recorder::Run() {
     throw Error("cannot create a pipe: " + Errno(errno));
   }
   SignalGuard signals(opt_.handle_signals, sig_pipe_[1]);
-  PrepareEvents();
   // The kernel map needs _text/_etext from /proc/kallsyms, which takes the kernel ~50 ms
   // to print: read it in the background while the events are opened.
   if (std::any_of(events_.begin(), events_.end(),
@@ -786,19 +789,16 @@ void Recorder::Run() {
 std::string RecordReport::Summary() const {
   const uint64_t total = samples + lost;
   char pct[32];
-  std::snprintf(pct, sizeof pct, "%.1f", total ? 100.0 * static_cast<double>(lost) /
-                                                     static_cast<double>(total)
-                                               : 0.0);
-  return std::to_string(samples) + " samples, " + std::to_string(lost) + " lost (" + pct +
-         "%)";
+  std::snprintf(pct, sizeof pct, "%.1f",
+                total ? 100.0 * static_cast<double>(lost) / static_cast<double>(total) : 0.0);
+  return std::to_string(samples) + " samples, " + std::to_string(lost) + " lost (" + pct + "%)";
 }
 
 size_t RingPagesFor(uint64_t samples_per_second, bool callchain, size_t buffers, int cpus,
                     uint64_t mlock_kb, bool unlimited, size_t page_size) {
   // Half a second of samples of a generous size (1 KiB with a call chain: 127 frames).
   const uint64_t bytes = samples_per_second * (callchain ? 1024 : 128) / 2;
-  uint64_t pages = std::clamp<uint64_t>(NextPow2((bytes + page_size - 1) / page_size), 128,
-                                        16384);
+  uint64_t pages = std::clamp<uint64_t>(NextPow2((bytes + page_size - 1) / page_size), 128, 16384);
   if (!unlimited && buffers > 0) {
     // The kernel lets a user lock perf_event_mlock_kb per online CPU, metadata page
     // included (kernel/events/core.c, perf_mmap()).
@@ -827,7 +827,8 @@ void RunRecord(const RecordOptions& options, ByteSink& sink, RecordReport* repor
    private:
     ByteSink& s_;
   };
-  RunRecord(options, [&sink] { return std::make_unique<Borrowed>(sink); }, report);
+  RunRecord(
+      options, [&sink] { return std::make_unique<Borrowed>(sink); }, report);
 }
 
 }  // namespace pf

@@ -3,7 +3,8 @@
 // and write what the kernel reports as a perf.data pipe stream (see pfstream/perf_writer.h).
 //
 // The passes of a recording (RunRecord):
-//   1. targets: fork the command (it waits for a go signal), or list the threads of -p;
+//   1. targets: fork the command (it waits for a go signal), or list the threads of -p
+//      (after the options and events were checked, so a mistake starts nothing);
 //   2. open: one event per (event, thread or all, CPU) — perf's layout — disabled, with
 //      inherit so threads and children created later are followed; kernel refusals are
 //      retried the way perf retries them (kernel excluded, cycles -> cpu-clock, no
@@ -17,7 +18,8 @@
 //   6. loop: poll the descriptors (100 ms at most, so a pipe reader sees data promptly),
 //      copy every ring into the stream, FINISHED_ROUND after each pass, flush;
 //   7. end (signal, duration, the command exits, every -p/-t target is gone, or the
-//      reader closes the pipe): disable, drain, flush, report samples and losses.
+//      reader closes the pipe): SIGTERM to a command still running (as perf record does),
+//      disable, drain, flush, report samples and losses.
 
 #include <sys/types.h>
 
@@ -31,8 +33,10 @@
 
 namespace pf {
 
+/// What each sample carries besides its address: nothing, or the frame-pointer chain.
 enum class CallGraph { kNone, kFramePointer };
 
+/// What to record and how (pf-record's options).
 struct RecordOptions {
   // What to record; exactly one kind of target (the command, pids/tids, or CPUs).
   std::vector<std::string> command;  // -- COMMAND ARGS
@@ -50,28 +54,29 @@ struct RecordOptions {
   bool kernel_only = false;
   double duration = 0;  // seconds; 0 means until the end of the target or a signal
 
-  bool symbols = true;   // --no-symbols clears it
-  bool build_ids = true; // MMAP2 records carry build-ids
+  bool symbols = true;    // --no-symbols clears it
+  bool build_ids = true;  // MMAP2 records carry build-ids
   size_t ring_pages = 0;  // data pages per ring buffer (a power of two); 0: sized for the rate
   /// Stop on SIGINT, SIGTERM and SIGHUP (the handlers are restored at the end).
   bool handle_signals = true;
   /// The command's standard output goes to standard error (when the stream is stdout).
   bool command_stdout_to_stderr = false;
 
-  std::vector<std::string> argv;                  // for the CMDLINE feature
+  std::vector<std::string> argv;                   // for the CMDLINE feature
   std::function<void(const std::string&)> notice;  // one-line notices (fallbacks, limits)
 };
 
+/// What a recording did, for the summary line and the exit status.
 struct RecordReport {
   uint64_t samples = 0;
-  uint64_t lost = 0;          // samples the kernel dropped (PERF_RECORD_LOST)
-  uint64_t records = 0;       // records copied from the ring buffers
-  uint64_t synthesized = 0;   // records synthesized from /proc
-  uint64_t bytes = 0;         // bytes written
-  double startup_ms = 0;      // from RunRecord() to the events being enabled
+  uint64_t lost = 0;         // samples the kernel dropped (PERF_RECORD_LOST)
+  uint64_t records = 0;      // records copied from the ring buffers
+  uint64_t synthesized = 0;  // records synthesized from /proc
+  uint64_t bytes = 0;        // bytes written
+  double startup_ms = 0;     // from RunRecord() to the events being enabled
   bool command_ran = false;
-  int exit_status = 0;        // the command's: its exit code, or 128 + signal
-  bool corrupt = false;       // a ring buffer held a malformed record (skipped)
+  int exit_status = 0;   // the command's: its exit code, or 128 + signal
+  bool corrupt = false;  // a ring buffer held a malformed record (skipped)
 
   /// "12345 samples, 0 lost (0.0%)".
   std::string Summary() const;
@@ -85,8 +90,7 @@ using OutputOpener = std::function<std::unique_ptr<ByteSink>()>;
 /// Throws pf::Error with advice when the kernel refuses, pf::UsageError for bad options,
 /// pf::PipeClosed when the reader of the stream went away (a command is then stopped
 /// with SIGTERM and waited for, as perf record does; -p/-t targets are left running).
-void RunRecord(const RecordOptions& options, const OutputOpener& open_output,
-               RecordReport* report);
+void RunRecord(const RecordOptions& options, const OutputOpener& open_output, RecordReport* report);
 /// The same, writing to a sink the caller owns (tests).
 void RunRecord(const RecordOptions& options, ByteSink& sink, RecordReport* report);
 

@@ -75,6 +75,7 @@ struct EventDesc {
   std::vector<uint64_t> ids;
 };
 
+/// Writes one pipe-format stream, record by record, through a BufferedWriter.
 class PerfStreamWriter {
  public:
   /// Writes to `out`; nothing is written until WriteHeader().
@@ -89,22 +90,29 @@ class PerfStreamWriter {
   void WriteFeature(uint64_t feature, std::string_view data);
   /// A feature that is one perf_header_string (HOSTNAME, OSRELEASE, VERSION, ARCH, ...).
   void WriteStringFeature(uint64_t feature, std::string_view text);
+  /// CMDLINE: the recorder's argv.
   void WriteCmdline(const std::vector<std::string>& argv);
+  /// NRCPUS: CPUs configured and online.
   void WriteNrCpus(uint32_t available, uint32_t online);
+  /// TOTAL_MEM in KiB.
   void WriteTotalMem(uint64_t kib);
+  /// EVENT_DESC: each event's attribute, name and ids (shown by perf script --header).
   void WriteEventDesc(const std::vector<EventDesc>& events);
   /// A PERF_RECORD_EVENT_UPDATE naming the event that owns sample id `id`. perf script
   /// names events from these in pipe mode (it fixes a name from the attribute before the
   /// EVENT_DESC feature arrives); perf record writes one per event after its features.
   void WriteEventName(uint64_t id, std::string_view name);
 
+  /// A PERF_RECORD_COMM (misc COMM_EXEC when `exec`).
   void WriteComm(uint32_t pid, uint32_t tid, std::string_view comm, bool exec = false,
                  const SynthId& id = {});
+  /// A PERF_RECORD_FORK: thread `tid` of `pid` created by `ptid` of `ppid`.
   void WriteFork(uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time = 0,
                  const SynthId& id = {});
   /// A PERF_RECORD_MMAP (perf uses it for the kernel map: pid -1, misc KERNEL).
   void WriteMmap(uint16_t misc, uint32_t pid, uint32_t tid, uint64_t start, uint64_t len,
                  uint64_t pgoff, std::string_view filename, const SynthId& id = {});
+  /// The fields of a PERF_RECORD_MMAP2.
   struct Mmap2 {
     uint16_t misc = PERF_RECORD_MISC_USER;
     uint32_t pid = 0, tid = 0;
@@ -115,18 +123,22 @@ class PerfStreamWriter {
     uint32_t prot = 0, flags = 0;
     std::string filename;
   };
+  /// A PERF_RECORD_MMAP2, with PERF_RECORD_MISC_MMAP_BUILD_ID when build_id is set.
   void WriteMmap2(const Mmap2& m, const SynthId& id = {});
   /// A PERF_RECORD_SAMPLE laid out for the sample_type of the first attribute.
   void WriteSample(const SampleFields& s);
+  /// PERF_RECORD_FINISHED_ROUND: the records before it may be sorted by time.
   void WriteFinishedRound();
+  /// PERF_RECORD_FINISHED_INIT: the synthesized records end here.
   void WriteFinishedInit();
   /// A record exactly as the kernel wrote it (header included).
   void WriteRaw(std::span<const uint8_t> record) {
     out_.Append(std::string_view(reinterpret_cast<const char*>(record.data()), record.size()));
     bytes_ += record.size();
   }
+  /// Hands everything written so far to the sink (after each round: pipes see it).
   void Flush() { out_.Flush(); }
-
+  /// Bytes of stream written so far.
   uint64_t bytes_written() const { return bytes_; }
 
   /// Encodes a perf_header_string: u32 length (NUL included, padded to 64), then the text.

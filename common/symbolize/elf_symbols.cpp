@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <unordered_map>
 
@@ -121,13 +122,15 @@ std::string_view Slice(std::string_view data, uint64_t offset, uint64_t size) {
   return data.substr(offset, size);
 }
 
-// The NUL-terminated string at `offset` of a string table; empty when out of range.
+// The NUL-terminated string at `offset` of a string table; empty when out of range,
+// unterminated, or longer than kMaxName (so a corrupt table cannot make the scans quadratic).
+constexpr size_t kMaxName = 64 * 1024;
 std::string_view CString(std::string_view table, uint64_t offset) {
   if (offset >= table.size()) return {};
-  std::string_view rest = table.substr(offset);
-  size_t end = rest.find('\0');
-  if (end == std::string_view::npos) return {};  // unterminated: refuse
-  return rest.substr(0, end);
+  std::string_view rest = table.substr(offset, kMaxName + 1);
+  const void* nul = std::memchr(rest.data(), '\0', rest.size());
+  if (nul == nullptr) return {};
+  return rest.substr(0, static_cast<const char*>(nul) - rest.data());
 }
 
 std::string Hex(std::string_view bytes) {
@@ -294,8 +297,8 @@ class ElfImage {
       for (uint64_t i = 0; i < eh.e_phnum; ++i) {
         Phdr ph;
         if (!ReadAt(d, eh.e_phoff + i * eh.e_phentsize, &ph)) break;
-        segments_.push_back({ph.p_type, ph.p_flags, ph.p_offset, ph.p_vaddr, ph.p_filesz,
-                             ph.p_memsz});
+        segments_.push_back(
+            {ph.p_type, ph.p_flags, ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz});
       }
     }
 
@@ -825,8 +828,8 @@ class ElfSymbols::Builder {
 
       uint64_t start = Adjust(sym.value, *sec, runtime);
       uint32_t id = static_cast<uint32_t>(out_->symbols_.size());
-      out_->symbols_.push_back({start, start + sym.size, AddName(name),
-                                static_cast<uint32_t>(name.size()), false});
+      out_->symbols_.push_back(
+          {start, start + sym.size, AddName(name), static_cast<uint32_t>(name.size()), false});
       TableSymbol t{start, start + sym.size, id, ELF64_ST_BIND(sym.info), false};
       out_->ranges_.Insert(t);
       tree_.push_back(t);
@@ -873,11 +876,21 @@ class ElfSymbols::Builder {
 
     uint64_t header, entry;
     switch (image.machine()) {
-      case EM_ARM: header = 20, entry = 12; break;
-      case EM_AARCH64: header = 32, entry = 16; break;
-      case EM_SPARC: header = 48, entry = 12; break;
-      case EM_SPARCV9: header = 128, entry = 32; break;
-      default: header = entry = plt.entsize; break;
+      case EM_ARM:
+        header = 20, entry = 12;
+        break;
+      case EM_AARCH64:
+        header = 32, entry = 16;
+        break;
+      case EM_SPARC:
+        header = 48, entry = 12;
+        break;
+      case EM_SPARCV9:
+        header = 128, entry = 32;
+        break;
+      default:
+        header = entry = plt.entsize;
+        break;
     }
     bool rela = rel.type == SHT_RELA;
     size_t count = rel.size / rel.entsize;
@@ -924,8 +937,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::FromImage(std::string_view bytes, std::s
   return out;
 }
 
-std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path,
-                                             const ElfLoadOptions& options) {
+std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoadOptions& options) {
   const std::string real = options.symfs + std::string(path);
   std::unique_ptr<ElfImage> binary;
   std::string binary_error;
@@ -937,6 +949,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path,
 
   // The build-id every candidate must have: the recorded one, else the binary's own.
   std::string build_id = options.build_id;
+  for (char& c : build_id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::string file_build_id = binary ? binary->BuildId() : std::string();
   if (build_id.empty()) build_id = file_build_id;
   std::string debuglink = binary ? binary->Debuglink() : std::string();
@@ -945,9 +958,9 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path,
   std::vector<std::string> candidates;
   const std::string dir = DirName(real);
   if (binary && !debuglink.empty()) {
-    for (const std::string& c : {dir + "/" + debuglink, dir + "/.debug/" + debuglink,
-                                 options.symfs + "/usr/lib/debug" + DirName(path) + "/" +
-                                     debuglink}) {
+    for (const std::string& c :
+         {dir + "/" + debuglink, dir + "/.debug/" + debuglink,
+          options.symfs + "/usr/lib/debug" + DirName(path) + "/" + debuglink}) {
       if (IsRegularFile(c)) {
         candidates.push_back(c);
         break;
@@ -976,7 +989,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path,
     candidates.push_back(options.symfs + "/usr/lib/debug/.build-id/" + bid_tail + ".debug");
   candidates.push_back(real);
 
-  std::unique_ptr<ElfImage> owned_syms, owned_runtime;
+  std::unique_ptr<ElfImage> first_used, second_used;  // owners of `syms` and `runtime`
   const ElfImage* syms = nullptr;
   const ElfImage* runtime = nullptr;
   for (const std::string& c : candidates) {
@@ -1002,12 +1015,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path,
       runtime = image.get();
       used = true;
     }
-    if (used) {
-      if (!owned_syms)
-        owned_syms = std::move(image);
-      else
-        owned_runtime = std::move(image);
-    }
+    if (used) (first_used ? second_used : first_used) = std::move(image);
     if (syms != nullptr && runtime != nullptr) break;
   }
   if (syms == nullptr && runtime == nullptr) {

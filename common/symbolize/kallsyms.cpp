@@ -136,8 +136,8 @@ bool KernelSymbols::Lookup(uint64_t ip, Hit* hit) const {
   if (ip >= it->end) return false;
   std::string_view text(text_);
   hit->name = text.substr(it->name_offset, it->name_size);
-  hit->module = it->module_size ? text.substr(it->module_offset, it->module_size)
-                                : std::string_view();
+  hit->module =
+      it->module_size ? text.substr(it->module_offset, it->module_size) : std::string_view();
   hit->offset = ip - it->start;
   return true;
 }

@@ -18,7 +18,9 @@ int HexDigit(char c) {
   return -1;
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
 
 // strtoull(s, &end, 16): returns the characters consumed (0 when there is no number).
 size_t ParseHex(std::string_view s, uint64_t* value) {
@@ -26,8 +28,8 @@ size_t ParseHex(std::string_view s, uint64_t* value) {
   while (i < s.size() && IsSpace(s[i])) ++i;
   bool negative = false;
   if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
-  if (i + 1 < s.size() && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') &&
-      i + 2 < s.size() && HexDigit(s[i + 2]) >= 0)
+  if (i + 1 < s.size() && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') && i + 2 < s.size() &&
+      HexDigit(s[i + 2]) >= 0)
     i += 2;
   size_t digits = i;
   uint64_t v = 0;

@@ -101,8 +101,9 @@ Symbolizer::Binary* Symbolizer::LoadVdso(std::string_view build_id) {
   // perf keeps the recorded vdso in its build-id cache; else this machine's vdso is the one
   // when the build-ids agree (or none was recorded).
   if (!build_id.empty() && !options_.build_id_cache.empty() && build_id.size() > 2) {
-    std::string path = options_.build_id_cache + "/.build-id/" + std::string(build_id.substr(0, 2)) +
-                       "/" + std::string(build_id.substr(2)) + "/vdso";
+    std::string path = options_.build_id_cache + "/.build-id/" +
+                       std::string(build_id.substr(0, 2)) + "/" + std::string(build_id.substr(2)) +
+                       "/vdso";
     try {
       binary->symbols = ElfSymbols::FromFile(path, options_.demangle);
     } catch (const Error&) {
@@ -113,7 +114,8 @@ Symbolizer::Binary* Symbolizer::LoadVdso(std::string_view build_id) {
     if (!image.empty()) {
       try {
         auto own = ElfSymbols::FromImage(image, "[vdso]", options_.demangle);
-        if (build_id.empty() || StartsWith(build_id, own->build_id())) binary->symbols = std::move(own);
+        if (build_id.empty() || StartsWith(build_id, own->build_id()))
+          binary->symbols = std::move(own);
       } catch (const Error&) {
       }
     }
@@ -151,7 +153,8 @@ Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_vi
   Binary* raw = binary.get();
   binaries_.push_back(std::move(binary));
   by_path_.emplace(std::move(key), raw);
-  if (!build_id.empty() && raw->symbols != nullptr) by_build_id_.emplace(std::string(build_id), raw);
+  if (!build_id.empty() && raw->symbols != nullptr)
+    by_build_id_.emplace(std::string(build_id), raw);
   return raw;
 }
 

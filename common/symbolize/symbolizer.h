@@ -27,8 +27,8 @@ class PerfMap;
 
 /// One named address.
 struct Symbol {
-  std::string_view name;    ///< "" when not found
-  uint64_t offset = 0;      ///< from the symbol's start
+  std::string_view name;  ///< "" when not found
+  uint64_t offset = 0;    ///< from the symbol's start
   bool found = false;
   std::string_view module;  ///< LookupKernel: the module ("" for the core kernel)
 };
@@ -59,7 +59,10 @@ class Symbolizer {
   /// (UsesPerfMap) are not found here: use LookupJit with the address itself.
   Symbol Lookup(std::string_view path, std::string_view build_id, uint64_t file_offset,
                 uint32_t pid);
-  /// Kernel addresses, from kallsyms (loaded once, lazily).
+  /// Kernel addresses, from kallsyms (loaded once, lazily). perf names only addresses inside
+  /// the kernel map of the recording ([kernel.kallsyms]_text MMAP: _text.._etext, shrunk to
+  /// the last symbol's end) and the module maps; the caller checks that. Module symbols come
+  /// with `module` set: perf prints them only when the recording has a map for the module.
   Symbol LookupKernel(uint64_t ip);
   /// An address in executable anonymous memory of process `pid`, from /tmp/perf-PID.map.
   /// `map_start` is the mapping's start (perf uses it in one odd offset; see PerfMap).

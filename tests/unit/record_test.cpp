@@ -143,7 +143,8 @@ TEST(RecordAdvice, OtherErrnos) {
   EXPECT_TRUE(Has(f, "the limit is 1024"));
   OpenAttempt fast = Attempt(EINVAL);
   fast.frequency = 200000;
-  EXPECT_TRUE(Has(OpenErrorAdvice(fast, Env(2)), "sysctl -w kernel.perf_event_max_sample_rate=200000"));
+  EXPECT_TRUE(
+      Has(OpenErrorAdvice(fast, Env(2)), "sysctl -w kernel.perf_event_max_sample_rate=200000"));
   EXPECT_TRUE(Has(OpenErrorAdvice(Attempt(EOVERFLOW), Env(2)), "perf_event_max_stack (127)"));
   EXPECT_TRUE(Has(OpenErrorAdvice(Attempt(ENOSYS), Env(2)), "CONFIG_PERF_EVENTS"));
   EXPECT_TRUE(Has(OpenErrorAdvice(Attempt(EBUSY), Env(2)), "exclusive"));
@@ -343,7 +344,7 @@ TEST(RecordRingBuffer, EmptyAndCorrupt) {
 
 TEST(RecordRingBuffer, Sizing) {
   const bool unlimited = true;
-  EXPECT_EQ(RingPagesFor(99, true, 2, 2, 516, unlimited), 128u);     // 512 KiB
+  EXPECT_EQ(RingPagesFor(99, true, 2, 2, 516, unlimited), 128u);  // 512 KiB
   EXPECT_EQ(RingPagesFor(999, true, 2, 2, 516, unlimited), 128u);
   EXPECT_EQ(RingPagesFor(10000, true, 2, 2, 516, unlimited), 2048u);  // 8 MiB
   EXPECT_EQ(RingPagesFor(1000000, true, 2, 2, 516, unlimited), 16384u);
@@ -372,8 +373,8 @@ TEST(RecordWriter, StreamReadsBackWithPerfDataReader) {
   StringSink sink;
   BufferedWriter out(sink);
   PerfStreamWriter w(out);
-  const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                      PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
+  const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
+                      PERF_SAMPLE_PERIOD;
   perf_event_attr attr = TestAttr(st);
   const std::vector<uint64_t> ids = {71, 72};
   w.WriteHeader();
@@ -394,8 +395,10 @@ TEST(RecordWriter, StreamReadsBackWithPerfDataReader) {
   m.start = 0x400000;
   m.len = 0x1000;
   m.pgoff = 0x1000;
-  m.build_id = std::string("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
-                           "\x11\x12\x13\x14", 20);
+  m.build_id = std::string(
+      "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
+      "\x11\x12\x13\x14",
+      20);
   m.prot = 5;
   m.flags = 2;
   m.filename = "/usr/bin/prog";
@@ -441,9 +444,9 @@ TEST(RecordWriter, StreamReadsBackWithPerfDataReader) {
 
   std::vector<uint32_t> types;
   for (const Record& x : records) types.push_back(x.type);
-  const std::vector<uint32_t> want = {78, kRecordMmap, kRecordFork, kRecordComm, kRecordMmap2,
-                                      kRecordFinishedInit, kRecordSample,
-                                      kRecordFinishedRound};
+  const std::vector<uint32_t> want = {
+      78,           kRecordMmap,         kRecordFork,   kRecordComm,
+      kRecordMmap2, kRecordFinishedInit, kRecordSample, kRecordFinishedRound};
   ASSERT_EQ(types, want);
 
   // The kernel map.
@@ -498,8 +501,8 @@ TEST(RecordWriter, SeveralEventsAreToldApartByIdentifier) {
   StringSink sink;
   BufferedWriter out(sink);
   PerfStreamWriter w(out);
-  const uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-                      PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+  const uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                      PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
   perf_event_attr clock = TestAttr(st);
   perf_event_attr faults = TestAttr(st);
   faults.config = PERF_COUNT_SW_PAGE_FAULTS;

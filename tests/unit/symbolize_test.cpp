@@ -1,0 +1,696 @@
+// Symbolization: perf's rules for ELF symbol tables (aliases, zero sizes, overlaps, PLT),
+// demangling as perf prints names, kallsyms and perf-map parsing, robustness on corrupt ELF
+// files, and lookups in real files of the machine (libc, the vdso, a stripped binary).
+#include <dlfcn.h>
+#include <elf.h>
+#include <gtest/gtest.h>
+#include <link.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "symbolize/demangle.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/perf_map.h"
+#include "symbolize/symbolizer.h"
+
+namespace pf {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// A tiny ELF writer: one loadable .text section and a .symtab, 32 or 64 bits, so the table
+// rules are tested on exact inputs.
+
+struct TestSym {
+  std::string name;
+  uint64_t value;
+  uint64_t size;
+  unsigned char bind = STB_GLOBAL;
+  unsigned char type = STT_FUNC;
+  unsigned char visibility = STV_DEFAULT;
+};
+
+template <typename Ehdr, typename Shdr, typename Phdr, typename Sym>
+std::string BuildElf(const std::vector<TestSym>& syms, uint64_t text_vaddr, unsigned char cls) {
+  const uint64_t text_off = 0x1000, text_size = 0x1000;
+  std::string strtab(1, '\0');
+  std::vector<Sym> table(1);
+  for (const TestSym& s : syms) {
+    Sym e{};
+    e.st_name = static_cast<uint32_t>(strtab.size());
+    strtab += s.name;
+    strtab += '\0';
+    e.st_value = static_cast<decltype(e.st_value)>(s.value);
+    e.st_size = static_cast<decltype(e.st_size)>(s.size);
+    e.st_info = static_cast<unsigned char>((s.bind << 4) | s.type);
+    e.st_other = s.visibility;
+    e.st_shndx = 1;
+    table.push_back(e);
+  }
+  const std::string shstrtab = std::string("\0.text\0.symtab\0.strtab\0.shstrtab\0", 33);
+  std::string image(text_off + text_size, '\0');
+  auto append = [&](const void* p, size_t n) {
+    uint64_t at = image.size();
+    image.append(static_cast<const char*>(p), n);
+    return at;
+  };
+  uint64_t symtab_off = append(table.data(), table.size() * sizeof(Sym));
+  uint64_t strtab_off = append(strtab.data(), strtab.size());
+  uint64_t shstrtab_off = append(shstrtab.data(), shstrtab.size());
+  while (image.size() % 8) image += '\0';
+
+  Shdr sh[5] = {};
+  sh[1].sh_name = 1;  // .text
+  sh[1].sh_type = SHT_PROGBITS;
+  sh[1].sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+  sh[1].sh_addr = static_cast<decltype(sh[1].sh_addr)>(text_vaddr);
+  sh[1].sh_offset = static_cast<decltype(sh[1].sh_offset)>(text_off);
+  sh[1].sh_size = static_cast<decltype(sh[1].sh_size)>(text_size);
+  sh[2].sh_name = 7;  // .symtab
+  sh[2].sh_type = SHT_SYMTAB;
+  sh[2].sh_offset = static_cast<decltype(sh[2].sh_offset)>(symtab_off);
+  sh[2].sh_size = static_cast<decltype(sh[2].sh_size)>(table.size() * sizeof(Sym));
+  sh[2].sh_link = 3;
+  sh[2].sh_entsize = sizeof(Sym);
+  sh[3].sh_name = 15;  // .strtab
+  sh[3].sh_type = SHT_STRTAB;
+  sh[3].sh_offset = static_cast<decltype(sh[3].sh_offset)>(strtab_off);
+  sh[3].sh_size = static_cast<decltype(sh[3].sh_size)>(strtab.size());
+  sh[4].sh_name = 23;  // .shstrtab
+  sh[4].sh_type = SHT_STRTAB;
+  sh[4].sh_offset = static_cast<decltype(sh[4].sh_offset)>(shstrtab_off);
+  sh[4].sh_size = static_cast<decltype(sh[4].sh_size)>(shstrtab.size());
+  uint64_t shoff = append(sh, sizeof(sh));
+
+  Phdr ph{};
+  ph.p_type = PT_LOAD;
+  ph.p_flags = PF_R | PF_X;
+  ph.p_offset = static_cast<decltype(ph.p_offset)>(text_off);
+  ph.p_vaddr = static_cast<decltype(ph.p_vaddr)>(text_vaddr);
+  ph.p_filesz = ph.p_memsz = static_cast<decltype(ph.p_filesz)>(text_size);
+  uint64_t phoff = append(&ph, sizeof(ph));
+
+  Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = cls;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_DYN;
+  eh.e_machine = cls == ELFCLASS64 ? EM_X86_64 : EM_386;
+  eh.e_version = EV_CURRENT;
+  eh.e_phoff = static_cast<decltype(eh.e_phoff)>(phoff);
+  eh.e_shoff = static_cast<decltype(eh.e_shoff)>(shoff);
+  eh.e_ehsize = sizeof(Ehdr);
+  eh.e_phentsize = sizeof(Phdr);
+  eh.e_phnum = 1;
+  eh.e_shentsize = sizeof(Shdr);
+  eh.e_shnum = 5;
+  eh.e_shstrndx = 4;
+  image.replace(0, sizeof(eh), reinterpret_cast<const char*>(&eh), sizeof(eh));
+  return image;
+}
+
+std::string Elf64(const std::vector<TestSym>& syms, uint64_t text_vaddr = 0x1000) {
+  return BuildElf<Elf64_Ehdr, Elf64_Shdr, Elf64_Phdr, Elf64_Sym>(syms, text_vaddr, ELFCLASS64);
+}
+std::string Elf32(const std::vector<TestSym>& syms, uint64_t text_vaddr = 0x1000) {
+  return BuildElf<Elf32_Ehdr, Elf32_Shdr, Elf32_Phdr, Elf32_Sym>(syms, text_vaddr, ELFCLASS32);
+}
+
+// "name+0xOFF" or "[unknown]" for a file offset, as perf script prints a frame.
+std::string At(const ElfSymbols& elf, uint64_t file_offset) {
+  uint32_t index;
+  uint64_t offset;
+  if (!elf.Find(file_offset, &index, &offset)) return "[unknown]";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "+0x%llx", static_cast<unsigned long long>(offset));
+  return elf.Name(index) + buf;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& contents) {
+    char name[] = "/tmp/pf_symbolize_XXXXXX";
+    int fd = mkstemp(name);
+    EXPECT_GE(fd, 0);
+    path_ = name;
+    EXPECT_EQ(write(fd, contents.data(), contents.size()), static_cast<ssize_t>(contents.size()));
+    close(fd);
+  }
+  ~TempFile() { unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Table rules
+
+TEST(ElfSymbols, AliasChoiceFollowsPerf) {
+  // libc's write: every alias has the size; weak ones lose, then (all local) fewer leading
+  // underscores tie, the longest name wins. perf script prints __GI___libc_write.
+  std::vector<TestSym> syms = {
+      {"__GI___write", 0x1100, 157, STB_LOCAL},
+      {"__GI_write", 0x1100, 157, STB_LOCAL},
+      {"__GI___libc_write", 0x1100, 157, STB_LOCAL},
+      {"__libc_write", 0x1100, 157, STB_LOCAL},
+      {"__write", 0x1100, 157, STB_WEAK},
+      {"write", 0x1100, 157, STB_WEAK},
+      // free: globals beat locals, then the longest name without leading underscores.
+      {"__free", 0x1200, 64, STB_LOCAL},
+      {"__GI___libc_free", 0x1200, 64, STB_LOCAL},
+      {"free", 0x1200, 64, STB_GLOBAL},
+      {"__libc_free", 0x1200, 64, STB_GLOBAL},
+      {"cfree@GLIBC_2.2.5", 0x1200, 64, STB_GLOBAL},
+  };
+  auto elf = ElfSymbols::FromImage(Elf64(syms), "t");
+  EXPECT_EQ(At(*elf, 0x1100), "__GI___libc_write+0x0");
+  EXPECT_EQ(At(*elf, 0x1105), "__GI___libc_write+0x5");
+  EXPECT_EQ(At(*elf, 0x1200), "cfree@GLIBC_2.2.5+0x0");
+  EXPECT_EQ(At(*elf, 0x1240), "[unknown]");  // past the size: a gap
+}
+
+TEST(ElfSymbols, ZeroSizeSymbolsReachTheNextOne) {
+  std::vector<TestSym> syms = {
+      {"sized", 0x1000, 8, STB_LOCAL},
+      {"zero_after_sized_alias", 0x1000, 0, STB_GLOBAL},  // extended first, then wins
+      {"next", 0x1020, 16},
+      {"asm_label", 0x1040, 0},
+      {"last_zero", 0x1ff0, 0},
+  };
+  auto elf = ElfSymbols::FromImage(Elf64(syms), "t");
+  EXPECT_EQ(At(*elf, 0x1010), "zero_after_sized_alias+0x10");
+  EXPECT_EQ(At(*elf, 0x1030), "[unknown]");
+  EXPECT_EQ(At(*elf, 0x1fef), "asm_label+0xfaf");
+  // The last zero-size symbol reaches the page after its own.
+  EXPECT_EQ(At(*elf, 0x2fff), "last_zero+0x100f");
+  EXPECT_EQ(At(*elf, 0x3000), "[unknown]");
+}
+
+TEST(ElfSymbols, LabelsAndObjectsAndHiddenNotypes) {
+  std::vector<TestSym> syms = {
+      {"func", 0x1000, 0x40},
+      {"hidden_label", 0x1040, 0, STB_GLOBAL, STT_NOTYPE, STV_HIDDEN},  // ignored
+      {"label", 0x1080, 0, STB_LOCAL, STT_NOTYPE},                      // kept (".text")
+      {"table", 0x1100, 0x20, STB_LOCAL, STT_OBJECT},                   // kept: perf has data
+      {"ifunc", 0x1200, 0x10, STB_GLOBAL, STT_GNU_IFUNC},
+  };
+  auto elf = ElfSymbols::FromImage(Elf64(syms), "t");
+  EXPECT_EQ(At(*elf, 0x1044), "[unknown]");
+  EXPECT_EQ(At(*elf, 0x1090), "label+0x10");
+  EXPECT_EQ(At(*elf, 0x1101), "table+0x1");
+  EXPECT_EQ(At(*elf, 0x1200), "ifunc+0x0");
+}
+
+TEST(ElfSymbols, OverlapsAnswerLikePerfsTree) {
+  // Nested symbols: perf's tree search meets `inner` first and goes right past its end, so
+  // addresses of `outer` after `inner` are unknown (checked against perf 6.1).
+  std::vector<TestSym> syms = {
+      {"outer", 0x1000, 0x40},
+      {"inner", 0x1010, 0x8},
+      {"after", 0x1100, 0x10},
+  };
+  auto elf = ElfSymbols::FromImage(Elf64(syms), "t");
+  EXPECT_EQ(At(*elf, 0x1008), "outer+0x8");
+  EXPECT_EQ(At(*elf, 0x1014), "inner+0x4");
+  EXPECT_EQ(At(*elf, 0x1018), "[unknown]");
+}
+
+TEST(SymbolRanges, ReplaysInsertionOrder) {
+  // Two nodes: the first inserted is the root.
+  SymbolRanges a;
+  a.Insert({0, 64, 1, STB_GLOBAL, false});
+  a.Insert({16, 24, 2, STB_GLOBAL, false});
+  a.Finish();
+  uint32_t id = 0;
+  ASSERT_TRUE(a.Find(32, &id));
+  EXPECT_EQ(id, 1u);
+
+  SymbolRanges b;
+  b.Insert({16, 24, 2, STB_GLOBAL, false});
+  b.Insert({0, 64, 1, STB_GLOBAL, false});
+  b.Finish();
+  EXPECT_FALSE(b.Find(32, &id));
+  ASSERT_TRUE(b.Find(20, &id));
+  EXPECT_EQ(id, 2u);
+  ASSERT_TRUE(b.Find(8, &id));
+  EXPECT_EQ(id, 1u);
+
+  // A zero-size entry matches its own address only; erased entries are gone.
+  SymbolRanges c;
+  c.Insert({100, 100, 7, STB_GLOBAL, false});
+  c.Insert({200, 300, 8, STB_GLOBAL, false});
+  c.Erase(8);
+  c.Finish();
+  ASSERT_TRUE(c.Find(100, &id));
+  EXPECT_EQ(id, 7u);
+  EXPECT_FALSE(c.Find(101, &id));
+  EXPECT_FALSE(c.Find(250, &id));
+}
+
+TEST(ElfSymbols, DemangledNamesDecideAliases) {
+  // Demangled, "abcde" is longer than "wxyz"; mangled, "_Z5abcdev" has a leading underscore.
+  std::vector<TestSym> syms = {{"_Z5abcdev", 0x1000, 16}, {"wxyz", 0x1000, 16}};
+  EXPECT_EQ(At(*ElfSymbols::FromImage(Elf64(syms), "t", true), 0x1000), "abcde+0x0");
+  EXPECT_EQ(At(*ElfSymbols::FromImage(Elf64(syms), "t", false), 0x1000), "wxyz+0x0");
+}
+
+TEST(ElfSymbols, FileOffsetsGoThroughTheLoadSegment) {
+  // Text linked at 0x401000 but stored at file offset 0x1000 (ET_EXEC-like).
+  std::vector<TestSym> syms = {{"main", 0x401010, 0x20}};
+  auto elf = ElfSymbols::FromImage(Elf64(syms, 0x401000), "t");
+  EXPECT_EQ(At(*elf, 0x1010), "main+0x0");
+  EXPECT_EQ(At(*elf, 0x1015), "main+0x5");
+  uint64_t vaddr = 0, off = 0;
+  ASSERT_TRUE(elf->FileOffsetToVaddr(0x1015, &vaddr));
+  EXPECT_EQ(vaddr, 0x401015u);
+  ASSERT_TRUE(elf->VaddrToFileOffset(0x401015, &off));
+  EXPECT_EQ(off, 0x1015u);
+  EXPECT_FALSE(elf->FileOffsetToVaddr(0x10, &vaddr));
+}
+
+TEST(ElfSymbols, Elf32) {
+  std::vector<TestSym> syms = {{"f32", 0x1100, 0x10}, {"g32", 0x1110, 0}};
+  auto elf = ElfSymbols::FromImage(Elf32(syms), "t32");
+  EXPECT_EQ(At(*elf, 0x1104), "f32+0x4");
+  EXPECT_EQ(At(*elf, 0x1120), "g32+0x10");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Robustness
+
+// Parses `image` and looks everything up; must not crash whatever the bytes.
+void Exercise(std::string_view image) {
+  try {
+    auto elf = ElfSymbols::FromImage(image, "fuzz");
+    uint32_t index;
+    uint64_t offset, v;
+    for (uint64_t off = 0; off < 0x3000; off += 0x40) {
+      if (elf->Find(off, &index, &offset)) (void)elf->Name(index);
+      (void)elf->FileOffsetToVaddr(off, &v);
+    }
+    for (uint32_t i = 0; i < elf->size(); ++i) (void)elf->RawName(i);
+  } catch (const Error&) {
+    // "no symbols" is a fine answer for a broken file
+  }
+}
+
+TEST(ElfSymbols, TruncatedFilesNeverCrash) {
+  std::string image = Elf64({{"a", 0x1000, 0x10}, {"b", 0x1010, 0}});
+  for (size_t n = 0; n <= image.size(); ++n) Exercise(std::string_view(image).substr(0, n));
+  std::string self = ReadAll("/proc/self/exe");
+  ASSERT_GT(self.size(), 1000u);
+  for (size_t n = 0; n < self.size(); n += 1 + n / 16)
+    Exercise(std::string_view(self).substr(0, n));
+  // A truncated copy on disk: Load finds no usable table (or a partial one), never crashes.
+  TempFile half(self.substr(0, self.size() / 2));
+  try {
+    auto elf = ElfSymbols::Load(half.path(), {});
+    uint32_t index;
+    uint64_t offset;
+    (void)elf->Find(0x1000, &index, &offset);
+  } catch (const Error&) {
+  }
+}
+
+TEST(ElfSymbols, CorruptBytesNeverCrash) {
+  std::string base = Elf64({{"a", 0x1000, 0x10}, {"b", 0x1010, 0}, {"_Z3foov", 0x1020, 8}});
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 3000; ++round) {
+    std::string image = base;
+    int flips = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < flips; ++i) {
+      // Headers and tables sit outside the text area: aim there most of the time.
+      size_t at = rng() % 4 == 0
+                      ? rng() % image.size()
+                      : (rng() % 2 ? rng() % 64 : 0x2000 + rng() % (image.size() - 0x2000));
+      image[at] = static_cast<char>(rng());
+    }
+    Exercise(image);
+  }
+}
+
+TEST(ElfSymbols, NotElf) {
+  EXPECT_THROW(ElfSymbols::FromImage("", "empty"), Error);
+  EXPECT_THROW(ElfSymbols::FromImage("#!/bin/sh\necho hi\n", "script"), Error);
+  EXPECT_THROW(ElfSymbols::Load("/nonexistent/pf/binary", {}), Error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real files of the machine
+
+TEST(ElfSymbols, LibcExportedFunction) {
+  // Where this process's libc has `write`: its file offset from the runtime address (asked
+  // of libc itself: a sanitizer's interceptor is the default `write`).
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (libc == nullptr) GTEST_SKIP() << "no libc.so.6";
+  void* fn = dlsym(libc, "write");
+  dlclose(libc);
+  ASSERT_NE(fn, nullptr);
+  Dl_info info;
+  ASSERT_NE(dladdr(fn, &info), 0);
+  std::string path = info.dli_fname;
+  if (path.find("libc.so") == std::string::npos) GTEST_SKIP() << "write is not in libc: " << path;
+
+  auto elf = ElfSymbols::Load(path, {});
+  uint64_t vaddr = reinterpret_cast<uintptr_t>(fn) - reinterpret_cast<uintptr_t>(info.dli_fbase);
+  uint64_t off = 0;
+  ASSERT_TRUE(elf->VaddrToFileOffset(vaddr, &off));
+  uint32_t index;
+  uint64_t offset;
+  ASSERT_TRUE(elf->Find(off, &index, &offset));
+  EXPECT_EQ(offset, 0u);
+  // With libc6-dbg (Debian) the debug file's local alias wins, as in perf script.
+  const std::vector<std::string> aliases = {"__GI___libc_write", "__libc_write", "write",
+                                            "__write"};
+  EXPECT_NE(std::find(aliases.begin(), aliases.end(), elf->Name(index)), aliases.end())
+      << elf->Name(index);
+  uint32_t index5;
+  ASSERT_TRUE(elf->Find(off + 5, &index5, &offset));
+  EXPECT_EQ(index5, index);
+  EXPECT_EQ(offset, 5u);
+  EXPECT_FALSE(elf->build_id().empty());
+
+  // Through the front door, with the same answer.
+  Symbolizer symbolizer({});
+  Symbol s = symbolizer.Lookup(path, "", off + 5, 0);
+  ASSERT_TRUE(s.found);
+  EXPECT_EQ(s.name, elf->Name(index));
+  EXPECT_EQ(s.offset, 5u);
+  // A recorded build-id that is not the file's: perf refuses the file.
+  Symbol wrong = symbolizer.Lookup(path, std::string(40, 'a'), off, 0);
+  EXPECT_FALSE(wrong.found);
+}
+
+TEST(ElfSymbols, StrippedBinaryLoads) {
+  for (const char* path : {"/usr/bin/true", "/bin/true"}) {
+    if (access(path, R_OK) != 0) continue;
+    auto elf = ElfSymbols::Load(path, {});
+    EXPECT_FALSE(elf->build_id().empty());
+    uint64_t v;
+    EXPECT_TRUE(elf->FileOffsetToVaddr(0x1000, &v));
+    return;
+  }
+  GTEST_SKIP() << "no /usr/bin/true";
+}
+
+TEST(Symbolizer, Vdso) {
+  uintptr_t ehdr = getauxval(AT_SYSINFO_EHDR);
+  if (ehdr == 0) GTEST_SKIP() << "no vdso";
+  // The vdso's clock_gettime, found in this process's image.
+  std::string image;
+  {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      if (line.find("[vdso]") == std::string::npos) continue;
+      unsigned long lo, hi;
+      ASSERT_EQ(std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi), 2);
+      image.assign(reinterpret_cast<const char*>(lo), hi - lo);
+    }
+  }
+  ASSERT_FALSE(image.empty());
+  auto vdso = ElfSymbols::FromImage(image, "[vdso]");
+  uint64_t start = 0;
+  bool seen = false;
+  for (uint32_t i = 0; i < vdso->size(); ++i) {
+    if (vdso->Name(i) == "__vdso_clock_gettime") {
+      start = vdso->Start(i);
+      seen = true;
+    }
+  }
+  if (!seen) GTEST_SKIP() << "no __vdso_clock_gettime in this vdso";
+  Symbolizer symbolizer({});
+  Symbol s = symbolizer.Lookup("[vdso]", "", start + 2, 0);
+  ASSERT_TRUE(s.found);
+  EXPECT_EQ(s.name, "__vdso_clock_gettime");  // not the weak alias clock_gettime
+  EXPECT_EQ(s.offset, 2u);
+}
+
+TEST(Symbolizer, UnreadableFilesAreRememberedAsUnknown) {
+  Symbolizer symbolizer({});
+  for (int i = 0; i < 3; ++i) {
+    Symbol s = symbolizer.Lookup("/nonexistent/pf/lib.so", "", 0x1234, 0);
+    EXPECT_FALSE(s.found);
+  }
+  EXPECT_FALSE(symbolizer.Lookup("//anon", "", 0x1234, 0).found);
+  EXPECT_TRUE(Symbolizer::UsesPerfMap("//anon"));
+  EXPECT_TRUE(Symbolizer::UsesPerfMap("[heap]"));
+  EXPECT_FALSE(Symbolizer::UsesPerfMap("/usr/lib/libc.so.6"));
+  EXPECT_EQ(Symbolizer::PerfMapPath(42), "/tmp/perf-42.map");
+}
+
+TEST(Symbolizer, NamesStayValid) {
+  Symbolizer symbolizer({});
+  TempFile elf(Elf64({{"_ZN5outer5innerIiE3runEv", 0x1000, 0x40}, {"plain", 0x1040, 0x10}}));
+  Symbol a = symbolizer.Lookup(elf.path(), "", 0x1001, 0);
+  Symbol b = symbolizer.Lookup(elf.path(), "", 0x1041, 0);
+  ASSERT_TRUE(a.found && b.found);
+  for (int i = 0; i < 1000; ++i) symbolizer.Lookup(elf.path(), "", 0x1000 + i % 0x50, 0);
+  EXPECT_EQ(a.name, "outer::inner<int>::run");
+  EXPECT_EQ(b.name, "plain");
+  EXPECT_EQ(symbolizer.Lookup(elf.path(), "", 0x1001, 0).name.data(), a.name.data());
+}
+
+TEST(Symbolizer, KernelAndJitFromFiles) {
+  TempFile kallsyms(
+      "ffffffff81000000 T _text\n"
+      "ffffffff81000000 T startup_64\n"
+      "ffffffff81000100 t do_work\n"
+      "ffffffff81000200 T _etext\n");
+  Symbolizer::Options options;
+  options.kallsyms = kallsyms.path();
+  Symbolizer symbolizer(options);
+  EXPECT_FALSE(symbolizer.KernelSymbolsMissing());
+  Symbol k = symbolizer.LookupKernel(0xffffffff81000105);
+  ASSERT_TRUE(k.found);
+  EXPECT_EQ(k.name, "do_work");
+  EXPECT_EQ(k.offset, 5u);
+  EXPECT_EQ(symbolizer.LookupKernel(0xffffffff81000000).name, "startup_64");
+
+  // A pid no process has, so no namespace is involved.
+  const uint32_t pid = 3999999999u;
+  std::string map_path = Symbolizer::PerfMapPath(pid);
+  {
+    std::ofstream out(map_path);
+    out << "7f0000001000 40 LazyCompile:*run /app.js:1\n";
+  }
+  Symbol j = symbolizer.LookupJit(pid, 0x7f0000001010);
+  unlink(map_path.c_str());
+  ASSERT_TRUE(j.found);
+  EXPECT_EQ(j.name, "LazyCompile:*run /app.js:1");
+  EXPECT_EQ(j.offset, 0x10u);
+
+  Symbolizer::Options none;
+  none.kallsyms = "/nonexistent/kallsyms";
+  Symbolizer missing(none);
+  EXPECT_TRUE(missing.KernelSymbolsMissing());
+  EXPECT_FALSE(missing.LookupKernel(0xffffffff81000105).found);
+}
+
+// The test program of tests/programs, when the build says where it is.
+TEST(Symbolizer, CallpathRoundTrip) {
+  const char* path = std::getenv("PF_CALLPATH");
+  if (path == nullptr || *path == '\0') GTEST_SKIP() << "PF_CALLPATH not set";
+  auto elf = ElfSymbols::Load(path, {});
+  bool seen = false;
+  for (uint32_t i = 0; i < elf->size(); ++i) {
+    if (elf->RawName(i) != "work_a") continue;
+    seen = true;
+    uint64_t start = elf->Start(i), vaddr = 0, back = 0;
+    ASSERT_TRUE(elf->FileOffsetToVaddr(start, &vaddr));
+    ASSERT_TRUE(elf->VaddrToFileOffset(vaddr, &back));
+    EXPECT_EQ(back, start);
+    Symbolizer symbolizer({});
+    Symbol s = symbolizer.Lookup(path, elf->build_id(), start + 3, 0);
+    ASSERT_TRUE(s.found);
+    EXPECT_EQ(s.name, "work_a");
+    EXPECT_EQ(s.offset, 3u);
+  }
+  EXPECT_TRUE(seen) << "no work_a in " << path;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Demangling as perf 6.1 prints names
+
+TEST(Demangle, CxxWithoutParameters) {
+  EXPECT_EQ(Demangle("_ZN5outer5inner3BoxIlLi2EE4workEl"), "outer::inner::Box<long, 2>::work");
+  EXPECT_EQ(Demangle("_ZNK5outer5inner3BoxIlLi2EEclEl"), "outer::inner::Box<long, 2>::operator()");
+  EXPECT_EQ(Demangle("_ZZ4mainENKUliE_clEi"), "main::{lambda(int)#1}::operator()");
+  EXPECT_EQ(Demangle("_ZN12_GLOBAL__N_19anon_spinEj"), "(anonymous namespace)::anon_spin");
+  EXPECT_EQ(Demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"),
+            "std::vector<int, std::allocator<int> >::push_back");
+  EXPECT_EQ(Demangle("_ZN3foo3barIiEEvT_"), "foo::bar<int>");  // no return type
+  EXPECT_EQ(Demangle("_ZN3FooC2Ev"), "Foo::Foo");
+  EXPECT_EQ(Demangle("_ZN3FooD0Ev"), "Foo::~Foo");
+}
+
+TEST(Demangle, ClonesVersionsAndSpecialNames) {
+  EXPECT_EQ(Demangle("_ZL8clone_mejj.constprop.0"), "clone_me");
+  EXPECT_EQ(Demangle("_Z9sort_workv.cold"), "sort_work");
+  EXPECT_EQ(Demangle("_Znwm@GLIBCXX_3.4"), "operator new");
+  EXPECT_EQ(Demangle("_ZTV3Foo"), "vtable for Foo");
+  EXPECT_EQ(Demangle("_ZThn8_N3Foo3barEv"), "non-virtual thunk to Foo::bar()");
+}
+
+TEST(Demangle, Rust) {
+  EXPECT_EQ(Demangle("_ZN4core3fmt5write17h0123456789abcdefE"), "core::fmt::write");
+  EXPECT_EQ(Demangle("_ZN4main4spin17h3f5e5e6a8b6a4e50E"), "main::spin");
+  EXPECT_EQ(Demangle("_RNvCs1234_7mycrate4main"), "mycrate::main");
+  EXPECT_EQ(Demangle("_RINvCs32gj3y4fnmh_4main4spinhEB2_"), "main::spin::<u8>");
+}
+
+TEST(Demangle, OtherNamesUnchanged) {
+  EXPECT_EQ(Demangle("main"), "main");
+  EXPECT_EQ(Demangle("unlink_chunk.constprop.0"), "unlink_chunk.constprop.0");
+  EXPECT_EQ(Demangle("cfree@GLIBC_2.2.5"), "cfree@GLIBC_2.2.5");
+  EXPECT_EQ(Demangle("_GLOBAL__sub_I_main"), "_GLOBAL__sub_I_main");
+  EXPECT_EQ(Demangle("_Z"), "_Z");
+  EXPECT_EQ(Demangle(""), "");
+  EXPECT_EQ(Demangle(std::string_view("_Z3f\0oo", 7)), std::string_view("_Z3f\0oo", 7));
+  EXPECT_EQ(Demangle("camlStdlib__list__map_123"), "Stdlib.list.map_123");
+  EXPECT_EQ(Demangle("caml_alloc"), "caml_alloc");
+}
+
+// ---------------------------------------------------------------------------------------------
+// kallsyms
+
+TEST(KernelSymbols, ParsesAndLooksUpLikePerf) {
+  KernelSymbols k = KernelSymbols::Parse(
+      "ffffffff81000000 T srso_alias_untrain_ret\n"
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81000000 T _text\n"
+      "ffffffff81000000 T __pi__text\n"
+      "ffffffff81000100 t local_fn\n"
+      "ffffffff81000200 W weak_fn\n"
+      "ffffffff81000200 T strong_fn\n"
+      "ffffffff81000300 D data_sym\n"
+      "ffffffff81000400 R rodata_sym\n"
+      "ffffffff81000500 A abs_sym\n"
+      "ffffffff81000600 b bss_sym\n"
+      "ffffffff81000800 t $x\n"
+      "garbage line\n"
+      "ffffffff81000900 T last_core\n"
+      "ffffffffc0201000 t modfn\t[mymod]\n"
+      "ffffffffc0201100 t modfn2\t[mymod]");
+  KernelSymbols::Hit hit;
+  ASSERT_TRUE(k.Lookup(0xffffffff81000000, &hit));
+  EXPECT_EQ(hit.name, "__pi__text");  // the last alias: the one the extension reached
+  ASSERT_TRUE(k.Lookup(0xffffffff81000105, &hit));
+  EXPECT_EQ(hit.name, "local_fn");
+  EXPECT_EQ(hit.offset, 5u);
+  ASSERT_TRUE(k.Lookup(0xffffffff81000201, &hit));
+  EXPECT_EQ(hit.name, "strong_fn");
+  ASSERT_TRUE(k.Lookup(0xffffffff81000480, &hit));
+  EXPECT_EQ(hit.name, "data_sym");  // R and A are not kept
+  ASSERT_TRUE(k.Lookup(0xffffffff81000880, &hit));
+  EXPECT_EQ(hit.name, "bss_sym");  // $x is not a symbol
+  // The core kernel's last symbol before the modules ends a page (rounded) after it.
+  ASSERT_TRUE(k.Lookup(0xffffffff81001fff, &hit));
+  EXPECT_EQ(hit.name, "last_core");
+  EXPECT_FALSE(k.Lookup(0xffffffff81002000, &hit));
+  ASSERT_TRUE(k.Lookup(0xffffffffc0201000, &hit));
+  EXPECT_EQ(hit.name, "modfn");
+  EXPECT_EQ(hit.module, "mymod");
+  // The very last symbol reaches the page after the one it starts in.
+  ASSERT_TRUE(k.Lookup(0xffffffffc0202fff, &hit));
+  EXPECT_EQ(hit.name, "modfn2");
+  EXPECT_FALSE(k.Lookup(0xffffffffc0203000, &hit));
+  EXPECT_FALSE(k.Lookup(0x1000, &hit));
+  uint64_t text = 0;
+  ASSERT_TRUE(k.AddressOf("_text", &text));
+  EXPECT_EQ(text, 0xffffffff81000000u);
+  EXPECT_FALSE(k.restricted());
+}
+
+TEST(KernelSymbols, RestrictedAndEmpty) {
+  KernelSymbols r = KernelSymbols::Parse(
+      "0000000000000000 T _text\n0000000000000000 t foo\n0000000000000000 T bar\n");
+  EXPECT_TRUE(r.restricted());
+  EXPECT_EQ(r.size(), 0u);
+  KernelSymbols::Hit hit;
+  EXPECT_FALSE(r.Lookup(0xffffffff81000000, &hit));
+  KernelSymbols e = KernelSymbols::Parse("");
+  EXPECT_EQ(e.size(), 0u);
+  EXPECT_FALSE(e.restricted());
+}
+
+TEST(KernelSymbols, ThisMachine) {
+  if (access("/proc/kallsyms", R_OK) != 0) GTEST_SKIP() << "no /proc/kallsyms";
+  KernelSymbols k = KernelSymbols::Load("/proc/kallsyms");
+  if (k.restricted()) GTEST_SKIP() << "kptr_restrict hides kernel addresses";
+  uint64_t text = 0;
+  ASSERT_TRUE(k.AddressOf("_text", &text));
+  KernelSymbols::Hit hit;
+  EXPECT_TRUE(k.Lookup(text + 1, &hit));
+}
+
+// ---------------------------------------------------------------------------------------------
+// perf maps
+
+TEST(PerfMap, ParsesWithPerfsQuirks) {
+  auto map = PerfMap::Parse(
+      "7f1000000000 100 jit_one\n"
+      "7f1000000100 80 _ZN3foo3barEv\n"  // not demangled
+      "0x7f1000000200 0x40 with_0x\n"    // strtoull accepts 0x
+      "7f1000000300 0 zero_size\n"       // matches its own address only
+      "7f1000000400 10 ab\n"             // names under 3 characters are skipped
+      " 7f1000000800 40  spaced name\n"  // one separator; the rest is the name
+      "bogus\n"
+      "7f1000000a00 100 first\n"
+      "7f1000000a00 100 second\n"            // same start: perf's tree decides (first)
+      "7f1000000c00 40 no_newline_at_end");  // perf drops the last byte of every line
+  std::string_view name;
+  uint64_t offset;
+  ASSERT_TRUE(map->Lookup(0x7f1000000010, &name, &offset));
+  EXPECT_EQ(name, "jit_one");
+  EXPECT_EQ(offset, 0x10u);
+  ASSERT_TRUE(map->Lookup(0x7f1000000100, &name, &offset));
+  EXPECT_EQ(name, "_ZN3foo3barEv");
+  ASSERT_TRUE(map->Lookup(0x7f100000023f, &name, &offset));
+  EXPECT_EQ(name, "with_0x");
+  EXPECT_FALSE(map->Lookup(0x7f1000000240, &name, &offset));
+  ASSERT_TRUE(map->Lookup(0x7f1000000300, &name, &offset, 0x7f1000000000));
+  EXPECT_EQ(name, "zero_size");
+  EXPECT_EQ(offset, uint64_t{0} - 0x7f1000000000u);  // perf's offset for it
+  EXPECT_FALSE(map->Lookup(0x7f1000000301, &name, &offset));
+  EXPECT_FALSE(map->Lookup(0x7f1000000400, &name, &offset));
+  ASSERT_TRUE(map->Lookup(0x7f1000000800, &name, &offset));
+  EXPECT_EQ(name, " spaced name");
+  ASSERT_TRUE(map->Lookup(0x7f1000000a00, &name, &offset));
+  EXPECT_EQ(name, "first");  // checked with perf script on this very text
+  ASSERT_TRUE(map->Lookup(0x7f1000000c00, &name, &offset));
+  EXPECT_EQ(name, "no_newline_at_en");
+}
+
+TEST(PerfMap, GarbageNeverCrashes) {
+  std::mt19937 rng(99);
+  const std::string alphabet = "0123456789abcdefx \t\n-+Zz";
+  for (int round = 0; round < 500; ++round) {
+    std::string text;
+    size_t n = rng() % 400;
+    for (size_t i = 0; i < n; ++i) text += alphabet[rng() % alphabet.size()];
+    auto map = PerfMap::Parse(text);
+    std::string_view name;
+    uint64_t offset;
+    for (int i = 0; i < 20; ++i) (void)map->Lookup(rng() % 0x1000, &name, &offset);
+  }
+}
+
+}  // namespace
+}  // namespace pf
