@@ -142,6 +142,9 @@ PerfDataReader::PerfDataReader(ByteSource& source) : source_(source) {
       pos_ = kPipeHeaderSize;
       end_ = all_.size();
     }
+    // Attributes and features come first in a pipe: read them now, so attrs() and the
+    // features are known before the first record is asked for.
+    has_pending_ = Next(&pending_);
     return;
   }
   if (size != kFileHeaderSize) {
@@ -315,6 +318,11 @@ bool PerfDataReader::Fill(size_t need) {
 }
 
 bool PerfDataReader::Next(Record* r) {
+  if (has_pending_) {
+    *r = pending_;
+    has_pending_ = false;
+    return true;
+  }
   for (;;) {
     if (!Fill(8)) {
       if (end_ != pos_) truncated_ = true;

@@ -125,6 +125,8 @@ class PerfDataReader {
   uint64_t pos_ = 0, end_ = 0;
   std::string buffer_;
   std::vector<uint64_t> aligned_;  // an aligned copy of a misaligned record
+  Record pending_;                 // the first record after a pipe's headers
+  bool has_pending_ = false;
   bool stream_done_ = false;
   uint64_t consumed_ = 0;  // stream bytes dropped from the buffer
   std::vector<EventAttr> attrs_;

@@ -100,8 +100,7 @@ void AppendSampleText(Session& session, const Sample& s, const ScriptFields& f,
   }
   if (f.period) AppendF(out, "%10" PRIu64 " ", s.period);
   if (f.event) {
-    *out += s.attr->name;
-    *out += ": ";
+    AppendF(out, "%*s: ", f.name_width, s.attr->name.c_str());
   }
   session.Frames(s, frames);
   if (chain && (f.ip || f.sym || f.dso)) {
@@ -166,7 +165,13 @@ class Printer {
     pf::Sample s;
     if (!reader_.ParseSample(r, &s)) return;
     auto it = fields_.find(s.attr);
-    if (it == fields_.end()) it = fields_.emplace(s.attr, ResolveFields(o_, *s.attr)).first;
+    if (it == fields_.end()) {
+      ScriptFields f = ResolveFields(o_, *s.attr);
+      for (const EventAttr& a : reader_.attrs()) {
+        f.name_width = std::max(f.name_width, static_cast<int>(a.name.size()));
+      }
+      it = fields_.emplace(s.attr, f).first;
+    }
     line_.clear();
     AppendSampleText(session_, s, it->second, &frames_, &line_);
     out_.Append(line_);
@@ -338,6 +343,20 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   Symbolizer symbolizer(so);
   Session session(symbolizer);
   BufferedWriter out(sink);
+  if (o.header) {
+    // The parts of perf script --header that the recording carries.
+    std::string h = "# ========\n";
+    if (!reader.hostname().empty()) h += "# hostname : " + reader.hostname() + "\n";
+    if (!reader.os_release().empty()) h += "# os release : " + reader.os_release() + "\n";
+    if (!reader.cmdline().empty()) h += "# cmdline : " + reader.cmdline() + "\n";
+    for (const EventAttr& a : reader.attrs()) {
+      h += "# event : name = " + a.name + ", type = " + std::to_string(a.type) +
+           ", config = " + std::to_string(a.config) + ", sample_type = " +
+           std::to_string(a.sample_type) + "\n";
+    }
+    h += "# ========\n#\n";
+    out.Append(h);
+  }
   uint64_t n = WriteScript(reader, session, o, out);
   out.Flush();
   sink.Commit();

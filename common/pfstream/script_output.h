@@ -28,6 +28,7 @@ struct ScriptOptions {
 struct ScriptFields {
   bool comm = true, pid = false, tid = true, cpu = false, time = true, period = true,
        event = true, ip = true, sym = true, symoff = true, dso = true;
+  int name_width = 0;  // event names are right-aligned to the longest one (perf)
 };
 
 /// Resolves the options' fields for `attr`; throws pf::UsageError (perf's message) when an

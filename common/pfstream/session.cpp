@@ -12,6 +12,23 @@ constexpr uint16_t kCpuModeGuestKernel = 4;
 constexpr uint16_t kMiscMmapBuildId = 1 << 14;
 constexpr uint32_t kKernelPid = 0xffffffffu;
 
+// "[nf_conntrack]" or "/lib/modules/.../nf_conntrack.ko" -> "nf_conntrack" (perf shows
+// modules as "[name]").
+std::string ModuleName(std::string_view path) {
+  if (!path.empty() && path.front() == '[' && path.back() == ']') {
+    return std::string(path.substr(1, path.size() - 2));
+  }
+  size_t slash = path.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  size_t dot = base.find(".ko");
+  if (dot != std::string_view::npos) base = base.substr(0, dot);
+  std::string name(base);
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
 bool ReadU32(std::span<const uint8_t> b, size_t off, uint32_t* v) {
   if (off + 4 > b.size()) return false;
   std::memcpy(v, b.data() + off, 4);
@@ -79,8 +96,27 @@ const MapEntry* Session::FindMap(const std::vector<MapEntry>& maps, uint64_t ip)
   return ip < it->end ? &*it : nullptr;
 }
 
+// The build-id perf recorded for a file (the BUILD_ID feature or HEADER_BUILD_ID records),
+// as hex, so the file's copy in the build-id cache is used even if the file changed since.
+std::string Session::BuildIdOf(const PerfDataReader& reader, const std::string& path) {
+  if (build_ids_seen_ != reader.build_ids().size()) {
+    static const char kHex[] = "0123456789abcdef";
+    for (size_t i = build_ids_seen_; i < reader.build_ids().size(); ++i) {
+      const auto& b = reader.build_ids()[i];
+      std::string hex;
+      for (unsigned char c : b.id) {
+        hex += kHex[c >> 4];
+        hex += kHex[c & 15];
+      }
+      build_id_by_path_[b.path] = hex;
+    }
+    build_ids_seen_ = reader.build_ids().size();
+  }
+  auto it = build_id_by_path_.find(path);
+  return it == build_id_by_path_.end() ? std::string() : it->second;
+}
+
 void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
-  (void)reader;
   auto b = r.body;
   switch (r.type) {
     case kRecordComm: {
@@ -138,6 +174,7 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
         name_at = 32 + 24 + 8;
       }
       m.path = ReadCString(b, name_at);
+      if (m.build_id.empty()) m.build_id = BuildIdOf(reader, m.path);
       uint16_t mode = r.misc & kCpuModeMask;
       if (pid == kKernelPid || mode == kCpuModeKernel || mode == kCpuModeGuestKernel) {
         // perf names the kernel image "[kernel.kallsyms]" (its map is "..._text").
@@ -179,16 +216,18 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel) {
   f.sym = "[unknown]";
   f.dso = "[unknown]";
   if (kernel) {
-    f.dso = "[kernel.kallsyms]";
+    // As perf: the kernel image's map reaches as far as kallsyms does, so any address may
+    // be named from it; a module's symbol is named only when the recording maps that module
+    // (its dso is then "[module]"); otherwise the frame is [unknown] ([unknown]).
+    const MapEntry* km = FindMap(kernel_maps_, ip);
+    bool module_map = km && km->path != "[kernel.kallsyms]";
     Symbol s = sym_.LookupKernel(ip);
-    if (s.found) {
-      f.sym = s.name;
-      f.symoff = s.offset;
-      f.has_sym = true;
-      if (!s.module.empty()) {  // a module: perf names the dso "[module]"
-        f.dso = strings_.Name(strings_.Intern("[" + std::string(s.module) + "]"));
-      }
-    }
+    if (!s.found || (!s.module.empty() && !module_map)) return f;
+    f.dso = module_map ? strings_.Name(strings_.Intern("[" + ModuleName(km->path) + "]"))
+                       : std::string_view("[kernel.kallsyms]");
+    f.sym = s.name;
+    f.symoff = s.offset;
+    f.has_sym = true;
     return f;
   }
   auto p = procs_.find(pid);
@@ -196,7 +235,7 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel) {
   if (!m) return f;
   if (Symbolizer::UsesPerfMap(m->path)) {  // JIT code: named by /tmp/perf-PID.map
     f.dso = strings_.Name(strings_.Intern(Symbolizer::PerfMapPath(pid)));
-    Symbol s = sym_.LookupJit(pid, ip);
+    Symbol s = sym_.LookupJit(pid, ip, m->start);
     if (s.found) {
       f.sym = s.name;
       f.symoff = s.offset;

@@ -62,6 +62,7 @@ class Session {
   struct Process;
   Process& Proc(uint32_t pid);
   void AddMap(std::vector<MapEntry>& maps, MapEntry m);
+  std::string BuildIdOf(const PerfDataReader& reader, const std::string& path);
   const MapEntry* FindMap(const std::vector<MapEntry>& maps, uint64_t ip) const;
 
   Symbolizer& sym_;
@@ -69,6 +70,8 @@ class Session {
   std::unordered_map<uint32_t, std::string> comms_;  // by tid
   std::vector<MapEntry> kernel_maps_;
   uint64_t kernel_generation_ = 0;
+  std::unordered_map<std::string, std::string> build_id_by_path_;
+  size_t build_ids_seen_ = 0;
   Interner strings_;
 };
 
