@@ -347,7 +347,9 @@ bool PerfDataReader::Next(Record* r) {
     r->type = type;
     r->misc = misc;
     r->body = std::span<const uint8_t>(p + 8, size - 8);
+    r->stable = source_.stable() && buffer_.empty();
     if (reinterpret_cast<uintptr_t>(p) % 8 != 0) {
+      r->stable = false;
       // perf's own feature records have sizes that are not multiples of 8, so what follows
       // them in a pipe is misaligned: hand out an aligned copy.
       aligned_.resize((size + 7) / 8);

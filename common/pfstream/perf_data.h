@@ -70,6 +70,7 @@ struct Record {
   uint16_t misc = 0;
   std::span<const uint8_t> body;  // after the 8-byte header
   uint64_t offset = 0;            // of the record in the input (for messages)
+  bool stable = false;            // body stays valid as long as the reader (a mapped file)
 };
 
 class PerfDataReader {

@@ -259,8 +259,9 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
   // are sorted; no allocation per record.
   struct Entry {
     uint64_t time, seq;
-    size_t offset;  // in words
-    uint32_t size;  // body bytes
+    size_t offset;              // in words, when copied into the arena
+    const uint8_t* data;        // or the body itself, when it stays valid (a mapped file)
+    uint32_t size;              // body bytes
     uint32_t type;
     uint16_t misc;
   };
@@ -277,8 +278,8 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
       Record r;
       r.type = e.type;
       r.misc = e.misc;
-      r.body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(arena.data() + e.offset),
-                                        e.size);
+      r.body = std::span<const uint8_t>(
+          e.data ? e.data : reinterpret_cast<const uint8_t*>(arena.data() + e.offset), e.size);
       deliver(r);
     }
     queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
@@ -288,6 +289,7 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
       // Compact: keep only what is still queued.
       std::vector<uint64_t> kept;
       for (Entry& e : queue) {
+        if (e.data) continue;
         size_t words = (e.size + 7) / 8;
         size_t at = kept.size();
         kept.insert(kept.end(), arena.begin() + static_cast<std::ptrdiff_t>(e.offset),
@@ -313,10 +315,16 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
       if (reader.ParseSampleId(r, &id) && id.has_time) time = id.time;
     }
     round_max = std::max(round_max, time);
+    if (r.stable) {
+      queue.push_back({time, seq++, 0, r.body.data(), static_cast<uint32_t>(r.body.size()),
+                       r.type, r.misc});
+      continue;
+    }
     size_t at = arena.size();
     arena.resize(at + (r.body.size() + 7) / 8);
     if (!r.body.empty()) std::memcpy(arena.data() + at, r.body.data(), r.body.size());
-    queue.push_back({time, seq++, at, static_cast<uint32_t>(r.body.size()), r.type, r.misc});
+    queue.push_back({time, seq++, at, nullptr, static_cast<uint32_t>(r.body.size()), r.type,
+                     r.misc});
   }
   flush(0, true);
 }

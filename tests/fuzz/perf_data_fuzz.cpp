@@ -13,7 +13,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     auto src = pf::MemoryInput(copy, "fuzz");
     pf::PerfDataReader reader(*src);
-    pf::Symbolizer symbolizer(pf::Symbolizer::Options{});
+    pf::Symbolizer::Options so;
+    so.kallsyms = "/nonexistent/kallsyms";  // the live kernel's symbols would cost 50 ms a run
+    so.use_build_id_cache = false;
+    so.symfs = "/nonexistent-symfs";  // no binaries: reading them again per input is slow
+    pf::Symbolizer symbolizer(so);
     pf::Session session(symbolizer);
     pf::StringSink sink;
     pf::BufferedWriter out(sink);
