@@ -93,6 +93,13 @@ int Popcount(uint64_t v) { return __builtin_popcountll(v); }
 
 }  // namespace
 
+bool KernelSampled(const PerfDataReader& reader) {
+  for (const EventAttr& a : reader.attrs()) {
+    if (!a.exclude_kernel()) return true;
+  }
+  return false;
+}
+
 std::string EventName(const EventAttr& a) {
   static const char* kHardware[] = {"cycles", "instructions", "cache-references",
                                     "cache-misses", "branch-instructions", "branch-misses",

@@ -135,6 +135,10 @@ class PerfDataReader {
   std::vector<BuildId> build_ids_;
 };
 
+/// True when some event of the recording samples the kernel (so kernel symbols will be
+/// needed).
+bool KernelSampled(const PerfDataReader& reader);
+
 /// The perf name of an event given its attribute ("cpu-clock", "cycles", ...), with the
 /// modifiers perf appends (":u", ":k", ":ppp").
 std::string EventName(const EventAttr& attr);

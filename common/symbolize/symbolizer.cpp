@@ -184,14 +184,26 @@ Symbol Symbolizer::Lookup(std::string_view path, std::string_view build_id, uint
   return NameIn(FindBinary(path, build_id, pid), file_offset);
 }
 
+namespace {
+std::unique_ptr<KernelSymbols> LoadKernelSymbols(const std::string& path) {
+  try {
+    return std::make_unique<KernelSymbols>(KernelSymbols::Load(path));
+  } catch (const Error&) {
+    return std::make_unique<KernelSymbols>();
+  }
+}
+}  // namespace
+
+void Symbolizer::PrefetchKernelSymbols() {
+  if (kernel_loaded_ || kernel_future_.valid()) return;
+  std::string path = options_.kallsyms;
+  kernel_future_ = std::async(std::launch::async, [path] { return LoadKernelSymbols(path); });
+}
+
 bool Symbolizer::KernelSymbolsMissing() {
   if (!kernel_loaded_) {
     kernel_loaded_ = true;
-    try {
-      kernel_ = std::make_unique<KernelSymbols>(KernelSymbols::Load(options_.kallsyms));
-    } catch (const Error&) {
-      kernel_ = std::make_unique<KernelSymbols>();
-    }
+    kernel_ = kernel_future_.valid() ? kernel_future_.get() : LoadKernelSymbols(options_.kallsyms);
   }
   return kernel_->size() == 0;
 }

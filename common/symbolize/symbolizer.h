@@ -11,6 +11,7 @@
 // A Symbolizer is not thread-safe; use one per thread.
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -77,6 +78,9 @@ class Symbolizer {
   /// True when kallsyms could not be read or had only zero addresses (kptr_restrict);
   /// loads it if needed.
   bool KernelSymbolsMissing();
+  /// Starts reading kallsyms on another thread (the kernel takes tens of milliseconds to
+  /// print it), so that it is ready, or nearly, when the first kernel address comes.
+  void PrefetchKernelSymbols();
 
  private:
   struct Binary {
@@ -98,6 +102,7 @@ class Symbolizer {
   std::unordered_map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;  // null: none
   std::unique_ptr<KernelSymbols> kernel_;
   bool kernel_loaded_ = false;
+  std::future<std::unique_ptr<KernelSymbols>> kernel_future_;
 };
 
 }  // namespace pf
