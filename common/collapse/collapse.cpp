@@ -179,6 +179,7 @@ class Collapser {
     StackTree& tree = Tree(1, source.name());
     PerfDataReader reader(source);
     Symbolizer symbolizer(Symbolizer::Options{});
+  symbolizer.SetEmbedded(&reader.embedded_symbols());
     if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
     Session session(symbolizer);
     PerfScriptFolder folder(opt_.perf, event_filter_);

@@ -28,6 +28,7 @@
 #include "perf/events.h"
 #include "perf/proc.h"
 #include "perf/ring_buffer.h"
+#include "pfstream/address_collector.h"
 #include "pfstream/perf_writer.h"
 
 namespace pf {
@@ -157,6 +158,7 @@ class Recorder {
   std::unique_ptr<ByteSink> sink_;
   std::unique_ptr<BufferedWriter> out_;
   std::unique_ptr<PerfStreamWriter> writer_;
+  std::unique_ptr<AddressCollector> collector_;  // null with --no-symbols
   Clock::time_point start_ = Clock::now();
   Clock::time_point enabled_at_;
 
@@ -742,10 +744,18 @@ void Recorder::Finish() {
   StopCommand();
   for (const Handle& h : handles_) ioctl(h.fd, PERF_EVENT_IOC_DISABLE, 0);
   Pass();
-  // TODO(symbols): unless --no-symbols (opt_.symbols), write here, before the final flush,
-  // the records that name every address seen (kernel symbols for the kernel frames, and
-  // symbol tables for binaries that may not exist where the stream is read), in record
-  // kinds perf tolerates. The symbol side is written separately; see docs/DESIGN.md.
+  // Unless --no-symbols: the symbols of every address sampled, resolved here where the
+  // binaries and this kernel are, so the stream names its frames anywhere (symbolize/
+  // embedded.h), as KSYMBOL records perf treats as no-ops.
+  if (collector_) {
+    writer_->SetObserver(nullptr);
+    EmbeddedSymbols symbols = collector_->Resolve();
+    SynthId id;
+    id.time = collector_->last_time();  // after every sample, so perf keeps them in order
+    for (const EmbeddedSymbols::Note& n : symbols.ToNotes()) {
+      writer_->WriteSymbolNote(n.addr, n.len, n.name, id);
+    }
+  }
   writer_->Flush();
   sink_->Commit();
   report_->bytes = writer_->bytes_written();
@@ -762,6 +772,11 @@ void Recorder::Run() {
   sink_ = open_output_();
   out_ = std::make_unique<BufferedWriter>(*sink_);
   writer_ = std::make_unique<PerfStreamWriter>(*out_);
+  if (opt_.symbols) {
+    // Watch every record written, to name the sampled addresses at the end.
+    collector_ = std::make_unique<AddressCollector>();
+    writer_->SetObserver([this](std::span<const uint8_t> rec) { collector_->OnRecord(rec); });
+  }
   if (pipe2(sig_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
     throw Error("cannot create a pipe: " + Errno(errno));
   }

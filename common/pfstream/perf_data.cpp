@@ -149,6 +149,10 @@ PerfDataReader::PerfDataReader(ByteSource& source) : source_(source) {
       pos_ = kPipeHeaderSize;
       end_ = all_.size();
     }
+    if (source_.stable()) {
+      PrescanEmbedded();
+      prescanned_ = true;
+    }
     // Attributes and features come first in a pipe: read them now, so attrs() and the
     // features are known before the first record is asked for.
     has_pending_ = Next(&pending_);
@@ -261,7 +265,42 @@ void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) 
       break;
     }
     default:
+      if (feature == EmbeddedSymbols::kFeature) embedded_.Decode(data);
       break;
+  }
+}
+
+// A KSYMBOL record that is one of pf-record's symbol notes (symbolize/embedded.h): u64 addr,
+// u32 len, u16 type, u16 flags (unregister), then the name.
+void PerfDataReader::TakeSymbolNote(std::span<const uint8_t> body) {
+  if (body.size() < 17) return;
+  uint64_t addr;
+  uint32_t len;
+  uint16_t flags;
+  std::memcpy(&addr, body.data(), 8);
+  std::memcpy(&len, body.data() + 8, 4);
+  std::memcpy(&flags, body.data() + 14, 2);
+  if (!(flags & 1)) return;
+  const char* name = reinterpret_cast<const char*>(body.data() + 16);
+  std::string_view n(name, strnlen(name, body.size() - 16));
+  if (n.rfind("pf-", 0) == 0) embedded_.AddNote(addr, len, n);
+}
+
+// A recording saved to a file carries its symbol table at the end; find it before the first
+// sample needs it (record headers only: cheap).
+void PerfDataReader::PrescanEmbedded() {
+  uint64_t pos = pos_;
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(all_.data());
+  while (end_ - pos >= 8) {
+    uint32_t type;
+    uint16_t size;
+    std::memcpy(&type, base + pos, 4);
+    std::memcpy(&size, base + pos + 6, 2);
+    if (size < 8 || size > end_ - pos) break;
+    if (type == kRecordKsymbol) {
+      TakeSymbolNote(std::span<const uint8_t>(base + pos + 8, size - 8));
+    }
+    pos += size;
   }
 }
 
@@ -379,6 +418,7 @@ bool PerfDataReader::Next(Record* r) {
       if (r->body.size() >= 8) OnFeature(Load64(r->body.data()), r->body.subspan(8));
       continue;
     }
+    if (type == kRecordKsymbol && !prescanned_) TakeSymbolNote(r->body);
     if (type == kRecordHeaderBuildId) {
       // The same layout as a BUILD_ID feature entry, header included.
       ParseBuildIds(std::span<const uint8_t>(p, size));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "io/input.h"
+#include "symbolize/embedded.h"
 
 namespace pf {
 
@@ -108,6 +109,9 @@ class PerfDataReader {
     std::string id;  // raw bytes
   };
   const std::vector<BuildId>& build_ids() const { return build_ids_; }
+  /// The symbols pf-record appended (known from the start for a file; for a stream, only
+  /// once its end has been read).
+  const EmbeddedSymbols& embedded_symbols() const { return embedded_; }
 
  private:
   bool Fill(size_t need);
@@ -133,6 +137,10 @@ class PerfDataReader {
   std::vector<EventAttr> attrs_;
   std::string hostname_, os_release_, cmdline_;
   std::vector<BuildId> build_ids_;
+  EmbeddedSymbols embedded_;
+  bool prescanned_ = false;
+  void PrescanEmbedded();
+  void TakeSymbolNote(std::span<const uint8_t> body);
 };
 
 /// True when some event of the recording samples the kernel (so kernel symbols will be
@@ -150,6 +158,7 @@ enum : uint32_t {
   kRecordExit = 4,
   kRecordFork = 7,
   kRecordSample = 9,
+  kRecordKsymbol = 17,
   kRecordMmap2 = 10,
   kRecordLostSamples = 13,
   kRecordHeaderAttr = 64,

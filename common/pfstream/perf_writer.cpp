@@ -76,6 +76,9 @@ void PerfStreamWriter::Emit() {
   std::memcpy(rec_.data() + 6, &size, 2);
   out_.Append(rec_);
   bytes_ += rec_.size();
+  if (observer_) {
+    observer_(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rec_.data()), rec_.size()));
+  }
 }
 
 void PerfStreamWriter::WriteAttr(const perf_event_attr& attr, std::span<const uint64_t> ids) {
@@ -251,6 +254,20 @@ void PerfStreamWriter::WriteSample(const SampleFields& s) {
     Put64(s.callchain.size());
     for (uint64_t a : s.callchain) Put64(a);
   }
+  Emit();
+}
+
+void PerfStreamWriter::WriteSymbolNote(uint64_t addr, uint32_t len, std::string_view name,
+                                       const SynthId& id) {
+  constexpr uint32_t kKsymbol = 17;      // PERF_RECORD_KSYMBOL
+  constexpr uint16_t kUnregister = 1;    // PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER
+  Begin(kKsymbol, 0);
+  Put64(addr);
+  Put32(len);
+  uint16_t type_and_flags[2] = {0, kUnregister};
+  PutBytes(std::string_view(reinterpret_cast<const char*>(type_and_flags), 4));
+  PutPaddedString(name);
+  PutSampleId(id);
   Emit();
 }
 

@@ -25,6 +25,7 @@
 #include <linux/perf_event.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -127,6 +128,10 @@ class PerfStreamWriter {
   void WriteMmap2(const Mmap2& m, const SynthId& id = {});
   /// A PERF_RECORD_SAMPLE laid out for the sample_type of the first attribute.
   void WriteSample(const SampleFields& s);
+  /// A PERF_RECORD_KSYMBOL that perf treats as a no-op (an unregistration of an address no
+  /// kernel map holds): pf's carrier for the symbols a stream takes along
+  /// (symbolize/embedded.h). `name` is NUL-terminated and padded.
+  void WriteSymbolNote(uint64_t addr, uint32_t len, std::string_view name, const SynthId& id);
   /// PERF_RECORD_FINISHED_ROUND: the records before it may be sorted by time.
   void WriteFinishedRound();
   /// PERF_RECORD_FINISHED_INIT: the synthesized records end here.
@@ -135,11 +140,22 @@ class PerfStreamWriter {
   void WriteRaw(std::span<const uint8_t> record) {
     out_.Append(std::string_view(reinterpret_cast<const char*>(record.data()), record.size()));
     bytes_ += record.size();
+    if (observer_) observer_(record);
+  }
+  /// Also hands every record written (header included) to `observer` (pf-record's address
+  /// collector); the 16-byte stream header is not a record and is not passed.
+  void SetObserver(std::function<void(std::span<const uint8_t>)> observer) {
+    observer_ = std::move(observer);
   }
   /// Hands everything written so far to the sink (after each round: pipes see it).
   void Flush() { out_.Flush(); }
   /// Bytes of stream written so far.
   uint64_t bytes_written() const { return bytes_; }
+
+ private:
+  std::function<void(std::span<const uint8_t>)> observer_;
+
+ public:
 
   /// Encodes a perf_header_string: u32 length (NUL included, padded to 64), then the text.
   static std::string HeaderString(std::string_view text);

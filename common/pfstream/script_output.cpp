@@ -349,6 +349,7 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   Symbolizer::Options so;
   so.symfs = o.symfs;
   Symbolizer symbolizer(so);
+  symbolizer.SetEmbedded(&reader.embedded_symbols());
   if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
   Session session(symbolizer);
   BufferedWriter out(sink);

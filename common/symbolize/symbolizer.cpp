@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "symbolize/elf_symbols.h"
+#include "symbolize/embedded.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/perf_map.h"
 
@@ -181,7 +182,16 @@ Symbol Symbolizer::NameIn(Binary* binary, uint64_t file_offset) {
 Symbol Symbolizer::Lookup(std::string_view path, std::string_view build_id, uint64_t file_offset,
                           uint32_t pid) {
   if (UsesPerfMap(path)) return {};
-  return NameIn(FindBinary(path, build_id, pid), file_offset);
+  Symbol s = NameIn(FindBinary(path, build_id, pid), file_offset);
+  if (!s.found && embedded_) {
+    uint64_t start;
+    if (const EmbeddedSymbols::Range* r = embedded_->Find(std::string(path), file_offset, &start)) {
+      s.name = names_.Name(names_.Intern(r->name));
+      s.offset = file_offset - start;
+      s.found = true;
+    }
+  }
+  return s;
 }
 
 namespace {
@@ -210,6 +220,16 @@ bool Symbolizer::KernelSymbolsMissing() {
 
 Symbol Symbolizer::LookupKernel(uint64_t ip) {
   Symbol out;
+  if (embedded_ && !embedded_->kernel.empty()) {  // the recording machine's kernel
+    uint64_t start;
+    if (const EmbeddedSymbols::Range* r = embedded_->FindKernel(ip, &start)) {
+      out.name = names_.Name(names_.Intern(r->name));
+      out.module = names_.Name(names_.Intern(r->module));
+      out.offset = ip - start;
+      out.found = true;
+    }
+    return out;
+  }
   if (KernelSymbolsMissing()) return out;
   KernelSymbols::Hit hit;
   if (!kernel_->Lookup(ip, &hit)) return out;

@@ -25,6 +25,7 @@ namespace pf {
 class ElfSymbols;
 class KernelSymbols;
 class PerfMap;
+struct EmbeddedSymbols;
 
 /// One named address.
 struct Symbol {
@@ -78,6 +79,11 @@ class Symbolizer {
   /// True when kallsyms could not be read or had only zero addresses (kptr_restrict);
   /// loads it if needed.
   bool KernelSymbolsMissing();
+  /// Symbols the recording carries (pf-record's end-of-stream table): used for binaries
+  /// that cannot be read here (or whose build-id differs), and, when it has kernel symbols,
+  /// for the kernel instead of this machine's kallsyms. Must outlive the symbolizer.
+  void SetEmbedded(const EmbeddedSymbols* embedded) { embedded_ = embedded; }
+
   /// Starts reading kallsyms on another thread (the kernel takes tens of milliseconds to
   /// print it), so that it is ready, or nearly, when the first kernel address comes.
   void PrefetchKernelSymbols();
@@ -103,6 +109,7 @@ class Symbolizer {
   std::unique_ptr<KernelSymbols> kernel_;
   bool kernel_loaded_ = false;
   std::future<std::unique_ptr<KernelSymbols>> kernel_future_;
+  const EmbeddedSymbols* embedded_ = nullptr;
 };
 
 }  // namespace pf

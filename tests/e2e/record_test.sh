@@ -171,6 +171,27 @@ took=$(elapsed "$start")
 less_than "$took" 4 || fail "pf-record | head -c 100 took $took s: the command should be stopped"
 echo "closed pipe: quiet, $took s"
 
+# --- a recording names its frames where the binaries are missing -------------------------
+# pf-script sits next to pf-record; an empty HOME hides the build-id cache and --symfs hides
+# the binaries, as on another machine.
+PF_SCRIPT=$(dirname "$PF")/pf-script
+if [ -x "$PF_SCRIPT" ]; then
+  mkdir -p "$tmp/home"
+  HOME="$tmp/home" "$PF_SCRIPT" --symfs="$tmp/none" "$tmp/cp.pfs" >"$tmp/portable.txt" 2>&1 ||
+    fail "pf-script of the recording failed: $(head -3 "$tmp/portable.txt")"
+  grep -q "work_a+0x" "$tmp/portable.txt" || fail "without the binaries, frames are not named from the stream"
+  "$PF" -q --no-symbols -F 999 -g -o "$tmp/nosym.pfs" -- "$CALLPATH" 0.3 >/dev/null 2>&1
+  HOME="$tmp/home" "$PF_SCRIPT" --symfs="$tmp/none" "$tmp/nosym.pfs" >"$tmp/nosym.txt" 2>&1
+  grep -q "work_a+0x" "$tmp/nosym.txt" && fail "--no-symbols still carries symbols"
+  grep -q "\[unknown\] (.*callpath)" "$tmp/nosym.txt" || fail "--no-symbols: expected [unknown] frames"
+  if command -v perf >/dev/null; then
+    perf script -i "$tmp/cp.pfs" >"$tmp/cp.perf.txt" 2>"$tmp/cp.perf.err" ||
+      fail "perf script does not tolerate the symbol records: $(head -3 "$tmp/cp.perf.err")"
+    "$PF_SCRIPT" "$tmp/cp.pfs" | cmp -s - "$tmp/cp.perf.txt" || fail "pf-script differs from perf script on a pf-record stream"
+  fi
+  echo "portable symbols: frames named without the binaries; perf script tolerates them"
+fi
+
 # --- DWARF call graphs are refused clearly -------------------------------------------------
 "$PF" --call-graph=dwarf -o "$tmp/x.pfs" -- true 2>"$tmp/dwarf.err"
 rc=$?

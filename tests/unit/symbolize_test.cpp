@@ -694,3 +694,51 @@ TEST(PerfMap, GarbageNeverCrashes) {
 
 }  // namespace
 }  // namespace pf
+
+#include "symbolize/embedded.h"
+
+namespace pf {
+namespace {
+
+TEST(EmbeddedSymbols, RoundTripAndChunks) {
+  EmbeddedSymbols e;
+  e.Add("/bin/prog", "abcd", 0x1000, 0x20, "main");
+  e.Add("/bin/prog", "abcd", 0x1000, 0x40, "main");  // widened by a later address
+  e.Add("/lib/libc.so.6", "", 0x2000, 8, "write");
+  e.AddKernel(0xffffffff81000000ULL, 0x100, "do_syscall_64", "");
+  e.AddKernel(0xffffffffc0000000ULL, 0x10, "nf_hook", "nf_conntrack");
+  uint64_t start = 0;
+  const EmbeddedSymbols::Range* r = e.Find("/bin/prog", 0x103f, &start);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->name, "main");
+  EXPECT_EQ(start, 0x1000u);
+  EXPECT_EQ(e.Find("/bin/prog", 0x1040, &start), nullptr);
+  EXPECT_EQ(e.Find("/bin/other", 0x1000, &start), nullptr);
+  std::string bytes = e.Encode();
+  EmbeddedSymbols d;
+  ASSERT_TRUE(d.Decode({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
+  ASSERT_NE(d.FindKernel(0xffffffffc000000fULL, &start), nullptr);
+  EXPECT_EQ(d.FindKernel(0xffffffffc000000fULL, &start)->module, "nf_conntrack");
+  EXPECT_EQ(d.Encode(), bytes);
+  // Many symbols split into chunks that decode to the same table.
+  EmbeddedSymbols big;
+  for (int i = 0; i < 20000; ++i) {
+    big.Add("/usr/lib/libbig.so", "", 0x100000 + i * 16, 16, "function_number_" + std::to_string(i));
+  }
+  auto chunks = big.EncodeChunks(60 << 10);
+  EXPECT_GT(chunks.size(), 3u);
+  EmbeddedSymbols joined;
+  for (const std::string& c : chunks) {
+    EXPECT_LE(c.size(), 62u << 10);
+    ASSERT_TRUE(joined.Decode({reinterpret_cast<const uint8_t*>(c.data()), c.size()}));
+  }
+  EXPECT_EQ(joined.Encode(), big.Encode());
+  // Corrupt input adds nothing.
+  EmbeddedSymbols bad;
+  std::string cut = bytes.substr(0, bytes.size() - 3);
+  EXPECT_FALSE(bad.Decode({reinterpret_cast<const uint8_t*>(cut.data()), cut.size()}));
+  EXPECT_TRUE(bad.empty());
+}
+
+}  // namespace
+}  // namespace pf
