@@ -265,7 +265,6 @@ void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) 
       break;
     }
     default:
-      if (feature == EmbeddedSymbols::kFeature) embedded_.Decode(data);
       break;
   }
 }

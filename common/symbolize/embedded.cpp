@@ -168,34 +168,6 @@ std::string EmbeddedSymbols::Encode() const {
   return out;
 }
 
-std::vector<std::string> EmbeddedSymbols::EncodeChunks(size_t max_bytes) const {
-  std::vector<std::string> out;
-  EmbeddedSymbols chunk;
-  size_t estimate = 16;
-  auto flush = [&] {
-    if (!chunk.empty()) out.push_back(chunk.Encode());
-    chunk = EmbeddedSymbols();
-    estimate = 16;
-  };
-  for (const auto& [path, b] : binaries) {
-    for (const auto& [start, r] : b.symbols) {
-      size_t need = 28 + r.name.size() + path.size() + b.build_id.size();
-      if (estimate + need > max_bytes) flush();
-      chunk.Add(path, b.build_id, start, r.size, r.name);
-      estimate += 20 + r.name.size() + (chunk.binaries[path].symbols.size() == 1
-                                            ? 12 + path.size() + b.build_id.size() : 0);
-    }
-  }
-  for (const auto& [start, r] : kernel) {
-    size_t need = 24 + r.name.size() + r.module.size();
-    if (estimate + need > max_bytes) flush();
-    chunk.AddKernel(start, r.size, r.name, r.module);
-    estimate += need;
-  }
-  flush();
-  return out;
-}
-
 bool EmbeddedSymbols::Decode(std::span<const uint8_t> data) {
   In in(data);
   EmbeddedSymbols e;

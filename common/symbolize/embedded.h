@@ -24,8 +24,6 @@
 namespace pf {
 
 struct EmbeddedSymbols {
-  static constexpr uint64_t kFeature = 0x7f50;  // far past perf's last feature id
-
   struct Range {
     uint64_t size;
     std::string name;
@@ -61,10 +59,7 @@ struct EmbeddedSymbols {
   bool AddNote(uint64_t addr, uint32_t len, std::string_view name);
 
   std::string Encode() const;
-  /// The same table split into payloads of at most about `max_bytes` each (records hold at
-  /// most 64 KiB); decoding them all gives the whole table.
-  std::vector<std::string> EncodeChunks(size_t max_bytes) const;
-  /// Decodes a feature payload; false (and nothing added) when it is malformed.
+  /// Decodes what Encode wrote; false (and nothing added) when it is malformed.
   bool Decode(std::span<const uint8_t> data);
 };
 

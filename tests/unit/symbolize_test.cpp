@@ -700,7 +700,7 @@ TEST(PerfMap, GarbageNeverCrashes) {
 namespace pf {
 namespace {
 
-TEST(EmbeddedSymbols, RoundTripAndChunks) {
+TEST(EmbeddedSymbols, RoundTripAndNotes) {
   EmbeddedSymbols e;
   e.Add("/bin/prog", "abcd", 0x1000, 0x20, "main");
   e.Add("/bin/prog", "abcd", 0x1000, 0x40, "main");  // widened by a later address
@@ -720,19 +720,15 @@ TEST(EmbeddedSymbols, RoundTripAndChunks) {
   ASSERT_NE(d.FindKernel(0xffffffffc000000fULL, &start), nullptr);
   EXPECT_EQ(d.FindKernel(0xffffffffc000000fULL, &start)->module, "nf_conntrack");
   EXPECT_EQ(d.Encode(), bytes);
-  // Many symbols split into chunks that decode to the same table.
-  EmbeddedSymbols big;
-  for (int i = 0; i < 20000; ++i) {
-    big.Add("/usr/lib/libbig.so", "", 0x100000 + i * 16, 16, "function_number_" + std::to_string(i));
+  // The notes pf-record writes rebuild the same table.
+  EmbeddedSymbols from_notes;
+  for (const EmbeddedSymbols::Note& n : e.ToNotes()) {
+    EXPECT_TRUE(from_notes.AddNote(n.addr, n.len, n.name)) << n.name;
+    EXPECT_LT(n.addr, 1ULL << 63) << "a note's address must be outside kernel maps";
   }
-  auto chunks = big.EncodeChunks(60 << 10);
-  EXPECT_GT(chunks.size(), 3u);
-  EmbeddedSymbols joined;
-  for (const std::string& c : chunks) {
-    EXPECT_LE(c.size(), 62u << 10);
-    ASSERT_TRUE(joined.Decode({reinterpret_cast<const uint8_t*>(c.data()), c.size()}));
-  }
-  EXPECT_EQ(joined.Encode(), big.Encode());
+  EXPECT_EQ(from_notes.Encode(), e.Encode());
+  EXPECT_FALSE(from_notes.AddNote(0, 0, "not a pf note"));
+  EXPECT_FALSE(from_notes.AddNote(0x10, 4, "pf-sym 99 orphan"));
   // Corrupt input adds nothing.
   EmbeddedSymbols bad;
   std::string cut = bytes.substr(0, bytes.size() - 3);
