@@ -17,7 +17,7 @@ command -v perf >/dev/null || echo "perf not installed: only pf-record is measur
 TIME=/usr/bin/time
 [ -x $TIME ] || { echo "needs GNU time (apt-get install time)"; exit 2; }
 
-samples_of() { perf script -i "$1" -F period 2>/dev/null | wc -l; }
+samples_of() { perf report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events/ { print $3; exit }'; }
 lost_of() { perf report -i "$1" --stats 2>/dev/null | awk '/LOST_SAMPLES|LOST/ { s += $NF } END { print s + 0 }'; }
 
 echo "target: callpath $secs s (fixed duration; 'rounds' = work done, fewer = slowed down)"
