@@ -180,7 +180,8 @@ class Collapser {
     PerfDataReader reader(source);
     Symbolizer symbolizer(Symbolizer::Options{});
   symbolizer.SetEmbedded(&reader.embedded_symbols());
-    if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
+    symbolizer.SetKernelBuildId(KernelBuildId(reader));
+  if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
     Session session(symbolizer);
     PerfScriptFolder folder(opt_.perf, event_filter_);
     ScriptFields fields;  // perf script's default output

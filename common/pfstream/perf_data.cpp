@@ -93,6 +93,20 @@ int Popcount(uint64_t v) { return __builtin_popcountll(v); }
 
 }  // namespace
 
+std::string KernelBuildId(const PerfDataReader& reader) {
+  static const char kHex[] = "0123456789abcdef";
+  for (const PerfDataReader::BuildId& b : reader.build_ids()) {
+    if (b.path != "[kernel.kallsyms]") continue;
+    std::string hex;
+    for (unsigned char c : b.id) {
+      hex += kHex[c >> 4];
+      hex += kHex[c & 15];
+    }
+    return hex;
+  }
+  return "";
+}
+
 bool KernelSampled(const PerfDataReader& reader) {
   for (const EventAttr& a : reader.attrs()) {
     if (!a.exclude_kernel()) return true;

@@ -143,6 +143,9 @@ class PerfDataReader {
   void TakeSymbolNote(std::span<const uint8_t> body);
 };
 
+/// The build-id (hex) the recording gives for the kernel image, or "".
+std::string KernelBuildId(const PerfDataReader& reader);
+
 /// True when some event of the recording samples the kernel (so kernel symbols will be
 /// needed).
 bool KernelSampled(const PerfDataReader& reader);

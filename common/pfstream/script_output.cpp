@@ -350,6 +350,7 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   so.symfs = o.symfs;
   Symbolizer symbolizer(so);
   symbolizer.SetEmbedded(&reader.embedded_symbols());
+  symbolizer.SetKernelBuildId(KernelBuildId(reader));
   if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
   Session session(symbolizer);
   BufferedWriter out(sink);

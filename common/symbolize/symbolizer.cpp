@@ -204,16 +204,26 @@ std::unique_ptr<KernelSymbols> LoadKernelSymbols(const std::string& path) {
 }
 }  // namespace
 
+std::string Symbolizer::KallsymsPath() const {
+  if (!kernel_build_id_.empty() && !options_.build_id_cache.empty() &&
+      options_.kallsyms == "/proc/kallsyms") {
+    std::string cached =
+        options_.build_id_cache + "/[kernel.kallsyms]/" + kernel_build_id_ + "/kallsyms";
+    if (access(cached.c_str(), R_OK) == 0) return cached;
+  }
+  return options_.kallsyms;
+}
+
 void Symbolizer::PrefetchKernelSymbols() {
   if (kernel_loaded_ || kernel_future_.valid()) return;
-  std::string path = options_.kallsyms;
+  std::string path = KallsymsPath();
   kernel_future_ = std::async(std::launch::async, [path] { return LoadKernelSymbols(path); });
 }
 
 bool Symbolizer::KernelSymbolsMissing() {
   if (!kernel_loaded_) {
     kernel_loaded_ = true;
-    kernel_ = kernel_future_.valid() ? kernel_future_.get() : LoadKernelSymbols(options_.kallsyms);
+    kernel_ = kernel_future_.valid() ? kernel_future_.get() : LoadKernelSymbols(KallsymsPath());
   }
   return kernel_->size() == 0;
 }

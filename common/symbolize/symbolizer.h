@@ -84,6 +84,11 @@ class Symbolizer {
   /// for the kernel instead of this machine's kallsyms. Must outlive the symbolizer.
   void SetEmbedded(const EmbeddedSymbols* embedded) { embedded_ = embedded; }
 
+  /// The build-id of the recorded kernel (hex): when perf's build-id cache holds its
+  /// kallsyms ($HOME/.debug/[kernel.kallsyms]/ID/kallsyms), that copy is read instead of
+  /// /proc/kallsyms: the recorded kernel's symbols, and no wait for the kernel to print them.
+  void SetKernelBuildId(std::string build_id) { kernel_build_id_ = std::move(build_id); }
+
   /// Starts reading kallsyms on another thread (the kernel takes tens of milliseconds to
   /// print it), so that it is ready, or nearly, when the first kernel address comes.
   void PrefetchKernelSymbols();
@@ -110,6 +115,8 @@ class Symbolizer {
   bool kernel_loaded_ = false;
   std::future<std::unique_ptr<KernelSymbols>> kernel_future_;
   const EmbeddedSymbols* embedded_ = nullptr;
+  std::string kernel_build_id_;
+  std::string KallsymsPath() const;
 };
 
 }  // namespace pf
