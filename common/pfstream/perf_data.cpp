@@ -539,8 +539,11 @@ bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
   return true;
 }
 
-bool PerfDataReader::ParseSampleId(const Record& r, SampleId* id) const {
+bool PerfDataReader::ParseSampleId(const Record& r, SampleId* id, bool any_event) const {
   const EventAttr* a = AttrFor(r.body, false);
+  // Synthesized records may carry an id no event has: read them as the first event's, when
+  // asked (for printing; ordering keeps them at time 0, as before).
+  if (!a && any_event && !attrs_.empty()) a = &attrs_[0];
   if (!a || !a->sample_id_all()) return false;
   const uint64_t st = a->sample_type;
   size_t size = 8 * Popcount(st & (kTid | kTime | kId | kStreamId | kCpu | kIdentifier));

@@ -96,7 +96,8 @@ class PerfDataReader {
   /// Decodes a PERF_RECORD_SAMPLE body; false when it is malformed.
   bool ParseSample(const Record& r, Sample* s) const;
   /// Decodes the trailing sample_id of a non-sample record; false when absent or malformed.
-  bool ParseSampleId(const Record& r, SampleId* id) const;
+  /// `any_event`: when the record's id matches no event, read it as the first event's.
+  bool ParseSampleId(const Record& r, SampleId* id, bool any_event = false) const;
 
   /// Features read from the header (file mode) or HEADER_FEATURE records (pipe mode).
   const std::string& hostname() const { return hostname_; }

@@ -184,55 +184,96 @@ class Printer {
     bool task = r.type == kRecordComm || r.type == kRecordFork || r.type == kRecordExit;
     if (!(mmap && o_.show_mmap_events) && !(task && o_.show_task_events)) return;
     SampleId id;
-    bool has_id = reader_.ParseSampleId(r, &id);
+    const EventAttr* attr = reader_.AttrFor(r.body, false);
+    if (!attr && !reader_.attrs().empty()) attr = &reader_.attrs()[0];
+    if (!reader_.ParseSampleId(r, &id, true) || !attr) return;
     line_.clear();
-    uint32_t pid = 0, tid = 0;
-    if (r.body.size() >= 8) {
-      std::memcpy(&pid, r.body.data(), 4);
-      std::memcpy(&tid, r.body.data() + 4, 4);
+    // The sample-id prefix, printed as for a sample of the event (perf_sample__fprintf_start).
+    ScriptFields f = ResolveFields(o_, *attr);
+    // As perf: the comm is that of the thread the record is about (after the record).
+    uint32_t rec_pid = 0, rec_tid = 0;
+    if (r.body.size() >= 16) {
+      std::memcpy(&rec_pid, r.body.data(), 4);
+      std::memcpy(&rec_tid, r.body.data() + (r.type == kRecordFork || r.type == kRecordExit ? 8 : 4), 4);
     }
-    std::string_view comm = session_.Comm(has_id ? id.pid : pid, has_id ? id.tid : tid);
-    AppendF(&line_, "%16.*s ", static_cast<int>(comm.size()), comm.data());
-    AppendF(&line_, "%5u ", has_id ? id.tid : tid);
-    char t[48];
-    std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, id.time / 1000000000,
-                  (id.time % 1000000000) / 1000);
-    AppendF(&line_, "%12s: ", t);
+    std::string_view comm = session_.Comm(rec_pid, rec_tid);
+    if (f.comm) {
+      if (f.ip && (attr->sample_type & kSampleCallchain)) {
+        line_.append(comm);
+        line_ += ' ';
+      } else {
+        AppendF(&line_, "%16.*s ", static_cast<int>(comm.size()), comm.data());
+      }
+    }
+    if (f.pid && f.tid) {
+      AppendF(&line_, "%5u/%-5u ", id.pid, id.tid);
+    } else if (f.pid) {
+      AppendF(&line_, "%5u ", id.pid);
+    } else if (f.tid) {
+      AppendF(&line_, "%5u ", id.tid);
+    }
+    if (f.cpu) AppendF(&line_, "[%03u] ", id.cpu);
+    if (f.time) {
+      char t[48];
+      std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, id.time / 1000000000,
+                    (id.time % 1000000000) / 1000);
+      AppendF(&line_, "%12s: ", t);
+    }
+    const uint8_t* b = r.body.data();
+    size_t n = r.body.size();
+    auto u32 = [&](size_t at) {
+      uint32_t v = 0;
+      if (at + 4 <= n) std::memcpy(&v, b + at, 4);
+      return v;
+    };
+    auto u64 = [&](size_t at) {
+      uint64_t v = 0;
+      if (at + 8 <= n) std::memcpy(&v, b + at, 8);
+      return v;
+    };
+    auto cstr = [&](size_t at) {
+      return at < n ? std::string(reinterpret_cast<const char*>(b + at),
+                                  strnlen(reinterpret_cast<const char*>(b + at), n - at))
+                    : std::string();
+    };
+    int32_t pid = static_cast<int32_t>(u32(0));
+    int32_t tid = static_cast<int32_t>(u32(4));
     switch (r.type) {
-      case kRecordComm: {
-        std::string name;
-        if (r.body.size() > 8) {
-          const char* p = reinterpret_cast<const char*>(r.body.data() + 8);
-          name.assign(p, strnlen(p, r.body.size() - 8));
-        }
-        AppendF(&line_, "PERF_RECORD_COMM%s: %s:%u/%u\n", (r.misc & (1 << 13)) ? " exec" : "",
-               name.c_str(), pid, tid);
+      case kRecordComm:
+        AppendF(&line_, "PERF_RECORD_COMM%s: %s:%d/%d\n", (r.misc & (1 << 13)) ? " exec" : "",
+                cstr(8).c_str(), pid, tid);
         break;
-      }
       case kRecordFork:
-      case kRecordExit: {
-        uint32_t v[4] = {0, 0, 0, 0};
-        if (r.body.size() >= 16) std::memcpy(v, r.body.data(), 16);
-        AppendF(&line_, "PERF_RECORD_%s(%u:%u):(%u:%u)\n", r.type == kRecordFork ? "FORK" : "EXIT", v[0],
-               v[2], v[1], v[3]);
+      case kRecordExit:  // pid, ppid, tid, ptid
+        AppendF(&line_, "PERF_RECORD_%s(%d:%d):(%d:%d)\n",
+                r.type == kRecordFork ? "FORK" : "EXIT", pid, static_cast<int32_t>(u32(8)),
+                tid, static_cast<int32_t>(u32(12)));
         break;
-      }
-      default: {
-        uint64_t start = 0, len = 0, pgoff = 0;
-        if (r.body.size() >= 32) {
-          std::memcpy(&start, r.body.data() + 8, 8);
-          std::memcpy(&len, r.body.data() + 16, 8);
-          std::memcpy(&pgoff, r.body.data() + 24, 8);
+      case kRecordMmap:
+        AppendF(&line_, "PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
+                pid, tid, u64(8), u64(16), u64(24), (r.misc & (1 << 13)) ? 'r' : 'x',
+                cstr(32).c_str());
+        break;
+      default: {  // MMAP2
+        uint32_t prot = u32(56), flags = u32(60);
+        char perms[5] = {(prot & 1) ? 'r' : '-', (prot & 2) ? 'w' : '-', (prot & 4) ? 'x' : '-',
+                         (flags & 1) ? 's' : 'p', 0};  // PROT_READ/WRITE/EXEC, MAP_SHARED
+        if (r.misc & (1 << 14)) {  // PERF_RECORD_MISC_MMAP_BUILD_ID
+          static const char kHex[] = "0123456789abcdef";
+          std::string hex;
+          size_t len = n > 32 ? std::min<size_t>(b[32], 20) : 0;
+          for (size_t i = 0; i < len && 36 + i < n; ++i) {
+            hex += kHex[b[36 + i] >> 4];
+            hex += kHex[b[36 + i] & 15];
+          }
+          AppendF(&line_, "PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64
+                  " <%s>]: %s %s\n", pid, tid, u64(8), u64(16), u64(24), hex.c_str(), perms,
+                  cstr(64).c_str());
+        } else {
+          AppendF(&line_, "PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64
+                  " %02x:%02x %" PRIu64 " %" PRIu64 "]: %s %s\n", pid, tid, u64(8), u64(16),
+                  u64(24), u32(32), u32(36), u64(40), u64(48), perms, cstr(64).c_str());
         }
-        size_t name_at = r.type == kRecordMmap2 ? 64 : 32;
-        std::string name;
-        if (r.body.size() > name_at) {
-          const char* p = reinterpret_cast<const char*>(r.body.data() + name_at);
-          name.assign(p, strnlen(p, r.body.size() - name_at));
-        }
-        AppendF(&line_, "PERF_RECORD_%s %d/%u: [0x%" PRIx64 "(0x%" PRIx64 ") @ 0x%" PRIx64 "]: %s\n",
-               r.type == kRecordMmap2 ? "MMAP2" : "MMAP", static_cast<int>(pid), tid, start,
-               len, pgoff, name.c_str());
         break;
       }
     }

@@ -31,6 +31,12 @@ for f in file pipe two; do
     fail "$f: pf-script differs from perf script ($(diff "$tmp/$f.perf.txt" "$tmp/$f.pf.txt" | grep -c '^[<>]') lines):"
     diff "$tmp/$f.perf.txt" "$tmp/$f.pf.txt" | head -10
   fi
+  perf script -i "$tmp/$f.data" --show-mmap-events --show-task-events >"$tmp/$f.ev.perf" 2>/dev/null
+  "$script" --show-mmap-events --show-task-events "$tmp/$f.data" >"$tmp/$f.ev.pf" 2>/dev/null
+  cmp -s "$tmp/$f.ev.perf" "$tmp/$f.ev.pf" || {
+    fail "$f: --show-mmap-events --show-task-events differ from perf script"
+    diff "$tmp/$f.ev.perf" "$tmp/$f.ev.pf" | head -4
+  }
   "$script" < "$tmp/$f.data" >"$tmp/$f.stdin.txt" 2>/dev/null
   cmp -s "$tmp/$f.pf.txt" "$tmp/$f.stdin.txt" || fail "$f: stdin differs from the file"
   # Folding the recording directly equals folding the text.
