@@ -169,6 +169,7 @@ class Collapser {
                                   " had a fractional part, dropped");
     }
     report_->folded_lines += reader.stacks_read();
+    for (const std::string& c : reader.pf_comments()) report_->pf_comments.push_back(c);
   }
 
   // A recording (pf-record stream or perf.data): the result equals folding pf-script's text,

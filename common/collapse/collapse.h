@@ -25,6 +25,7 @@ struct CollapseReport {
   std::vector<std::string> notices;   // for "pf-collapse: notice: ..."
   uint64_t samples = 0;               // perf script samples folded
   uint64_t folded_lines = 0;          // folded lines merged
+  std::vector<std::string> pf_comments;  // "# pf-..." lines of folded inputs
 };
 
 /// Folds `inputs` (opened in order; "-" is stdin) and writes the result to `out`.

@@ -254,10 +254,18 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
   L.differential = differential;
   L.total = timemax;
   L.subtitle = o.subtitle;
-  L.title = !o.title.empty() ? o.title
-            : o.flamechart   ? "Flame Chart"
-            : o.inverted     ? "Icicle Graph"
-                             : "Flame Graph";
+  // Input from pf-diff says which profile is which: the graph then says it too, with what
+  // its colours mean. (Other differential input keeps flamegraph.pl's plain title.)
+  const bool from_pf_diff = differential && !o.diff_names.empty();
+  L.title = !o.title.empty()  ? o.title
+            : o.flamechart    ? "Flame Chart"
+            : o.inverted      ? "Icicle Graph"
+            : from_pf_diff    ? "Differential Flame Graph"
+                              : "Flame Graph";
+  if (from_pf_diff && o.subtitle.empty()) {
+    L.subtitle = o.diff_names + " \u00b7 widths: after \u00b7 " +
+                 (o.negate ? "blue: grew, red: shrank" : "red: grew, blue: shrank");
+  }
   if (!BackgroundFor(o.bgcolors, o.palette, &L.bg_top, &L.bg_bottom)) {
     throw UsageError("--bgcolors: unknown colour '" + o.bgcolors +
                      "' (yellow, blue, green, grey or #rrggbb)");
@@ -265,8 +273,8 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
   const auto& frames = flow.frames();
   uint32_t depthmax = 0;
   for (const auto& f : frames) depthmax = std::max(depthmax, f.depth);
-  L.height = (depthmax + 1) * o.frameheight + ypad1 + ypad2 + (o.subtitle.empty() ? 0 : ypad3);
-  const double top = ypad1 + (o.subtitle.empty() ? 0 : ypad3);
+  L.height = (depthmax + 1) * o.frameheight + ypad1 + ypad2 + (L.subtitle.empty() ? 0 : ypad3);
+  const double top = ypad1 + (L.subtitle.empty() ? 0 : ypad3);
   const double wpt = (o.width - 2 * xpad) / static_cast<double>(timemax);
 
   Colorer colorer(o.palette, static_cast<ColorMode>(o.color_mode));
@@ -502,11 +510,27 @@ size_t Mismatch(std::string_view a, std::string_view b) {
   return i;
 }
 
+// "before=A after=B" from pf-diff's comment line, shown as "A \u2192 B".
+std::string DiffNames(const std::vector<std::string>& comments) {
+  for (const std::string& c : comments) {
+    std::string_view v = c;
+    if (v.substr(0, 11) != "# pf-diff: ") continue;
+    v.remove_prefix(11);
+    size_t a = v.find(" after=");
+    if (v.substr(0, 7) != "before=" || a == std::string_view::npos) continue;
+    return std::string(v.substr(7, a - 7)) + " \u2192 " + std::string(v.substr(a + 7));
+  }
+  return "";
+}
+
 // Streams a mapped folded file whose lines are sorted (as pf-collapse, stackcollapse-*.pl
 // and inferno write them) into the frame merger, releasing pages as it goes. Returns false,
 // having drawn nothing, at the first line out of order.
-bool StreamSorted(ByteSource& src, const FlameOptions& o, std::vector<std::string>* warnings,
-                  FlameLayout* layout) {
+bool StreamSorted(ByteSource& src, const FlameOptions& options,
+                  std::vector<std::string>* warnings, FlameLayout* layout) {
+  FlameOptions o = options;
+  std::vector<std::string> comment_lines;
+  std::vector<std::string>* comments = &comment_lines;
   std::string_view data = src.Next();
   int columns = 0;
   {
@@ -530,7 +554,10 @@ bool StreamSorted(ByteSource& src, const FlameOptions& o, std::vector<std::strin
   constexpr size_t kReleaseEvery = 8 << 20;
   while (lines.Next(&line)) {
     ++line_no;
-    if (IsFoldedIgnorable(line)) continue;
+    if (IsFoldedIgnorable(line)) {
+      if (line.substr(0, 5) == "# pf-" && comments->size() < 16) comments->emplace_back(line);
+      continue;
+    }
     if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, columns, &fl)) {
       bad.Add(src.name(), line_no);
       continue;
@@ -589,6 +616,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& o, std::vector<std::strin
   }
   uint64_t timemax = TimeMax(flow.weight_sum(), o, warnings);
   flow.Finish(timemax);
+  o.diff_names = DiffNames(comment_lines);
   *layout = Lay(flow, timemax, columns == 2, o, warnings);
   return true;
 }
@@ -611,7 +639,9 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
     }
   }
   StackTree tree = CollapseFilesToTree(inputs, {}, report);
-  return BuildFlameGraph(tree, options, warnings);
+  FlameOptions o = options;
+  o.diff_names = DiffNames(report->pf_comments);
+  return BuildFlameGraph(tree, o, warnings);
 }
 
 }  // namespace pf

@@ -88,7 +88,10 @@ void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const st
     std::string_view line = data.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
     pos = nl == std::string_view::npos ? data.size() : nl + 1;
     uint64_t this_line = line_no++;
-    if (IsFoldedIgnorable(line) || (line.size() == 1 && line[0] == '\r')) continue;
+    if (IsFoldedIgnorable(line) || (line.size() == 1 && line[0] == '\r')) {
+      if (line.substr(0, 5) == "# pf-" && pf_comments_.size() < 16) pf_comments_.emplace_back(line);
+      continue;
+    }
     if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, tree_.columns(), &fl)) {
       malformed_.Add(file, this_line);
       continue;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/diagnostics.h"
 #include "io/output.h"
@@ -39,6 +40,8 @@ class FoldedReader {
   const SkipCount& malformed() const { return malformed_; }
   uint64_t fractional_lines() const { return fractional_; }
   uint64_t stacks_read() const { return stacks_; }
+  /// Comment lines pf itself wrote ("# pf-..."), e.g. pf-diff's which-is-which line.
+  const std::vector<std::string>& pf_comments() const { return pf_comments_; }
 
  private:
   StackTree& tree_;
@@ -46,6 +49,7 @@ class FoldedReader {
   SkipCount malformed_;
   uint64_t fractional_ = 0;
   uint64_t stacks_ = 0;
+  std::vector<std::string> pf_comments_;
 };
 
 /// Writes every stack with a non-zero weight as "a;b;c N" (or "a;b;c N M"), sorted bytewise.

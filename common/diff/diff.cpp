@@ -1,0 +1,191 @@
+#include "diff/diff.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+#include <vector>
+
+#include "base/error.h"
+#include "render/flame.h"
+#include "stacks/folded.h"
+
+namespace pf {
+
+namespace {
+
+// difffolded.pl's -s: every "0x" followed by hex digits becomes "0x...".
+std::string StripHex(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (i + 2 < s.size() && s[i] == '0' && s[i + 1] == 'x' &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      size_t j = i + 2;
+      while (j < s.size() && std::isxdigit(static_cast<unsigned char>(s[j]))) ++j;
+      out += "0x...";
+      i = j;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+// Adds every stack of `in` to column `col` of `out` (renaming frames when asked).
+void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
+  std::vector<StrId> map(in.names().size());
+  std::vector<bool> mapped(in.names().size(), false);
+  std::vector<NodeId> path;
+  std::vector<StrId> frames;
+  for (NodeId n = 1; n < in.size(); ++n) {
+    uint64_t w = in.self(n);
+    if (!w) continue;
+    path.clear();
+    for (NodeId p = n; p != StackTree::kRoot; p = in.parent(p)) path.push_back(p);
+    frames.clear();
+    for (size_t i = path.size(); i-- > 0;) {
+      uint32_t f = in.frame(path[i]).value;
+      if (!mapped[f]) {
+        std::string_view name = in.names().Name(StrId{f});
+        map[f] = out->names().Intern(strip_hex ? std::string_view(StripHex(name)) : name);
+        mapped[f] = true;
+      }
+      frames.push_back(map[f]);
+    }
+    out->AddSelf(out->AddStack(frames, 0, col), w, col);
+  }
+}
+
+std::string Commas(uint64_t v) { return WithThousands(std::to_string(v)); }
+std::string Signed(int64_t v) {
+  std::string s = WithThousands(std::to_string(v < 0 ? -v : v));
+  return (v < 0 ? "-" : "+") + s;
+}
+
+// Per function: total (samples whose stack contains it, once each) and self, per column.
+struct Sums {
+  uint64_t total[2] = {0, 0};
+  uint64_t self[2] = {0, 0};
+};
+
+void WriteReport(const StackTree& t, const std::string& before, const std::string& after,
+                 const DiffOptions& o, BufferedWriter& w) {
+  std::unordered_map<uint32_t, Sums> sums;
+  std::vector<NodeId> path;
+  std::vector<uint32_t> seen;
+  for (NodeId n = 1; n < t.size(); ++n) {
+    if (!t.has_self(n)) continue;
+    path.clear();
+    for (NodeId p = n; p != StackTree::kRoot; p = t.parent(p)) path.push_back(p);
+    seen.clear();
+    for (NodeId p : path) {
+      uint32_t f = t.frame(p).value;
+      if (std::find(seen.begin(), seen.end(), f) != seen.end()) continue;  // recursion: once
+      seen.push_back(f);
+      for (int c = 0; c < 2; ++c) sums[f].total[c] += t.self(n, c);
+    }
+    for (int c = 0; c < 2; ++c) sums[t.frame(n).value].self[c] += t.self(n, c);
+  }
+  uint64_t all[2] = {t.Total(0), t.Total(1)};
+  struct Row {
+    std::string_view name;
+    Sums s;
+    int64_t change;
+  };
+  std::vector<Row> rows;
+  const double floor_count = o.threshold / 100 * static_cast<double>(std::max(all[0], all[1]));
+  for (const auto& [f, s] : sums) {
+    int64_t change = static_cast<int64_t>(s.total[1]) - static_cast<int64_t>(s.total[0]);
+    if (change == 0 || std::abs(static_cast<double>(change)) < floor_count) continue;
+    rows.push_back({t.names().Name(StrId{f}), s, change});
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    int64_t x = a.change < 0 ? -a.change : a.change, y = b.change < 0 ? -b.change : b.change;
+    return x != y ? x > y : a.name < b.name;
+  });
+  if (o.limit && rows.size() > o.limit) rows.resize(o.limit);
+  char line[512];
+  std::snprintf(line, sizeof line, "before: %s, %s samples%s\nafter:  %s, %s samples\n",
+                before.c_str(), Commas(all[0]).c_str(),
+                o.normalize ? " (scaled to the after total)" : "", after.c_str(),
+                Commas(all[1]).c_str());
+  w.Append(line);
+  std::snprintf(line, sizeof line, "functions whose total changed by at least %g%% of all, "
+                "largest change first:\n\n", o.threshold);
+  w.Append(line);
+  std::snprintf(line, sizeof line, "%14s %9s %14s %14s %9s %9s  %s\n", "change", "relative",
+                "total before", "total after", "self %", "self %", "function");
+  w.Append(line);
+  std::snprintf(line, sizeof line, "%14s %9s %14s %14s %9s %9s\n", "", "", "", "", "before",
+                "after");
+  w.Append(line);
+  for (const Row& r : rows) {
+    char rel[32];
+    if (r.s.total[0] == 0) {
+      std::snprintf(rel, sizeof rel, "new");
+    } else {
+      std::snprintf(rel, sizeof rel, "%+.1f%%",
+                    100.0 * static_cast<double>(r.change) / static_cast<double>(r.s.total[0]));
+    }
+    auto pct = [&](uint64_t v, int c) {
+      return all[c] ? 100.0 * static_cast<double>(v) / static_cast<double>(all[c]) : 0.0;
+    };
+    std::snprintf(line, sizeof line, "%14s %9s %14s %14s %8.2f%% %8.2f%%  ", Signed(r.change).c_str(),
+                  rel, Commas(r.s.total[0]).c_str(), Commas(r.s.total[1]).c_str(),
+                  pct(r.s.self[0], 0), pct(r.s.self[1], 1));
+    w.Append(line);
+    w.Append(r.name);
+    w.Append('\n');
+  }
+  if (rows.empty()) w.Append("(no function changed by that much)\n");
+}
+
+}  // namespace
+
+void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& o,
+               ByteSink& sink, CollapseReport* report) {
+  StackTree b = CollapseFilesToTree({before}, {}, report);
+  StackTree a = CollapseFilesToTree({after}, {}, report);
+  if (b.columns() != 1 || a.columns() != 1) {
+    throw Error("pf-diff compares two ordinary profiles, not differential ones");
+  }
+  StackTree t(2);
+  AddColumn(b, 0, o.strip_hex, &t);
+  AddColumn(a, 1, o.strip_hex, &t);
+  if (o.normalize) {
+    // difffolded.pl: before = int(before * total_after / total_before), per stack.
+    unsigned __int128 t0 = t.Total(0), t1 = t.Total(1);
+    if (t0 && t0 != t1) {
+      StackTree scaled(2);
+      std::vector<NodeId> path;
+      std::vector<StrId> frames;
+      for (NodeId n = 1; n < t.size(); ++n) {
+        if (!t.has_self(n)) continue;
+        path.clear();
+        for (NodeId p = n; p != StackTree::kRoot; p = t.parent(p)) path.push_back(p);
+        frames.clear();
+        for (size_t i = path.size(); i-- > 0;) {
+          frames.push_back(scaled.names().Intern(t.name(path[i])));
+        }
+        NodeId leaf = scaled.AddStack(frames, 0, 0);
+        scaled.AddSelf(leaf, static_cast<uint64_t>(t.self(n, 0) * t1 / t0), 0);
+        scaled.AddSelf(leaf, t.self(n, 1), 1);
+      }
+      t = std::move(scaled);
+    }
+  }
+  BufferedWriter w(sink);
+  if (o.report) {
+    WriteReport(t, before, after, o, w);
+  } else {
+    // Which is which, for pf-flamegraph's title (other readers skip '#' lines).
+    w.Append(std::string(kDiffHeaderPrefix) + "before=" + before + " after=" + after + "\n");
+    WriteFolded(t, w);
+  }
+  w.Flush();
+  sink.Commit();
+}
+
+}  // namespace pf

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# pf-diff: difffolded.pl's semantics on the peer corpus's diff-folded cases (compared sorted,
+# as inferno compares them), the report, and the self-explaining differential flame graph.
+# Usage: diff_test.sh PF_DIFF PF_FLAMEGRAPH CORPUS_DIR
+set -u -o pipefail
+diff_bin=$1 fg=$2 corpus=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+d=$corpus/tests/data/diff-folded
+if [ -d "$d" ]; then
+  check() {  # check NAME OPTS BEFORE AFTER
+    "$diff_bin" -q $2 "$d/$3" "$d/$4" | grep -v '^#' | LC_ALL=C sort >"$tmp/got"
+    LC_ALL=C sort "$d/results/$1.txt" >"$tmp/want"
+    cmp -s "$tmp/got" "$tmp/want" || { fail "$1 differs"; diff "$tmp/got" "$tmp/want" | head -5; }
+  }
+  check default "" before.txt after.txt
+  check normalize "-n" before.txt after.txt
+  check strip_hex "-s" before.txt after.txt
+  check fractionals "" before_fractionals.txt after.txt
+else
+  echo "note: peer corpus not found at $corpus; corpus cases skipped"
+fi
+# Own cases: sorted output, 0 on the missing side, normalize, the header line.
+printf 'main;a 10\nmain;b 30\n' >"$tmp/before.folded"
+printf 'main;b 20\nmain;c 40\n' >"$tmp/after.folded"
+"$diff_bin" "$tmp/before.folded" "$tmp/after.folded" >"$tmp/out" || fail "pf-diff exit $?"
+printf '# pf-diff: before=%s after=%s\nmain;a 10 0\nmain;b 30 20\nmain;c 0 40\n' \
+  "$tmp/before.folded" "$tmp/after.folded" | cmp -s - "$tmp/out" || { fail "plain output"; cat "$tmp/out"; }
+"$diff_bin" -n "$tmp/before.folded" "$tmp/after.folded" | grep -v '^#' >"$tmp/out"
+printf 'main;a 15 0\nmain;b 45 20\nmain;c 0 40\n' | cmp -s - "$tmp/out" || { fail "normalize"; cat "$tmp/out"; }
+# The report: largest absolute change first, with totals.
+"$diff_bin" --report "$tmp/before.folded" "$tmp/after.folded" >"$tmp/report" || fail "report exit"
+grep -q "^after:  .*60 samples" "$tmp/report" || fail "report header: $(head -2 "$tmp/report")"
+first=$(grep -E '^ +[+-][0-9]' "$tmp/report" | head -1)
+echo "$first" | grep -q '+40 .* new .* c$' || fail "report: largest change first, got: $first"
+"$diff_bin" --report --top=1 "$tmp/before.folded" "$tmp/after.folded" | grep -cE '^ +[+-][0-9]' |
+  grep -qx 1 || fail "--top=1"
+# The flame graph explains itself.
+"$diff_bin" "$tmp/before.folded" "$tmp/after.folded" | "$fg" >"$tmp/diff.svg" || fail "pf-flamegraph"
+grep -q '>Differential Flame Graph<' "$tmp/diff.svg" || fail "no differential title"
+grep -q 'before.folded → .*after.folded .*red: grew, blue: shrank' "$tmp/diff.svg" || fail "no explaining subtitle"
+# Usage errors.
+"$diff_bin" "$tmp/before.folded" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "one profile: want exit 2"
+"$diff_bin" "$tmp/before.folded" /nonexistent >/dev/null 2>&1
+[ $? -eq 1 ] || fail "missing file: want exit 1"
+if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+echo "pf-diff checks passed"
