@@ -1,0 +1,592 @@
+// pf-dot's call graph: exact totals from the stack tree, pprof-style pruning with residual
+// edges, and a deterministic gprof2dot-style DOT writer.
+//
+// Each weighted tree node stands for one distinct stack. Its root-first path is rebuilt by
+// walking parents, filtered (ignore, focus, show-from, hide; regex results are cached per
+// interned frame name, so a pattern runs once per distinct name), and then reduced to the
+// distinct functions and distinct (caller, callee) pairs by sorting two small vectors; the
+// stack's weight is added once to each. That is what makes recursion safe: `a;b;b;b 10`
+// gives b a total of 10, not 30, and the self-edge b->b 10.
+//
+// Pruning keeps the nodes allowed by --root/--leaf (breadth-first within --depth over the
+// unpruned edges), above the node threshold, and then the --nodecount largest. A second walk
+// over the stacks links each kept frame to the next kept frame below it; a link that skipped
+// removed frames in every sample is "residual" and drawn dotted, so removing a node never
+// splits the graph (pprof does the same; gprof2dot lets the graph fall apart).
+//
+// Colours follow gprof2dot's themes: a weight w in [0,1] picks a point between two HSL
+// colours (optionally skewed as (skew^w - 1)/(skew - 1)), converted with the CSS3 HSL
+// algorithm and raised to the theme's gamma; font sizes and pen widths grow with w.
+
+#include "callgraph/call_graph.h"
+
+#include <fnmatch.h>
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <unordered_map>
+
+#include "base/error.h"
+#include "base/intern.h"
+
+namespace pf {
+namespace {
+
+enum FrameFlag : uint8_t { kFocus = 1, kIgnore = 2, kHide = 4, kShowFrom = 8 };
+
+using Patterns = std::vector<std::unique_ptr<re2::RE2>>;
+
+Patterns Compile(const std::vector<std::string>& patterns, const char* option) {
+  Patterns out;
+  re2::RE2::Options o;
+  o.set_log_errors(false);
+  for (const std::string& p : patterns) {
+    auto re = std::make_unique<re2::RE2>(p, o);
+    if (!re->ok()) {
+      throw UsageError(std::string("--") + option + ": bad regular expression '" + p +
+                       "': " + re->error());
+    }
+    out.push_back(std::move(re));
+  }
+  return out;
+}
+
+bool AnyMatch(const Patterns& patterns, std::string_view s) {
+  for (const auto& re : patterns) {
+    if (re2::RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *re)) return true;
+  }
+  return false;
+}
+
+uint64_t AddSat(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
+/// Rebuilds and filters the stacks of a tree; hands out root-first frame ids.
+class PathWalker {
+ public:
+  PathWalker(const StackTree& tree, const CallGraphOptions& o) : tree_(tree) {
+    Patterns focus = Compile(o.focus, "focus"), ignore = Compile(o.ignore, "ignore"),
+             hide = Compile(o.hide, "hide"), show_from = Compile(o.show_from, "show-from");
+    any_focus_ = !focus.empty();
+    any_ignore_ = !ignore.empty();
+    any_hide_ = !hide.empty();
+    any_show_from_ = !show_from.empty();
+    if (any_focus_ || any_ignore_ || any_hide_ || any_show_from_) {
+      // One regex pass per distinct name, not per frame.
+      const Interner& names = tree.names();
+      flags_.resize(names.size());
+      for (size_t i = 0; i < names.size(); ++i) {
+        std::string_view s = names.Name(StrId{static_cast<uint32_t>(i)});
+        uint8_t f = 0;
+        if (AnyMatch(focus, s)) f |= kFocus;
+        if (AnyMatch(ignore, s)) f |= kIgnore;
+        if (AnyMatch(hide, s)) f |= kHide;
+        if (AnyMatch(show_from, s)) f |= kShowFrom;
+        flags_[i] = f;
+      }
+    }
+  }
+
+  /// The filtered root-first path of `node` (frame name ids); false when the sample is dropped.
+  bool Path(NodeId node, std::vector<uint32_t>* path) {
+    raw_.clear();
+    for (NodeId m = node; m != StackTree::kRoot; m = tree_.parent(m)) {
+      raw_.push_back(tree_.frame(m).value);
+    }
+    std::reverse(raw_.begin(), raw_.end());
+    path->clear();
+    if (flags_.empty()) {
+      path->assign(raw_.begin(), raw_.end());
+      return !path->empty();
+    }
+    bool focused = !any_focus_;
+    size_t start = raw_.size();
+    for (size_t i = 0; i < raw_.size(); ++i) {
+      uint8_t f = flags_[raw_[i]];
+      if (f & kIgnore) return false;
+      if (f & kFocus) focused = true;
+      if ((f & kShowFrom) && start == raw_.size()) start = i;
+    }
+    if (!focused) return false;
+    if (!any_show_from_) start = 0;
+    for (size_t i = start; i < raw_.size(); ++i) {
+      if (!(flags_[raw_[i]] & kHide)) path->push_back(raw_[i]);
+    }
+    return !path->empty();
+  }
+
+ private:
+  const StackTree& tree_;
+  std::vector<uint8_t> flags_;
+  std::vector<uint32_t> raw_;
+  bool any_focus_ = false, any_ignore_ = false, any_hide_ = false, any_show_from_ = false;
+};
+
+uint64_t PairKey(uint32_t a, uint32_t b) { return static_cast<uint64_t>(a) << 32 | b; }
+
+/// Functions reachable from the functions matching `globs` within `depth` edges, following
+/// `adj` (callees for --root, callers for --leaf).
+std::vector<bool> Reach(const std::vector<std::string>& globs, const char* option,
+                        const std::vector<std::string_view>& names,
+                        const std::vector<std::vector<uint32_t>>& adj, int depth) {
+  std::vector<bool> seen(names.size(), false);
+  std::vector<uint32_t> frontier;
+  for (uint32_t f = 0; f < names.size(); ++f) {
+    std::string name(names[f]);
+    for (const std::string& g : globs) {
+      if (fnmatch(g.c_str(), name.c_str(), 0) == 0) {
+        seen[f] = true;
+        frontier.push_back(f);
+        break;
+      }
+    }
+  }
+  if (frontier.empty()) {
+    std::string list;
+    for (const std::string& g : globs) list += (list.empty() ? "'" : ", '") + g + "'";
+    throw Error(std::string("--") + option + ": no function matches " + list);
+  }
+  for (int d = 0; (depth < 0 || d < depth) && !frontier.empty(); ++d) {
+    std::vector<uint32_t> next;
+    for (uint32_t f : frontier) {
+      for (uint32_t g : adj[f]) {
+        if (!seen[g]) {
+          seen[g] = true;
+          next.push_back(g);
+        }
+      }
+    }
+    frontier.swap(next);
+  }
+  return seen;
+}
+
+std::string Hex16(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+struct Theme {
+  double min_h, min_s, min_l, max_h, max_s, max_l, gamma;
+  double min_font, max_font, min_pen, max_pen;
+  bool filled;
+};
+
+const Theme& FindTheme(const std::string& name) {
+  static const Theme kColor{2.0 / 3, 0.80, 0.25, 0.0, 1.0, 0.5, 1.0, 10, 10, 0.5, 4.0, true};
+  static const Theme kPink{0.0, 1.0, 0.9, 0.0, 1.0, 0.5, 2.2, 10, 10, 0.5, 4.0, true};
+  static const Theme kGray{0.0, 0.0, 0.85, 0.0, 0.0, 0.0, 2.2, 10, 10, 0.5, 4.0, true};
+  static const Theme kBw{0, 0, 0, 0, 0, 0, 2.2, 8, 24, 0.1, 8.0, true};
+  static const Theme kPrint{0, 0, 0, 0, 0, 0, 2.2, 18, 30, 0.1, 8.0, false};
+  if (name == "color" || name == "colour") return kColor;
+  if (name == "pink") return kPink;
+  if (name == "gray" || name == "grey") return kGray;
+  if (name == "bw") return kBw;
+  if (name == "print") return kPrint;
+  throw UsageError("--colormap must be color, pink, gray, bw or print, not '" + name + "'");
+}
+
+double HueToRgb(double m1, double m2, double h) {
+  if (h < 0) h += 1;
+  if (h > 1) h -= 1;
+  if (h * 6 < 1) return m1 + (m2 - m1) * h * 6;
+  if (h * 2 < 1) return m2;
+  if (h * 3 < 2) return m1 + (m2 - m1) * (2.0 / 3 - h) * 6;
+  return m1;
+}
+
+/// The colour at weight w of a theme, as r, g, b in [0,1].
+void ThemeRgb(const Theme& t, double w, double skew, double rgb[3]) {
+  w = std::clamp(std::isfinite(w) ? w : 0.0, 0.0, 1.0);
+  double pos = (skew == 1.0) ? w : (std::pow(skew, w) - 1) / (skew - 1);
+  double h = t.min_h + (t.max_h - t.min_h) * pos;
+  double s = t.min_s + (t.max_s - t.min_s) * pos;
+  double l = t.min_l + (t.max_l - t.min_l) * pos;
+  double m2 = l <= 0.5 ? l * (s + 1) : l + s - l * s;
+  double m1 = 2 * l - m2;
+  rgb[0] = HueToRgb(m1, m2, h + 1.0 / 3);
+  rgb[1] = HueToRgb(m1, m2, h);
+  rgb[2] = HueToRgb(m1, m2, h - 1.0 / 3);
+  for (int i = 0; i < 3; ++i) rgb[i] = std::pow(std::clamp(rgb[i], 0.0, 1.0), t.gamma);
+}
+
+std::string RgbHex(const double rgb[3]) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(std::lround(rgb[0] * 255)),
+                static_cast<int>(std::lround(rgb[1] * 255)),
+                static_cast<int>(std::lround(rgb[2] * 255)));
+  return buf;
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string Percent(uint64_t part, uint64_t total) {
+  return Fixed(total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0, 2) +
+         "%";
+}
+
+/// Length of the UTF-8 sequence at s[i], or 0 when it is invalid.
+size_t Utf8Length(std::string_view s, size_t i) {
+  unsigned char c = s[i];
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return 0;
+  }
+  if (n == 2 && c < 0xc2) return 0;  // overlong
+  return n;
+}
+
+/// At most `max` bytes of `s`, cut at a character boundary, with "..." when cut.
+std::string Truncate(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) >> 6) == 2) --cut;
+  return std::string(s.substr(0, cut)) + "...";
+}
+
+/// Breaks `s` into lines of about `width` characters, after "::", spaces or commas when it can.
+std::string Wrap(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  std::string out;
+  size_t line_start = 0;
+  while (s.size() - line_start > width) {
+    size_t brk = std::string::npos;
+    for (size_t i = line_start + 1; i <= line_start + width && i < s.size(); ++i) {
+      char p = s[i - 1];
+      if (p == ' ' || p == ',' || (p == ':' && i >= 2 && s[i - 2] == ':')) brk = i;
+    }
+    if (brk == std::string::npos || brk - line_start < width / 3) {
+      brk = line_start + width;
+      while (brk > line_start + 1 && (static_cast<unsigned char>(s[brk]) >> 6) == 2) --brk;
+    }
+    out.append(s, line_start, brk - line_start);
+    out += '\n';
+    line_start = brk;
+  }
+  out.append(s, line_start, std::string::npos);
+  return out;
+}
+
+std::string NodeLabel(const CallGraph& g, const CallGraph::Node& n, const CallGraphOptions& o) {
+  std::string name = o.strip ? StripFunctionName(n.name) : n.name;
+  name = Truncate(name, o.max_label);
+  if (o.wrap) name = Wrap(name, 32);
+  std::string label =
+      name + "\n" + Percent(n.total, g.total) + "\n(" + Percent(n.self, g.total) + ")";
+  if (o.show_samples) label += "\n" + std::to_string(n.total) + " (" + std::to_string(n.self) + ")";
+  return label;
+}
+
+}  // namespace
+
+std::string StripFunctionName(std::string_view name) {
+  static constexpr std::string_view kAnon = "(anonymous namespace)";
+  static constexpr std::string_view kOperator = "operator";
+  std::string out;
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (depth == 0 && out.size() >= kOperator.size() &&
+        std::string_view(out).substr(out.size() - kOperator.size()) == kOperator) {
+      // operator<, operator<<=, operator(), operator[], operator-> keep their symbol.
+      if (c == '(' && i + 1 < name.size() && name[i + 1] == ')') {
+        out += "()";
+        ++i;
+        continue;
+      }
+      if (std::string_view("<>=!+-*/%^&|~,[]").find(c) != std::string_view::npos) {
+        while (i < name.size() &&
+               std::string_view("<>=!+-*/%^&|~,[]").find(name[i]) != std::string_view::npos) {
+          out += name[i++];
+        }
+        --i;
+        continue;
+      }
+    }
+    if (depth == 0 && name.substr(i, kAnon.size()) == kAnon) {
+      out += kAnon;
+      i += kAnon.size() - 1;
+      continue;
+    }
+    if (c == '(' || c == '<') {
+      ++depth;
+    } else if ((c == ')' || c == '>') && depth > 0) {
+      --depth;
+    } else if (depth == 0) {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.size() >= 6 && out.compare(out.size() - 6, 6, " const") == 0) out.resize(out.size() - 6);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out.empty() ? std::string(name) : out;
+}
+
+std::string DotQuote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    size_t n = Utf8Length(s, i);
+    if (n == 0) {
+      out += '?';
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out.append(s.substr(i, n));
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else {
+      out += static_cast<char>(c);
+    }
+    i += n;
+  }
+  out += '"';
+  return out;
+}
+
+std::string CallGraphColor(const std::string& colormap, double w, double skew) {
+  double rgb[3];
+  ThemeRgb(FindTheme(colormap), w, skew, rgb);
+  return RgbHex(rgb);
+}
+
+CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
+  if (tree.columns() != 1) {
+    throw Error("differential input (two count columns) cannot be drawn as a call graph");
+  }
+  if (!(o.node_thres >= 0) || !(o.edge_thres >= 0)) {
+    throw UsageError("--node-thres and --edge-thres must be percentages >= 0");
+  }
+  if (!(o.skew > 0) || !std::isfinite(o.skew)) throw UsageError("--skew must be a positive number");
+  FindTheme(o.colormap);
+  PathWalker walker(tree, o);
+  CallGraph g;
+
+  // Pass 1: exact totals, self weights and direct edges.
+  std::vector<int32_t> func_of(tree.names().size(), -1);  // frame name id -> function
+  std::vector<std::string_view> names;
+  std::vector<uint64_t> totals, selfs;
+  std::unordered_map<uint64_t, uint64_t> direct;  // PairKey(caller, callee) -> weight
+  std::vector<uint32_t> path, funcs;
+  std::vector<uint64_t> pairs;
+  for (NodeId n = 1; n < tree.size(); ++n) {
+    uint64_t w = tree.self(n);
+    if (w == 0) continue;
+    g.total = AddSat(g.total, w);
+    if (!walker.Path(n, &path)) continue;
+    g.kept_weight = AddSat(g.kept_weight, w);
+    for (uint32_t& frame : path) {
+      if (func_of[frame] < 0) {
+        func_of[frame] = static_cast<int32_t>(names.size());
+        names.push_back(tree.names().Name(StrId{frame}));
+        totals.push_back(0);
+        selfs.push_back(0);
+      }
+      frame = static_cast<uint32_t>(func_of[frame]);
+    }
+    selfs[path.back()] = AddSat(selfs[path.back()], w);
+    pairs.clear();
+    for (size_t i = 1; i < path.size(); ++i) pairs.push_back(PairKey(path[i - 1], path[i]));
+    funcs = path;
+    std::sort(funcs.begin(), funcs.end());
+    funcs.erase(std::unique(funcs.begin(), funcs.end()), funcs.end());
+    for (uint32_t f : funcs) totals[f] = AddSat(totals[f], w);
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    for (uint64_t p : pairs) direct[p] = AddSat(direct[p], w);
+  }
+  g.all_nodes = names.size();
+  g.all_edges = direct.size();
+
+  // Choose the nodes: --root/--leaf reach, the node threshold, then the largest --nodecount.
+  std::vector<bool> allowed(names.size(), true);
+  if (!o.root.empty() || !o.leaf.empty()) {
+    std::vector<std::vector<uint32_t>> down(names.size()), up(names.size());
+    std::vector<uint64_t> keys;
+    for (const auto& [key, w] : direct) keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    for (uint64_t key : keys) {
+      uint32_t a = static_cast<uint32_t>(key >> 32), b = static_cast<uint32_t>(key);
+      down[a].push_back(b);
+      up[b].push_back(a);
+    }
+    if (!o.root.empty()) {
+      std::vector<bool> r = Reach(o.root, "root", names, down, o.depth);
+      for (size_t f = 0; f < names.size(); ++f) allowed[f] = allowed[f] && r[f];
+    }
+    if (!o.leaf.empty()) {
+      std::vector<bool> r = Reach(o.leaf, "leaf", names, up, o.depth);
+      for (size_t f = 0; f < names.size(); ++f) allowed[f] = allowed[f] && r[f];
+    }
+  }
+  std::vector<uint32_t> candidates;
+  for (uint32_t f = 0; f < names.size(); ++f) {
+    double pct =
+        g.total ? 100.0 * static_cast<double>(totals[f]) / static_cast<double>(g.total) : 0;
+    if (allowed[f] && pct >= o.node_thres) candidates.push_back(f);
+  }
+  std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
+    return totals[a] != totals[b] ? totals[a] > totals[b] : names[a] < names[b];
+  });
+  if (o.nodecount > 0 && candidates.size() > o.nodecount) candidates.resize(o.nodecount);
+
+  // Kept nodes, sorted by id (a hash of the name; a collision gets a suffix).
+  for (uint32_t f : candidates) {
+    g.nodes.push_back(
+        {std::string(names[f]), "N" + Hex16(HashBytes(names[f])), totals[f], selfs[f]});
+  }
+  std::vector<uint32_t> order(g.nodes.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return g.nodes[a].id != g.nodes[b].id ? g.nodes[a].id < g.nodes[b].id
+                                          : g.nodes[a].name < g.nodes[b].name;
+  });
+  std::vector<CallGraph::Node> sorted;
+  std::vector<int32_t> node_of(names.size(), -1);
+  for (uint32_t i : order) {
+    node_of[candidates[i]] = static_cast<int32_t>(sorted.size());
+    sorted.push_back(std::move(g.nodes[i]));
+    if (sorted.size() >= 2 && sorted[sorted.size() - 2].id.substr(0, 17) == sorted.back().id) {
+      sorted.back().id += "_" + std::to_string(sorted.size());
+    }
+  }
+  g.nodes = std::move(sorted);
+  g.dropped_nodes = g.all_nodes - g.nodes.size();
+
+  // Pass 2: link each kept frame to the next kept frame below it, once per sample.
+  struct Link {
+    uint64_t weight = 0;
+    bool direct = false;
+  };
+  std::unordered_map<uint64_t, Link> links;  // PairKey(node, node)
+  std::vector<std::pair<uint64_t, bool>> hops;
+  for (NodeId n = 1; n < tree.size(); ++n) {
+    uint64_t w = tree.self(n);
+    if (w == 0 || !walker.Path(n, &path)) continue;
+    hops.clear();
+    int32_t prev = -1;
+    bool skipped = false;
+    for (uint32_t frame : path) {
+      int32_t node = node_of[func_of[frame]];
+      if (node < 0) {
+        skipped = true;
+        continue;
+      }
+      if (prev >= 0) hops.emplace_back(PairKey(prev, node), !skipped);
+      prev = node;
+      skipped = false;
+    }
+    std::sort(hops.begin(), hops.end());
+    for (size_t i = 0; i < hops.size(); ++i) {
+      bool last_of_key = i + 1 == hops.size() || hops[i + 1].first != hops[i].first;
+      if (hops[i].second) links[hops[i].first].direct = true;
+      if (last_of_key) links[hops[i].first].weight = AddSat(links[hops[i].first].weight, w);
+    }
+  }
+  size_t solid = 0;
+  for (const auto& [key, link] : links) {
+    double pct =
+        g.total ? 100.0 * static_cast<double>(link.weight) / static_cast<double>(g.total) : 0;
+    if (pct < o.edge_thres) continue;
+    g.edges.push_back(
+        {static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key), link.weight, !link.direct});
+    if (link.direct) ++solid;
+  }
+  // Node indexes follow id order, so sorting by index sorts by id.
+  std::sort(g.edges.begin(), g.edges.end(), [](const CallGraph::Edge& a, const CallGraph::Edge& b) {
+    return a.from != b.from ? a.from < b.from : a.to < b.to;
+  });
+  g.dropped_edges = g.all_edges > solid ? g.all_edges - solid : 0;
+  return g;
+}
+
+void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out) {
+  const Theme& theme = FindTheme(o.colormap);
+  double total = g.total ? static_cast<double>(g.total) : 1.0;
+  uint64_t max_self = 1;
+  for (const auto& n : g.nodes) max_self = std::max(max_self, n.self);
+
+  out.Append("digraph \"pf-dot\" {\n");
+  out.Append("\tgraph [fontname=Arial, nodesep=0.125, ranksep=0.25, tooltip=\" \"];\n");
+  out.Append(theme.filled ? "\tnode [fontcolor=white, fontname=Arial, height=0, shape=box, "
+                            "style=filled, width=0];\n"
+                          : "\tnode [fontcolor=black, fontname=Arial, height=0, shape=box, "
+                            "style=solid, width=0];\n");
+  out.Append("\tedge [fontname=Arial];\n");
+
+  // The legend: what 100% is, and what the pruning removed.
+  size_t residual = 0;
+  for (const auto& e : g.edges) residual += e.residual;
+  std::string legend = "pf-dot: exact totals (callstacks)\n";
+  legend += "total weight " + std::to_string(g.total);
+  if (g.kept_weight != g.total)
+    legend += "; filters kept " + std::to_string(g.kept_weight) + " (" +
+              Percent(g.kept_weight, g.total) + ")";
+  legend += "\nshowing " + std::to_string(g.nodes.size()) + " of " + std::to_string(g.all_nodes) +
+            " nodes (total >= " + Fixed(o.node_thres, 2) + "%" +
+            (o.nodecount ? ", at most " + std::to_string(o.nodecount) : std::string()) + "), " +
+            std::to_string(g.dropped_nodes) + " dropped\n";
+  legend += "showing " + std::to_string(g.edges.size() - residual) + " of " +
+            std::to_string(g.all_edges) + " edges (>= " + Fixed(o.edge_thres, 2) + "%), " +
+            std::to_string(g.dropped_edges) + " dropped";
+  if (residual) legend += ", " + std::to_string(residual) + " dotted residual";
+  legend += "\n";
+  std::string quoted = DotQuote(legend);
+  // Left-justify the legend's lines: \n -> \l.
+  for (size_t i = 0; i + 1 < quoted.size(); ++i) {
+    if (quoted[i] == '\\' && quoted[i + 1] == 'n')
+      quoted[++i] = 'l';
+    else if (quoted[i] == '\\')
+      ++i;
+  }
+  out.Append("\tlegend [fontcolor=black, fontsize=\"10.00\", label=" + quoted +
+             ", shape=plaintext, style=solid];\n");
+
+  for (const auto& n : g.nodes) {
+    double w = o.color_nodes_by_selftime
+                   ? static_cast<double>(n.self) / static_cast<double>(max_self)
+                   : static_cast<double>(n.total) / total;
+    double rgb[3];
+    ThemeRgb(theme, w, o.skew, rgb);
+    std::string color = RgbHex(rgb);
+    double luminance = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2];
+    std::string font = !theme.filled ? "#000000" : luminance > 0.6 ? "#000000" : "#ffffff";
+    double fontsize = std::max(w * w * theme.max_font, theme.min_font);
+    out.Append("\t" + n.id + " [color=\"" + color + "\", fontcolor=\"" + font + "\", fontsize=\"" +
+               Fixed(fontsize, 2) + "\", label=" + DotQuote(NodeLabel(g, n, o)) +
+               ", tooltip=" + DotQuote(Truncate(n.name, 1000)) + "];\n");
+  }
+  for (const auto& e : g.edges) {
+    double w = static_cast<double>(e.weight) / total;
+    std::string color = CallGraphColor(o.colormap, w, o.skew);
+    double pen = std::max(w * theme.max_pen, theme.min_pen);
+    double fontsize = std::max(w * w * theme.max_font, theme.min_font);
+    std::string label = Percent(e.weight, g.total);
+    if (o.show_samples) label += "\n" + std::to_string(e.weight);
+    out.Append("\t" + g.nodes[e.from].id + " -> " + g.nodes[e.to].id + " [arrowsize=\"" +
+               Fixed(0.5 * std::sqrt(pen), 2) + "\", color=\"" + color + "\", fontcolor=\"" +
+               color + "\", fontsize=\"" + Fixed(fontsize, 2) + "\", label=" + DotQuote(label) +
+               ", labeldistance=\"" + Fixed(pen, 2) + "\", penwidth=\"" + Fixed(pen, 2) + "\"" +
+               (e.residual ? ", style=dotted" : "") + "];\n");
+  }
+  out.Append("}\n");
+}
+
+}  // namespace pf

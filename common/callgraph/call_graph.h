@@ -1,0 +1,90 @@
+#pragma once
+// pf-dot's model: a call graph of functions built from a stack tree, pruned, and written as
+// Graphviz DOT in the manner of gprof2dot.
+//
+// The numbers are exact, as pprof computes them, not gprof's call-ratio estimates: a
+// function's total is the weight of the samples whose stack contains it (once per sample,
+// however deep the recursion), its self weight is the weight of the samples where it is the
+// leaf, and an edge caller->callee weighs the samples that contain that adjacency (once per
+// sample). Every weighted tree node is one "sample" (a distinct stack with its weight); its
+// path is walked once and the distinct functions and pairs on it collected in small sorted
+// vectors.
+//
+// Passes: filter each stack (--ignore, --focus, --show-from, --hide) -> count totals, self
+// weights and edges -> choose the nodes to keep (--root/--leaf within --depth, the node
+// threshold, --nodecount) -> walk the stacks again to connect the kept nodes, marking an edge
+// "residual" (drawn dotted) when it only ever skipped removed frames -> edge threshold ->
+// write sorted DOT.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/output.h"
+#include "stacks/stack_tree.h"
+
+namespace pf {
+
+struct CallGraphOptions {
+  double node_thres = 0.5;         ///< percent of the total; nodes below are dropped
+  double edge_thres = 0.1;         ///< percent of the total; edges below are dropped
+  std::string colormap = "color";  ///< color, pink, gray, bw or print
+  double skew = 1.0;               ///< gamma on the colour position (< 1 spreads low percentages)
+  bool strip = false;              ///< strip C++ argument lists and template arguments in labels
+  bool wrap = false;               ///< wrap labels longer than 32 characters
+  bool color_nodes_by_selftime = false;
+  bool show_samples = false;           ///< add the raw weights to the labels
+  std::vector<std::string> root;       ///< -z: fnmatch globs; keep what they reach downwards
+  std::vector<std::string> leaf;       ///< -l: fnmatch globs; keep what leads to them
+  int depth = -1;                      ///< edges from a root or leaf; -1 is unlimited
+  std::vector<std::string> focus;      ///< re2: keep samples with a matching frame
+  std::vector<std::string> ignore;     ///< re2: drop samples with a matching frame
+  std::vector<std::string> hide;       ///< re2: remove matching frames
+  std::vector<std::string> show_from;  ///< re2: drop the callers of the outermost match
+  size_t nodecount = 80;   ///< keep at most this many nodes (largest totals); 0 = no cap
+  size_t max_label = 200;  ///< characters of a name shown before "..."
+};
+
+/// The pruned graph, ready to write.
+struct CallGraph {
+  struct Node {
+    std::string name;
+    std::string id;  ///< "N" + 16 hex digits of HashBytes(name)
+    uint64_t total = 0;
+    uint64_t self = 0;
+  };
+  struct Edge {
+    uint32_t from = 0, to = 0;  ///< indexes into nodes
+    uint64_t weight = 0;
+    bool residual = false;  ///< only connects kept nodes across removed ones
+  };
+  uint64_t total = 0;        ///< weight of the whole profile (100%)
+  uint64_t kept_weight = 0;  ///< weight of the samples that passed the filters
+  std::vector<Node> nodes;   ///< sorted by id
+  std::vector<Edge> edges;   ///< sorted by (from id, to id)
+  size_t all_nodes = 0;      ///< functions before pruning
+  size_t all_edges = 0;      ///< caller->callee pairs before pruning
+  size_t dropped_nodes = 0;
+  size_t dropped_edges = 0;  ///< direct pairs not drawn as a solid edge
+};
+
+/// Builds the call graph of `tree` (one count column). Throws pf::UsageError for a bad
+/// pattern or option, pf::Error when --root/--leaf match no function.
+CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& options);
+
+/// Writes `graph` as a DOT digraph (deterministic: sorted nodes, edges and attributes).
+void WriteDot(const CallGraph& graph, const CallGraphOptions& options, BufferedWriter& out);
+
+/// Strips argument lists, template arguments and a trailing " const" from a C++ name:
+/// "ns::f<int>(char const*) const" -> "ns::f".
+std::string StripFunctionName(std::string_view name);
+
+/// `s` as a quoted DOT string: `"` and `\` escaped, newlines as `\n`, other control bytes
+/// and invalid UTF-8 replaced.
+std::string DotQuote(std::string_view s);
+
+/// The "#rrggbb" colour of weight `w` in [0,1] under a colormap (throws UsageError if unknown).
+std::string CallGraphColor(const std::string& colormap, double w, double skew);
+
+}  // namespace pf
