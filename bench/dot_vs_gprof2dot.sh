@@ -11,8 +11,12 @@ G2D=${GPROF2DOT:-$(command -v gprof2dot || true)}
 [ -n "$G2D" ] || { echo "gprof2dot not found (set GPROF2DOT)"; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-s=$(date +%s.%N); python3 "$G2D" -f perf --total=callstacks -n0 -e0 "$in" >"$work/g.dot"; e=$(date +%s.%N)
+s=$(date +%s.%N); python3 "$G2D" -f perf --total=callstacks -n0 -e0 "$in" >"$work/g.dot" 2>"$work/g.err"
+rc=$?; e=$(date +%s.%N)
 g=$(echo "$e - $s" | bc)
+# gprof2dot's recursive cycle search overflows Python's stack on deep or long recorded
+# stacks; report the time it took to fail.
+[ $rc -eq 0 ] || echo "gprof2dot FAILED after ${g}s: $(tail -1 "$work/g.err")"
 s=$(date +%s.%N); "$PF_DOT" -q --weight=samples -n0 -e0 --nodecount=1000000 "$in" >"$work/p.dot"; e=$(date +%s.%N)
 p=$(echo "$e - $s" | bc)
 echo "gprof2dot ${g}s, pf-dot ${p}s: $(echo "$g / $p" | bc -l | cut -c1-5)x"

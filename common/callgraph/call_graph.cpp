@@ -66,7 +66,8 @@ uint64_t AddSat(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b;
 /// Rebuilds and filters the stacks of a tree; hands out root-first frame ids.
 class PathWalker {
  public:
-  PathWalker(const StackTree& tree, const CallGraphOptions& o) : tree_(tree) {
+  PathWalker(const StackTree& tree, const CallGraphOptions& o)
+      : tree_(tree), skip_process_(o.skip_process) {
     Patterns focus = Compile(o.focus, "focus"), ignore = Compile(o.ignore, "ignore"),
              hide = Compile(o.hide, "hide"), show_from = Compile(o.show_from, "show-from");
     any_focus_ = !focus.empty();
@@ -96,6 +97,7 @@ class PathWalker {
       raw_.push_back(tree_.frame(m).value);
     }
     std::reverse(raw_.begin(), raw_.end());
+    if (skip_process_ && !raw_.empty()) raw_.erase(raw_.begin());
     path->clear();
     if (flags_.empty()) {
       path->assign(raw_.begin(), raw_.end());
@@ -119,6 +121,7 @@ class PathWalker {
 
  private:
   const StackTree& tree_;
+  bool skip_process_;
   std::vector<uint8_t> flags_;
   std::vector<uint32_t> raw_;
   bool any_focus_ = false, any_ignore_ = false, any_hide_ = false, any_show_from_ = false;
@@ -389,6 +392,8 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
   for (NodeId n = 1; n < tree.size(); ++n) {
     uint64_t w = tree.self(n);
     if (w == 0) continue;
+    // A sample with no frame but its process has no call chain: gprof2dot skips it.
+    if (o.skip_process && tree.parent(n) == StackTree::kRoot) continue;
     g.total = AddSat(g.total, w);
     if (!walker.Path(n, &path)) continue;
     g.kept_weight = AddSat(g.kept_weight, w);

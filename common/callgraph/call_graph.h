@@ -42,6 +42,7 @@ struct CallGraphOptions {
   std::vector<std::string> ignore;     ///< re2: drop samples with a matching frame
   std::vector<std::string> hide;       ///< re2: remove matching frames
   std::vector<std::string> show_from;  ///< re2: drop the callers of the outermost match
+  bool skip_process = false;  ///< drop each stack's root frame (perf's comm), as gprof2dot does
   size_t nodecount = 80;   ///< keep at most this many nodes (largest totals); 0 = no cap
   size_t max_label = 200;  ///< characters of a name shown before "..."
 };

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "callgraph/call_graph.h"
+#include "callgraph/graphviz.h"
 #include "cli/cli.h"
 #include "collapse/collapse.h"
 
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
       "  pf-collapse perf.txt | pf-dot | dot -Tsvg > graph.svg\n"
       "  perf script | pf-dot -n 1 -e 0.5 --strip | dot -Tpng -o graph.png\n"
       "  pf-dot --focus='^parse' --hide='^std::' in.folded | dot -Tsvg > parse.svg\n"
-      "  pf-dot -z main --depth 3 in.folded | dot -Tsvg > top.svg\n",
+      "  pf-dot -z main --depth 3 in.folded | dot -Tsvg > top.svg\n"
+      "  pf-dot perf.txt -o graph.svg\n",
   });
   tool.AddGroup("Pruning").add_options()(
       "node-thres,n", po::value<double>()->value_name("PCT"),
@@ -74,7 +76,14 @@ int main(int argc, char** argv) {
       "total", po::value<std::string>()->value_name("MODE"),
       "callstacks (the only mode: totals are exact); callratios is refused")(
       "format", po::value<std::string>()->value_name("FORMAT"),
-      "dot (default); svg, png and pdf need Graphviz: pipe into `dot -Tsvg`")(
+      "dot (default), or svg, png or pdf laid out by Graphviz's library (default from the -o "
+      "extension); without libgvc, pipe DOT into `dot -Tsvg`")(
+      "processes",
+      "for perf input: keep each process (comm) as the root node of its stacks; by default "
+      "they are left out, as gprof2dot does")(
+      "merge-unknown",
+      "for perf input: draw all unresolved frames of a module as one node [module]; by default "
+      "each address is its own node [module <address>], as gprof2dot does")(
       "weight", po::value<std::string>()->value_name("W"),
       "for perf input: period (default) weighs samples by their period, samples counts 1 "
       "each (as gprof2dot's perf reader does)");
@@ -93,15 +102,25 @@ int main(int argc, char** argv) {
       if (total != "callstacks")
         throw pf::UsageError("--total must be callstacks, not '" + total + "'");
     }
+    // --format, else the extension of -o (graph.svg), else DOT.
+    std::string format = "dot";
     if (vm.count("format")) {
-      std::string format = vm["format"].as<std::string>();
-      if (format == "svg" || format == "png" || format == "pdf") {
-        throw pf::UsageError("--format=" + format +
-                             " needs Graphviz's library, which pf-dot does not use; write DOT and "
-                             "pipe it into Graphviz: pf-dot ... | dot -T" +
-                             format + " > graph." + format);
+      format = vm["format"].as<std::string>();
+    } else {
+      for (const char* ext : {"svg", "png", "pdf"}) {
+        std::string suffix = std::string(".") + ext;
+        if (ctx.output.size() > suffix.size() &&
+            ctx.output.compare(ctx.output.size() - suffix.size(), suffix.size(), suffix) == 0)
+          format = ext;
       }
-      if (format != "dot") throw pf::UsageError("--format must be dot, not '" + format + "'");
+    }
+    if (format != "dot" && format != "svg" && format != "png" && format != "pdf")
+      throw pf::UsageError("--format must be dot, svg, png or pdf, not '" + format + "'");
+    if (format != "dot" && !pf::GraphvizAvailable()) {
+      throw pf::UsageError("--format=" + format +
+                           " needs Graphviz's library (libgvc), which this pf-dot was built "
+                           "without; write DOT and pipe it: pf-dot ... | dot -T" +
+                           format + " > graph." + format);
     }
     pf::CallGraphOptions o;
     o.node_thres = Percentage(vm, "node-thres", 0.5);
@@ -134,16 +153,28 @@ int main(int argc, char** argv) {
       throw pf::UsageError("--weight must be period or samples, not '" + weight + "'");
     }
     copt.perf.weight_samples = weight == "samples";
+    copt.perf.include_addrs = !vm.count("merge-unknown");
     pf::StackTree tree = pf::CollapseFilesToTree(ctx.inputs, copt, &report);
     for (const std::string& n : report.notices) tool.Notice(n);
     for (const std::string& w : report.warnings) tool.Warn(w);
+    // Stacks folded from perf samples start with the process name; gprof2dot's call graph
+    // has no process nodes. Folded input keeps its first frame: it may be a real function.
+    o.skip_process = report.samples > 0 && report.folded_lines == 0 && !vm.count("processes");
     pf::CallGraph graph = pf::BuildCallGraph(tree, o);
     if (graph.total == 0) tool.Warn("no samples in the input");
 
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
-    pf::BufferedWriter w(*out);
-    pf::WriteDot(graph, o, w);
-    w.Flush();
+    if (format == "dot") {
+      pf::BufferedWriter w(*out);
+      pf::WriteDot(graph, o, w);
+      w.Flush();
+    } else {
+      pf::StringSink dot;
+      pf::BufferedWriter w(dot);
+      pf::WriteDot(graph, o, w);
+      w.Flush();
+      out->WriteAll(pf::RenderDot(dot.data(), format));
+    }
     out->Commit();
   });
 }
