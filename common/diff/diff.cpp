@@ -1,5 +1,7 @@
 #include "diff/diff.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cinttypes>
@@ -9,6 +11,9 @@
 #include <vector>
 
 #include "base/error.h"
+#include "formats/sniff.h"
+#include "io/input.h"
+#include "io/line_reader.h"
 #include "render/flame.h"
 #include "stacks/folded.h"
 
@@ -56,6 +61,111 @@ void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
     }
     out->AddSelf(out->AddStack(frames, 0, col), w, col);
   }
+}
+
+// The lines of a mapped folded file, one stack at a time, for the sorted merge below.
+class SortedFolded {
+ public:
+  explicit SortedFolded(std::string_view data) : data_(data) {}
+
+  /// Advances to the next stack; false at the end or at a line the merge cannot take (a
+  /// malformed, differential, fractional or comment-like line, or one out of order).
+  bool Next(bool* ok) {
+    *ok = true;
+    while (pos_ < data_.size()) {
+      size_t nl = data_.find('\n', pos_);
+      std::string_view line =
+          data_.substr(pos_, nl == std::string_view::npos ? std::string_view::npos : nl - pos_);
+      pos_ = nl == std::string_view::npos ? data_.size() : nl + 1;
+      if (IsFoldedIgnorable(line) || (line.size() == 1 && line[0] == '\r')) {
+        if (line.substr(0, 5) == "# pf-") *ok = false;  // pf's own notes (pf-diff output)
+        if (!*ok) return false;
+        continue;
+      }
+      FoldedLine fl;
+      if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, 1, &fl) ||
+          fl.fractional || (have_ && !(prev_ < fl.stack))) {
+        *ok = false;
+        return false;
+      }
+      prev_ = fl.stack;
+      have_ = true;
+      count_ = fl.counts[0];
+      ++lines_;
+      if (pos_ - released_ > (64u << 20)) {  // keep the resident set small
+        ReleaseInput(data_.substr(released_, pos_ - released_));
+        released_ = pos_;
+      }
+      return true;
+    }
+    return false;
+  }
+  std::string_view stack() const { return prev_; }
+  uint64_t count() const { return count_; }
+  uint64_t lines() const { return lines_; }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0, released_ = 0;
+  std::string_view prev_;
+  bool have_ = false;
+  uint64_t count_ = 0, lines_ = 0;
+};
+
+// Two folded files already sorted with one stack per line (what pf-collapse and pf-diff
+// write) are merged line by line, in memory bounded by the output buffer, instead of being
+// loaded into trees: a first pass checks the order and sums the totals, the second writes.
+// Returns false, having written nothing, when the inputs do not qualify.
+bool MergeSortedFolded(const std::string& before, const std::string& after, const DiffOptions& o,
+                       ByteSink& sink, CollapseReport* report) {
+  if (o.strip_hex || o.report) return false;
+  // Only regular files: opening them here and again on the tree path reads nothing twice,
+  // where a pipe would lose what this look consumed.
+  for (const std::string* path : {&before, &after}) {
+    struct stat st;
+    if (*path == "-" || stat(path->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  }
+  std::unique_ptr<ByteSource> in[2] = {OpenInput(before), OpenInput(after)};
+  std::string_view data[2];
+  unsigned __int128 total[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (!in[i]->stable() || !in[i]->releasable()) return false;
+    data[i] = in[i]->Peek();
+    if (SniffFormat(data[i].substr(0, 64 << 10)) != InputFormat::kFolded) return false;
+    SortedFolded f(data[i]);
+    bool ok = true;
+    while (f.Next(&ok)) total[i] += f.count();
+    if (!ok) return false;
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (total[i] > UINT64_MAX) return false;  // the tree path saturates
+  }
+  bool scale = o.normalize && total[0] != 0 && total[0] != total[1];
+  BufferedWriter w(sink);
+  w.Append(std::string(kDiffHeaderPrefix) + "before=" + before + " after=" + after + "\n");
+  SortedFolded b(data[0]), a(data[1]);
+  bool ok;
+  bool more_b = b.Next(&ok), more_a = a.Next(&ok);
+  while (more_b || more_a) {
+    int c = !more_b ? 1 : !more_a ? -1 : b.stack().compare(a.stack());
+    std::string_view stack = c <= 0 ? b.stack() : a.stack();
+    uint64_t nb = c <= 0 ? b.count() : 0, na = c >= 0 ? a.count() : 0;
+    if (scale) nb = static_cast<uint64_t>(nb * total[1] / total[0]);
+    if (nb || na) {
+      w.Append(stack);
+      w.Append(' ');
+      w.AppendU64(nb);
+      w.Append(' ');
+      w.AppendU64(na);
+      w.Append('\n');
+    }
+    if (c <= 0) more_b = b.Next(&ok);
+    if (c >= 0) more_a = a.Next(&ok);
+  }
+  w.Flush();
+  sink.Commit();
+  report->folded_lines += b.lines() + a.lines();
+  return true;
 }
 
 std::string Commas(uint64_t v) { return WithThousands(std::to_string(v)); }
@@ -146,6 +256,7 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
 
 void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& o,
                ByteSink& sink, CollapseReport* report) {
+  if (MergeSortedFolded(before, after, o, sink, report)) return;
   StackTree b = CollapseFilesToTree({before}, {}, report);
   StackTree a = CollapseFilesToTree({after}, {}, report);
   if (b.columns() != 1 || a.columns() != 1) {

@@ -30,6 +30,22 @@ printf '# pf-diff: before=%s after=%s\nmain;a 10 0\nmain;b 30 20\nmain;c 0 40\n'
   "$tmp/before.folded" "$tmp/after.folded" | cmp -s - "$tmp/out" || { fail "plain output"; cat "$tmp/out"; }
 "$diff_bin" -n "$tmp/before.folded" "$tmp/after.folded" | grep -v '^#' >"$tmp/out"
 printf 'main;a 15 0\nmain;b 45 20\nmain;c 0 40\n' | cmp -s - "$tmp/out" || { fail "normalize"; cat "$tmp/out"; }
+# Sorted regular files are merged line by line; pipes and unsorted files go through trees.
+# Both ways give the same lines (also with -n), and an unsorted file is not mistaken.
+printf 'main;a 3\nmain;a;x 2\nmain;b 5\nmain;c 1\n' >"$tmp/s1.folded"
+printf 'main;a 1\nmain;b 9\nmain;d 4\n' >"$tmp/s2.folded"
+printf 'main;d 4\nmain;b 9\nmain;a 1\n' >"$tmp/u2.folded"
+for opt in "" -n; do
+  "$diff_bin" $opt "$tmp/s1.folded" "$tmp/s2.folded" | grep -v '^#' >"$tmp/merged"
+  "$diff_bin" $opt "$tmp/s1.folded" - <"$tmp/s2.folded" | grep -v '^#' >"$tmp/tree"
+  cat "$tmp/s2.folded" | "$diff_bin" $opt "$tmp/s1.folded" - | grep -v '^#' >"$tmp/piped"
+  "$diff_bin" $opt "$tmp/s1.folded" "$tmp/u2.folded" | grep -v '^#' >"$tmp/unsorted"
+  cmp -s "$tmp/merged" "$tmp/tree" && cmp -s "$tmp/merged" "$tmp/piped" &&
+    cmp -s "$tmp/merged" "$tmp/unsorted" || { fail "merge vs tree ($opt)"; diff "$tmp/merged" "$tmp/tree"; }
+done
+"$diff_bin" "$tmp/s1.folded" "$tmp/s2.folded" | grep -v '^#' |
+  cmp -s - <(printf 'main;a 3 1\nmain;a;x 2 0\nmain;b 5 9\nmain;c 1 0\nmain;d 0 4\n') ||
+  fail "sorted merge output"
 # The report: largest absolute change first, with totals.
 "$diff_bin" --report "$tmp/before.folded" "$tmp/after.folded" >"$tmp/report" || fail "report exit"
 grep -q "^after:  .*60 samples" "$tmp/report" || fail "report header: $(head -2 "$tmp/report")"
