@@ -282,8 +282,15 @@ std::string NodeLabel(const CallGraph& g, const CallGraph::Node& n, const CallGr
   std::string name = o.strip ? StripFunctionName(n.name) : n.name;
   name = Truncate(name, o.max_label);
   if (o.wrap) name = Wrap(name, 32);
-  std::string label =
-      name + "\n" + Percent(n.total, g.total) + "\n(" + Percent(n.self, g.total) + ")";
+  std::string label = name;
+  static const std::vector<std::string> kDefault = {"total-time-percentage",
+                                                    "self-time-percentage"};
+  for (const std::string& m : o.node_labels.empty() ? kDefault : o.node_labels) {
+    if (m == "total-time-percentage") label += "\n" + Percent(n.total, g.total);
+    if (m == "self-time-percentage") label += "\n(" + Percent(n.self, g.total) + ")";
+    if (m == "total-time") label += "\n" + std::to_string(n.total);
+    if (m == "self-time") label += "\n(" + std::to_string(n.self) + ")";
+  }
   if (o.show_samples) label += "\n" + std::to_string(n.total) + " (" + std::to_string(n.self) + ")";
   return label;
 }
@@ -378,6 +385,13 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
     throw UsageError("--node-thres and --edge-thres must be percentages >= 0");
   }
   if (!(o.skew > 0) || !std::isfinite(o.skew)) throw UsageError("--skew must be a positive number");
+  for (const std::string& m : o.node_labels) {
+    if (m != "total-time-percentage" && m != "self-time-percentage" && m != "total-time" &&
+        m != "self-time") {
+      throw UsageError("--node-label must be total-time-percentage, self-time-percentage, "
+                       "total-time or self-time, not '" + m + "'");
+    }
+  }
   FindTheme(o.colormap);
   PathWalker walker(tree, o);
   CallGraph g;

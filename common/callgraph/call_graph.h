@@ -35,6 +35,9 @@ struct CallGraphOptions {
   bool wrap = false;               ///< wrap labels longer than 32 characters
   bool color_nodes_by_selftime = false;
   bool show_samples = false;           ///< add the raw weights to the labels
+  /// gprof2dot's --node-label measures, in order: total-time-percentage, self-time-percentage,
+  /// total-time, self-time (the raw weights). Empty: the two percentages.
+  std::vector<std::string> node_labels;
   std::vector<std::string> root;       ///< -z: fnmatch globs; keep what they reach downwards
   std::vector<std::string> leaf;       ///< -l: fnmatch globs; keep what leads to them
   int depth = -1;                      ///< edges from a root or leaf; -1 is unlimited

@@ -46,6 +46,10 @@ grep -q 'label="prog\|label="other' "$tmp/g.dot" && fail "process nodes drawn wi
   fail "--processes: prog is 3 of 5 samples"
 "$dot_bin" -q -n0 -e0 --merge-unknown "$tmp/in.txt" | grep -q 'label="\[libx.so\]\\n' ||
   fail "--merge-unknown"
+"$dot_bin" -q -n0 -e0 --node-label=self-time --node-label=total-time-percentage "$tmp/in.txt" |
+  grep -q 'label="leaf\\n(2)\\n50.00%"' || fail "--node-label order and raw weights"
+"$dot_bin" --node-label=bogus "$tmp/in.txt" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--node-label=bogus: want exit 2"
 # Folded input keeps its first frame: another profiler may have put a function there.
 printf 'main;a 3\nmain;b 1\n' | "$dot_bin" -q -n0 -e0 | grep -q 'label="main\\n100.00%' ||
   fail "folded: first frame dropped"

@@ -73,6 +73,10 @@ int main(int argc, char** argv) {
       "wrap,w", "wrap names longer than 32 characters")(
       "color-nodes-by-selftime", "colour nodes by their self time instead of their total")(
       "show-samples", "add the raw sample counts (weights) to the labels")(
+      "node-label", po::value<std::vector<std::string>>()->value_name("MEASURE"),
+      "what a box shows under the name, in order (repeatable): total-time-percentage, "
+      "self-time-percentage, total-time, self-time (raw weights); default: the two "
+      "percentages")(
       "total", po::value<std::string>()->value_name("MODE"),
       "callstacks (the only mode: totals are exact); callratios is refused")(
       "format", po::value<std::string>()->value_name("FORMAT"),
@@ -144,6 +148,7 @@ int main(int argc, char** argv) {
     o.wrap = vm.count("wrap");
     o.color_nodes_by_selftime = vm.count("color-nodes-by-selftime");
     o.show_samples = vm.count("show-samples");
+    o.node_labels = List(vm, "node-label");
 
     // Read and build everything before writing a byte: a failure leaves no output.
     pf::CollapseReport report;
