@@ -28,13 +28,15 @@ def labels(path):
 g, p = {}, {}
 for parts in labels(sys.argv[1]):   # gprof2dot: module, function, total%, (self%)
     if len(parts) == 4 and parts[2].endswith('%'):
-        g[parts[1]] = g.get(parts[1], 0) + float(parts[2].rstrip('%'))
-for parts in labels(sys.argv[2]):   # pf-dot: function, total%, (self%)
-    if len(parts) >= 2 and parts[1].endswith('%'):
-        p[parts[0]] = float(parts[1].rstrip('%'))
+        g[(parts[0], parts[1])] = g.get((parts[0], parts[1]), 0) + float(parts[2].rstrip('%'))
+for parts in labels(sys.argv[2]):   # pf-dot: the same (no module when a name has several)
+    if len(parts) == 4 and parts[2].endswith('%'):
+        p[(parts[0], parts[1])] = float(parts[2].rstrip('%'))
 common = set(g) & set(p)
 bad = [(n, g[n], p[n]) for n in common if abs(g[n] - p[n]) > 0.011]
-print(f"{len(common)} functions in both; {len(bad)} totals differ by more than rounding")
+print(f"{len(common)} functions (module and name) in both; {len(set(g) - set(p))} only in "
+      f"gprof2dot's graph, {len(set(p) - set(g))} only in pf-dot's; "
+      f"{len(bad)} totals differ by more than rounding")
 for b in sorted(bad, key=lambda t: -abs(t[1] - t[2]))[:10]:
     print("  ", b)
 sys.exit(1 if bad else 0)

@@ -280,9 +280,17 @@ std::string Wrap(const std::string& s, size_t width) {
 
 std::string NodeLabel(const CallGraph& g, const CallGraph::Node& n, const CallGraphOptions& o) {
   std::string name = o.strip ? StripFunctionName(n.name) : n.name;
+  // An unresolved frame "[libx.so <7f00aa>]" reads as gprof2dot's "libx.so" over "7f00aa".
+  std::string_view v = n.name;
+  std::string_view m = n.module == "[unknown]" ? std::string_view("unknown") : n.module;
+  if (!m.empty() && v.size() > m.size() + 4 && v[0] == '[' && v.substr(1, m.size()) == m &&
+      v.substr(1 + m.size(), 2) == " <" && v.substr(v.size() - 2) == ">]") {
+    name = std::string(v.substr(m.size() + 3, v.size() - m.size() - 5));
+  }
   name = Truncate(name, o.max_label);
   if (o.wrap) name = Wrap(name, 32);
-  std::string label = name;
+  // gprof2dot's first line: the module the function came from (perf input).
+  std::string label = n.module.empty() ? name : Truncate(n.module, o.max_label) + "\n" + name;
   static const std::vector<std::string> kDefault = {"total-time-percentage",
                                                     "self-time-percentage"};
   for (const std::string& m : o.node_labels.empty() ? kDefault : o.node_labels) {
@@ -399,6 +407,7 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
   // Pass 1: exact totals, self weights and direct edges.
   std::vector<int32_t> func_of(tree.names().size(), -1);  // frame name id -> function
   std::vector<std::string_view> names;
+  std::vector<uint32_t> name_ids;  // function -> frame name id
   std::vector<uint64_t> totals, selfs;
   std::unordered_map<uint64_t, uint64_t> direct;  // PairKey(caller, callee) -> weight
   std::vector<uint32_t> path, funcs;
@@ -415,6 +424,7 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
       if (func_of[frame] < 0) {
         func_of[frame] = static_cast<int32_t>(names.size());
         names.push_back(tree.names().Name(StrId{frame}));
+        name_ids.push_back(frame);
         totals.push_back(0);
         selfs.push_back(0);
       }
@@ -469,7 +479,9 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
   // Kept nodes, sorted by id (a hash of the name; a collision gets a suffix).
   for (uint32_t f : candidates) {
     g.nodes.push_back(
-        {std::string(names[f]), "N" + Hex16(HashBytes(names[f])), totals[f], selfs[f]});
+        {std::string(names[f]), "N" + Hex16(HashBytes(names[f])), totals[f], selfs[f], {}});
+    std::string_view module;
+    if (tree.Module(StrId{name_ids[f]}, &module)) g.nodes.back().module = module;
   }
   std::vector<uint32_t> order(g.nodes.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -57,6 +57,7 @@ struct CallGraph {
     std::string id;  ///< "N" + 16 hex digits of HashBytes(name)
     uint64_t total = 0;
     uint64_t self = 0;
+    std::string module;  ///< the binary it came from, when the input said (perf samples)
   };
   struct Edge {
     uint32_t from = 0, to = 0;  ///< indexes into nodes

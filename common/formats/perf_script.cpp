@@ -674,7 +674,15 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
       } else if (opt_.annotate_jit && IsJitModule(sl.dso)) {
         if (func.find("_[j]") == std::string::npos) func += "_[j]";
       }
-      cache.frames.push_back(tree_.names().Intern(func));
+      StrId id = tree_.names().Intern(func);
+      if (opt_.note_modules && !sl.dso.empty() && !func.empty() &&
+          (func[0] != '[' || opt_.include_addrs)) {
+        std::string_view module = sl.dso;
+        size_t slash = module.rfind('/');
+        if (slash != std::string_view::npos) module.remove_prefix(slash + 1);
+        tree_.NoteModule(id, tree_.names().Intern(module));
+      }
+      cache.frames.push_back(id);
     }
   }
   entry.count = static_cast<uint32_t>(cache.frames.size() - entry.first);

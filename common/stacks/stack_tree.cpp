@@ -83,6 +83,34 @@ void StackTree::Merge(const StackTree& other) {
       if (uint64_t w = other.self(n, c)) AddSelf(node_map[n], w, c);
     }
   }
+  for (size_t f = 0; f < other.module_.size(); ++f) {
+    uint32_t m = other.module_[f];
+    if (m == 0 || !mapped[f]) continue;
+    if (m == kAmbiguous) {
+      if (name_map[f].value >= module_.size()) module_.resize(name_map[f].value + 1, 0);
+      module_[name_map[f].value] = kAmbiguous;
+      continue;
+    }
+    NoteModule(name_map[f], names_->Intern(other.names().Name(StrId{m - 1})));
+  }
+}
+
+void StackTree::NoteModule(StrId name, StrId module) {
+  if (name.value >= module_.size()) module_.resize(name.value + 1, 0);
+  uint32_t& m = module_[name.value];
+  if (m == 0) {
+    m = module.value + 1;
+  } else if (m != module.value + 1) {
+    m = kAmbiguous;
+  }
+}
+
+bool StackTree::Module(StrId name, std::string_view* module) const {
+  if (name.value >= module_.size()) return false;
+  uint32_t m = module_[name.value];
+  if (m == 0 || m == kAmbiguous) return false;
+  *module = names_->Name(StrId{m - 1});
+  return true;
 }
 
 StackTree::Children StackTree::SortedChildren() const {

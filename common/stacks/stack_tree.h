@@ -53,7 +53,14 @@ class StackTree {
   /// Sum of all self weights of a column.
   uint64_t Total(int column = 0) const;
 
-  /// Adds every stack of `other` (which may intern names elsewhere) into this tree.
+  /// Notes that frame name `name` came from module `module` (a binary's file name), for
+  /// call graphs that label functions with their module. A name seen in two modules has none.
+  void NoteModule(StrId name, StrId module);
+  /// The module noted for `name`; false when none or more than one was noted.
+  bool Module(StrId name, std::string_view* module) const;
+
+  /// Adds every stack of `other` (which may intern names elsewhere) into this tree, with the
+  /// modules noted for its names.
   /// Both trees must have the same number of columns.
   void Merge(const StackTree& other);
 
@@ -78,6 +85,8 @@ class StackTree {
   std::vector<StrId> frame_;
   std::vector<uint64_t> self_;
   std::vector<Slot> slots_;
+  std::vector<uint32_t> module_;  // name id -> module name id + 1; 0 none; kAmbiguous
+  static constexpr uint32_t kAmbiguous = UINT32_MAX;
 };
 
 }  // namespace pf

@@ -32,14 +32,14 @@ other 200 5.000000: 1 cpu-clock:
 
 PERF
 "$dot_bin" -q -n0 -e0 "$tmp/in.txt" >"$tmp/g.dot" || fail "pf-dot exit $?"
-# Node labels: name, total %, (self %).
+# Node labels, exactly gprof2dot's: module, name, total %, (self %).
 labels=$(grep -o 'label="[^"]*"' "$tmp/g.dot" | grep '%\\n(' | LC_ALL=C sort)
-want='label="[libx.so <7f00aa>]\n25.00%\n(25.00%)"
-label="leaf\n50.00%\n(50.00%)"
-label="main\n100.00%\n(25.00%)"
-label="mid\n25.00%\n(0.00%)"'
+want='label="libx.so\n7f00aa\n25.00%\n(25.00%)"
+label="prog\nleaf\n50.00%\n(50.00%)"
+label="prog\nmain\n100.00%\n(25.00%)"
+label="prog\nmid\n25.00%\n(0.00%)"'
 [ "$labels" = "$want" ] || { fail "node labels"; echo "$labels"; }
-grep -q 'label="prog\|label="other' "$tmp/g.dot" && fail "process nodes drawn without --processes"
+grep -qE 'label="(prog|other)\\n[0-9.]+%' "$tmp/g.dot" && fail "process nodes drawn without --processes"
 # Edges: main->leaf, main->mid, mid->leaf and main->[libx.so ...], 25% each.
 [ "$(grep -c -- '->.*label="25.00%"' "$tmp/g.dot")" = 4 ] || { fail "edges"; grep -- '->' "$tmp/g.dot"; }
 "$dot_bin" -q -n0 -e0 --processes "$tmp/in.txt" | grep -q 'label="prog\\n60.00%\\n(0.00%)"' ||
@@ -47,7 +47,7 @@ grep -q 'label="prog\|label="other' "$tmp/g.dot" && fail "process nodes drawn wi
 "$dot_bin" -q -n0 -e0 --merge-unknown "$tmp/in.txt" | grep -q 'label="\[libx.so\]\\n' ||
   fail "--merge-unknown"
 "$dot_bin" -q -n0 -e0 --node-label=self-time --node-label=total-time-percentage "$tmp/in.txt" |
-  grep -q 'label="leaf\\n(2)\\n50.00%"' || fail "--node-label order and raw weights"
+  grep -q 'label="prog\\nleaf\\n(2)\\n50.00%"' || fail "--node-label order and raw weights"
 "$dot_bin" --node-label=bogus "$tmp/in.txt" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--node-label=bogus: want exit 2"
 # Folded input keeps its first frame: another profiler may have put a function there.
@@ -62,7 +62,7 @@ else
   echo "note: Graphviz's dot not installed; DOT parse check skipped"
 fi
 # Rendering: through libgvc when pf-dot links it, else a usage error naming the pipe.
-if ldd "$dot_bin" 2>/dev/null | grep -q libgvc; then
+if ldd "$dot_bin" 2>/dev/null | grep libgvc >/dev/null; then
   "$dot_bin" -q "$tmp/in.txt" -o "$tmp/g.svg" || fail "-o g.svg exit $?"
   grep -q '<svg' "$tmp/g.svg" && grep -q '>main<' "$tmp/g.svg" || fail "svg render"
   "$dot_bin" -q --format=png "$tmp/in.txt" >"$tmp/g.png" || fail "png exit $?"

@@ -72,5 +72,25 @@ TEST(StackTree, SortedChildrenAreBytewise) {
   EXPECT_EQ(names, (std::vector<std::string>{"B", "a", "a::x", "b"}));
 }
 
+TEST(StackTree, ModulesSurviveMergeAndConflictsHaveNone) {
+  StackTree a, b, out;
+  a.AddStack(Ids(a, {"main", "f"}), 1);
+  a.NoteModule(a.names().Intern("f"), a.names().Intern("libf.so"));
+  a.NoteModule(a.names().Intern("main"), a.names().Intern("prog"));
+  b.names().Intern("padding");  // different ids in b
+  b.AddStack(Ids(b, {"main", "g"}), 1);
+  b.NoteModule(b.names().Intern("main"), b.names().Intern("other"));
+  b.NoteModule(b.names().Intern("g"), b.names().Intern("libg.so"));
+  out.Merge(a);
+  out.Merge(b);
+  std::string_view m;
+  ASSERT_TRUE(out.Module(out.names().Intern("f"), &m));
+  EXPECT_EQ(m, "libf.so");
+  ASSERT_TRUE(out.Module(out.names().Intern("g"), &m));
+  EXPECT_EQ(m, "libg.so");
+  EXPECT_FALSE(out.Module(out.names().Intern("main"), &m));  // prog and other: ambiguous
+  EXPECT_FALSE(out.Module(out.names().Intern("nothing"), &m));
+}
+
 }  // namespace
 }  // namespace pf

@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
     }
     copt.perf.weight_samples = weight == "samples";
     copt.perf.include_addrs = !vm.count("merge-unknown");
+    copt.perf.note_modules = true;
     pf::StackTree tree = pf::CollapseFilesToTree(ctx.inputs, copt, &report);
     for (const std::string& n : report.notices) tool.Notice(n);
     for (const std::string& w : report.warnings) tool.Warn(w);
