@@ -644,18 +644,16 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
       if (raw == s) entry.skip_after = true;
     }
     SplitArrows(raw, &cache.parts);
+    std::string_view dso_file = sl.dso;  // the module's file name
+    if (size_t slash = dso_file.rfind('/'); slash != std::string_view::npos) {
+      dso_file.remove_prefix(slash + 1);
+    }
     for (size_t i = 0; i < cache.parts.size(); ++i) {
       std::string& func = cache.func;
       func.assign(cache.parts[i]);
       if (func == "[unknown]") {
-        std::string_view name = "unknown";
-        if (sl.dso != "[unknown]") {
-          name = sl.dso;
-          size_t slash = name.rfind('/');
-          if (slash != std::string_view::npos) name.remove_prefix(slash + 1);
-        }
         func = "[";
-        func += name;
+        func += sl.dso != "[unknown]" ? dso_file : std::string_view("unknown");
         if (opt_.include_addrs) {
           func += " <";
           func += sl.pc;
@@ -677,10 +675,7 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
       StrId id = tree_.names().Intern(func);
       if (opt_.note_modules && !sl.dso.empty() && !func.empty() &&
           (func[0] != '[' || opt_.include_addrs)) {
-        std::string_view module = sl.dso;
-        size_t slash = module.rfind('/');
-        if (slash != std::string_view::npos) module.remove_prefix(slash + 1);
-        tree_.NoteModule(id, tree_.names().Intern(module));
+        tree_.NoteModule(id, tree_.names().Intern(dso_file));
       }
       cache.frames.push_back(id);
     }
