@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/byte_cursor.h"
+
 namespace pf {
 
 namespace {
@@ -14,31 +16,6 @@ void PutStr(std::string* out, std::string_view s) {
   PutU32(out, static_cast<uint32_t>(s.size()));
   out->append(s);
 }
-
-class In {
- public:
-  explicit In(std::span<const uint8_t> d) : d_(d) {}
-  bool U32(uint32_t* v) { return Get(v, 4); }
-  bool U64(uint64_t* v) { return Get(v, 8); }
-  bool Str(std::string* s) {
-    uint32_t n;
-    if (!U32(&n) || n > d_.size() - pos_) return false;
-    s->assign(reinterpret_cast<const char*>(d_.data() + pos_), n);
-    pos_ += n;
-    return true;
-  }
-
- private:
-  template <typename T>
-  bool Get(T* v, size_t n) {
-    if (n > d_.size() - pos_) return false;
-    std::memcpy(v, d_.data() + pos_, n);
-    pos_ += n;
-    return true;
-  }
-  std::span<const uint8_t> d_;
-  size_t pos_ = 0;
-};
 
 constexpr uint32_t kMagic = 0x59534650;  // "PFSY"
 
@@ -169,7 +146,7 @@ std::string EmbeddedSymbols::Encode() const {
 }
 
 bool EmbeddedSymbols::Decode(std::span<const uint8_t> data) {
-  In in(data);
+  Cursor in(data);
   EmbeddedSymbols e;
   uint32_t magic, version, n;
   if (!in.U32(&magic) || magic != kMagic || !in.U32(&version) || version != 1 || !in.U32(&n)) {

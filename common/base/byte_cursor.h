@@ -1,0 +1,60 @@
+#pragma once
+// A bounds-checked cursor over bytes in the machine's (little-endian) order, for the binary
+// readers (perf.data records, embedded symbol tables): every read says whether it fitted.
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+
+namespace pf {
+
+class Cursor {
+ public:
+  explicit Cursor(std::span<const uint8_t> d) : d_(d) {}
+  bool U64(uint64_t* v) { return Get(v, 8); }
+  bool U32(uint32_t* v) { return Get(v, 4); }
+  bool Skip(size_t n) {
+    if (n > d_.size() - pos_) return false;
+    pos_ += n;
+    return true;
+  }
+  bool Span64(size_t n, std::span<const uint64_t>* out) {
+    if (n > (d_.size() - pos_) / 8) return false;
+    // Records are 8-byte aligned in every valid input (the kernel pads them); anything else
+    // is corrupt, and a misaligned view would be undefined behaviour.
+    if (reinterpret_cast<uintptr_t>(d_.data() + pos_) % 8 != 0) return false;
+    *out = std::span<const uint64_t>(reinterpret_cast<const uint64_t*>(d_.data() + pos_), n);
+    pos_ += n * 8;
+    return true;
+  }
+  bool Bytes(size_t n, std::span<const uint8_t>* out) {
+    if (n > d_.size() - pos_) return false;
+    *out = d_.subspan(pos_, n);
+    pos_ += n;
+    return true;
+  }
+  size_t pos() const { return pos_; }
+  size_t left() const { return d_.size() - pos_; }
+  /// A string written as a 32-bit length and its bytes.
+  bool Str(std::string* s) {
+    uint32_t n;
+    std::span<const uint8_t> b;
+    if (!U32(&n) || !Bytes(n, &b)) return false;
+    s->assign(reinterpret_cast<const char*>(b.data()), b.size());
+    return true;
+  }
+
+ private:
+  template <typename T>
+  bool Get(T* v, size_t n) {
+    if (n > d_.size() - pos_) return false;
+    std::memcpy(v, d_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  std::span<const uint8_t> d_;
+  size_t pos_ = 0;
+};
+
+}  // namespace pf
