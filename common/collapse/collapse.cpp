@@ -187,6 +187,7 @@ class Collapser {
     PerfScriptFolder folder(opt_.perf, event_filter_);
     ScriptFields fields;  // perf script's default output
     std::vector<ResolvedFrame> frames;
+    std::vector<uint64_t> chain_scratch;
     std::string text;
     struct Cached {
       NodeId leaf;
@@ -217,7 +218,9 @@ class Collapser {
                           s.callchain.empty() ? s.ip : 0};
       XXH3_128bits_update(&st, head, sizeof head);
       XXH3_128bits_update(&st, comm.data(), comm.size());
-      XXH3_128bits_update(&st, s.callchain.data(), s.callchain.size() * 8);
+      // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part).
+      std::span<const uint64_t> chain = session.Callchain(s, &chain_scratch);
+      XXH3_128bits_update(&st, chain.data(), chain.size() * 8);
       XXH128_hash_t key = XXH3_128bits_digest(&st);
       uint64_t weight = opt_.perf.weight_samples || s.period == 0 ? 1 : s.period;
       auto it = cache.find(key);

@@ -74,7 +74,9 @@ void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* ou
 
 void AppendSampleText(Session& session, const Sample& s, const ScriptFields& f,
                       std::vector<ResolvedFrame>* frames, std::string* out) {
-  bool chain = !s.callchain.empty() && (s.attr->sample_type & kSampleCallchain);
+  thread_local std::vector<uint64_t> scratch;
+  std::span<const uint64_t> callchain = session.Callchain(s, &scratch);
+  bool chain = !callchain.empty() && (s.attr->sample_type & kSampleCallchain);
   if (f.comm) {
     std::string_view comm = session.Comm(s.pid, s.tid);
     if (f.ip && chain) {
@@ -102,7 +104,7 @@ void AppendSampleText(Session& session, const Sample& s, const ScriptFields& f,
   if (f.event) {
     AppendF(out, "%*s: ", f.name_width, s.attr->name.c_str());
   }
-  session.Frames(s, frames);
+  session.Frames(s, callchain, frames);
   if (chain && (f.ip || f.sym || f.dso)) {
     *out += '\n';
     for (const ResolvedFrame& fr : *frames) {

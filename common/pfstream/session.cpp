@@ -1,5 +1,9 @@
 #include "pfstream/session.h"
 
+#include "symbolize/elf_image.h"
+#include "unwind/cfi.h"
+#include "unwind/unwinder.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -255,16 +259,92 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel) {
   return f;
 }
 
+// The modules of one process, for the unwinder.
+class Session::Modules : public ModuleLookup {
+ public:
+  Modules(Session& session, uint32_t pid, std::vector<MapEntry>& maps)
+      : session_(session), pid_(pid), maps_(maps) {}
+  bool Find(uint64_t ip, UnwindModule* module) override {
+    auto it = std::upper_bound(maps_.begin(), maps_.end(), ip,
+                               [](uint64_t v, const MapEntry& m) { return v < m.start; });
+    if (it == maps_.begin() || ip >= (--it)->end) return false;
+    CfiTable* cfi = session_.CfiFor(pid_, *it);
+    uint64_t vaddr;
+    if (cfi == nullptr || !cfi->FileOffsetToVaddr(ip - it->start + it->pgoff, &vaddr)) {
+      return false;
+    }
+    module->cfi = cfi;
+    module->bias = ip - vaddr;
+    return true;
+  }
+
+ private:
+  Session& session_;
+  uint32_t pid_;
+  std::vector<MapEntry>& maps_;
+};
+
+CfiTable* Session::CfiFor(uint32_t pid, MapEntry& m) {
+  if (m.cfi_loaded) return m.cfi;
+  m.cfi_loaded = true;
+  if (Symbolizer::UsesPerfMap(m.path)) return nullptr;  // JIT code: no CFI
+  std::shared_ptr<const elf::ElfImage> image = sym_.RuntimeImage(m.path, m.build_id, pid);
+  if (!image) return nullptr;
+  auto& table = cfi_tables_[image.get()];
+  if (!table) table = CfiTable::FromElf(image);
+  m.cfi = table.get();
+  return m.cfi;
+}
+
+std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64_t>* scratch) {
+  constexpr uint64_t kSampleRegsUser = 1 << 12, kSampleStackUser = 1 << 13;
+  if (!s.attr || (s.attr->sample_type & (kSampleRegsUser | kSampleStackUser)) !=
+                     (kSampleRegsUser | kSampleStackUser)) {
+    return s.callchain;
+  }
+  // The kernel part of the recorded chain (perf records no user part with a stack copy).
+  scratch->clear();
+  for (uint64_t ip : s.callchain) {
+    if (ip == kContextUser) break;
+    scratch->push_back(ip);
+  }
+  UserStack stack{s.regs_abi, s.attr->sample_regs_user, s.regs_user, s.stack_user};
+  if (stack.regs.empty()) return *scratch;
+  scratch->push_back(kContextUser);
+  const size_t user_at = scratch->size();
+  auto p = procs_.find(s.pid);
+  std::vector<MapEntry> none;
+  Modules modules(*this, s.pid, p == procs_.end() ? none : p->second->maps);
+  // perf's limit: perf_event_max_stack's default, 127 user frames.
+  UnwindEnd end = UnwindUserStack(stack, modules, 127, scratch);
+  if (scratch->size() == user_at) scratch->pop_back();  // no usable registers
+  if (end == UnwindEnd::kTruncated) scratch->push_back(kTruncatedFrame);
+  size_t e = static_cast<size_t>(end);
+  if (unwind_ends_.size() <= e) unwind_ends_.resize(e + 1);
+  ++unwind_ends_[e];
+  return *scratch;
+}
+
 void Session::Frames(const Sample& s, std::vector<ResolvedFrame>* out) {
+  Frames(s, Callchain(s, &chain_scratch_), out);
+}
+
+void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
+                     std::vector<ResolvedFrame>* out) {
   out->clear();
   uint16_t mode = s.misc & kCpuModeMask;
   bool kernel = mode == kCpuModeKernel || mode == kCpuModeGuestKernel;
-  if (s.callchain.empty()) {
+  if (chain.empty()) {
     out->push_back(Resolve(s.pid, s.ip, kernel));
     return;
   }
   bool hypervisor = false;
-  for (uint64_t ip : s.callchain) {
+  const bool unwound = chain.data() != s.callchain.data();
+  for (uint64_t ip : chain) {
+    if (ip == kTruncatedFrame && unwound) {  // the end of a stack copy: [unknown]
+      out->push_back(Resolve(s.pid, ip, false));
+      continue;
+    }
     if (ip >= kContextMax) {
       // As perf: HV, KERNEL and USER switch the mode; any other marker means the chain is
       // garbage (a frame-pointer walk gone astray), and the whole chain is dropped.

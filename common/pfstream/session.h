@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,10 +22,15 @@
 
 namespace pf {
 
+class CfiTable;
+
 struct MapEntry {
   uint64_t start = 0, end = 0, pgoff = 0;
   std::string path;
   std::string build_id;
+  // The map's unwind table, found on first use (null: none).
+  CfiTable* cfi = nullptr;
+  bool cfi_loaded = false;
 };
 
 /// A frame as perf script prints it: the address column, the symbol (and offset) and dso.
@@ -54,9 +60,24 @@ class Session {
   /// Resolves `ip` as seen by process `pid` in kernel or user mode.
   ResolvedFrame Resolve(uint32_t pid, uint64_t ip, bool kernel);
 
+  /// The sample's call chain as perf resolves it: the recorded chain; for a sample that
+  /// carries a copy of the user stack (--call-graph dwarf), the kernel part of the recorded
+  /// chain, then PERF_CONTEXT_USER and the user frames unwound from the copy (ending in
+  /// kTruncatedFrame when the copy was too small). `scratch` holds a chain built here.
+  std::span<const uint64_t> Callchain(const Sample& s, std::vector<uint64_t>* scratch);
+
   /// The frames of a sample, leaf first, as perf script lists them (context markers
   /// dropped; without a callchain, the sample ip alone).
   void Frames(const Sample& s, std::vector<ResolvedFrame>* out);
+  /// The same for the chain Callchain() gave.
+  void Frames(const Sample& s, std::span<const uint64_t> chain, std::vector<ResolvedFrame>* out);
+
+  /// The address perf reports where an unwound stack was cut short by the end of the copy
+  /// (libunwind's 0 return address, minus one): printed as `ffffffffffffffff [unknown]`.
+  static constexpr uint64_t kTruncatedFrame = ~uint64_t{0};
+
+  /// How the user stacks unwound so far ended (by UnwindEnd), for statistics.
+  const std::vector<uint64_t>& unwind_ends() const { return unwind_ends_; }
 
  private:
   struct Process;
@@ -65,7 +86,13 @@ class Session {
   std::string BuildIdOf(const PerfDataReader& reader, const std::string& path);
   const MapEntry* FindMap(const std::vector<MapEntry>& maps, uint64_t ip) const;
 
+  class Modules;
+  CfiTable* CfiFor(uint32_t pid, MapEntry& m);
+
   Symbolizer& sym_;
+  std::unordered_map<const void*, std::unique_ptr<CfiTable>> cfi_tables_;  // by ElfImage
+  std::vector<uint64_t> unwind_ends_;
+  std::vector<uint64_t> chain_scratch_;
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
   std::unordered_map<uint32_t, std::string> comms_;  // by tid
   std::vector<MapEntry> kernel_maps_;

@@ -325,5 +325,14 @@ class ElfImage {
   int dynsym_ = -1;
 };
 
+/// True when `file_id` (a file's build-id, hex) is the recorded `wanted` one. Recorded
+/// build-ids may be zero-padded to 20 bytes.
+inline bool BuildIdMatches(std::string_view wanted, std::string_view file_id) {
+  if (file_id.empty()) return false;
+  if (wanted.size() < file_id.size()) return false;
+  if (wanted.substr(0, file_id.size()) != file_id) return false;
+  return wanted.substr(file_id.size()).find_first_not_of('0') == std::string_view::npos;
+}
+
 }  // namespace elf
 }  // namespace pf

@@ -253,15 +253,6 @@ class RbReplay {
   int root_ = -1;
 };
 
-// True when `file_id` (from a file) is the recorded `wanted` build-id. Recorded build-ids are
-// zero-padded to 20 bytes in perf.data headers, so a shorter file id matches a padded one.
-bool BuildIdMatches(std::string_view wanted, std::string_view file_id) {
-  if (file_id.empty()) return false;
-  if (wanted.size() < file_id.size()) return false;
-  if (wanted.substr(0, file_id.size()) != file_id) return false;
-  return wanted.substr(file_id.size()).find_first_not_of('0') == std::string_view::npos;
-}
-
 bool IsRegularFile(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "symbolize/elf_image.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/embedded.h"
 #include "symbolize/kallsyms.h"
@@ -272,6 +273,100 @@ Symbol Symbolizer::LookupJit(uint32_t pid, uint64_t ip, uint64_t map_start) {
   if (!it->second->Lookup(ip, &out.name, &out.offset, map_start)) return out;
   out.found = true;
   return out;
+}
+
+std::shared_ptr<const elf::ElfImage> Symbolizer::RuntimeImage(std::string_view path,
+                                                              std::string_view build_id,
+                                                              uint32_t pid) {
+  std::string root = IsVdso(path) ? std::string() : RootOf(pid);
+  std::string key = root + std::string(path) + '\0' + std::string(build_id);
+  if (auto it = runtime_images_.find(key); it != runtime_images_.end()) return it->second;
+  std::vector<std::string> candidates;
+  std::string cache_dir;
+  if (build_id.size() > 2 && !options_.build_id_cache.empty()) {
+    cache_dir = options_.build_id_cache + "/.build-id/" + std::string(build_id.substr(0, 2)) + "/" +
+                std::string(build_id.substr(2));
+  }
+  if (IsVdso(path)) {
+    if (!cache_dir.empty()) candidates.push_back(cache_dir + "/vdso");
+  } else if (!path.empty() && path[0] == '/') {
+    candidates.push_back((options_.symfs.empty() ? root : options_.symfs) + std::string(path));
+    if (!cache_dir.empty()) {
+      candidates.push_back(cache_dir + "/elf");
+      candidates.push_back(cache_dir);  // the old cache layout: the link is the file
+    }
+  }
+  std::shared_ptr<const elf::ElfImage> found;
+  for (const std::string& c : candidates) {
+    try {
+      std::shared_ptr<const elf::ElfImage> image = elf::ElfImage::Open(c);
+      if (!build_id.empty() && !elf::BuildIdMatches(build_id, image->BuildId())) continue;
+      found = std::move(image);
+      break;
+    } catch (const Error&) {
+    }
+  }
+  if (!found && IsVdso(path)) {
+    std::string image = OwnVdsoImage();
+    if (!image.empty()) {
+      try {
+        std::shared_ptr<const elf::ElfImage> own = elf::ElfImage::FromBytes(image, "[vdso]");
+        if (build_id.empty() || elf::BuildIdMatches(build_id, own->BuildId())) found = own;
+      } catch (const Error&) {
+      }
+    }
+  }
+  runtime_images_.emplace(std::move(key), found);
+  return found;
+}
+
+std::string Symbolizer::DebugInfoPath(std::string_view path, std::string_view build_id,
+                                      uint32_t pid) {
+  if (IsVdso(path) || path.empty() || path[0] != '/') return {};
+  std::string root = options_.symfs.empty() ? RootOf(pid) : options_.symfs;
+  std::string key = root + std::string(path) + '\0' + std::string(build_id);
+  if (auto it = debug_info_paths_.find(key); it != debug_info_paths_.end()) return it->second;
+  std::string real = root + std::string(path);
+  std::string own_id = std::string(build_id), debuglink;
+  std::string file_id;
+  bool readable = ReadElfIdentity(real, &file_id, &debuglink);
+  if (own_id.empty()) own_id = file_id;
+  std::vector<std::string> candidates;
+  size_t slash = real.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : real.substr(0, slash);
+  if (readable && !debuglink.empty()) {
+    size_t pslash = path.rfind('/');
+    std::string pdir(path.substr(0, pslash == std::string_view::npos ? 0 : pslash));
+    candidates.push_back(dir + "/" + debuglink);
+    candidates.push_back(dir + "/.debug/" + debuglink);
+    candidates.push_back(root + "/usr/lib/debug" + pdir + "/" + debuglink);
+  }
+  if (own_id.size() > 2) {
+    std::string tail = own_id.substr(0, 2) + "/" + own_id.substr(2);
+    if (readable && !file_id.empty() && elf::BuildIdMatches(own_id, file_id)) {
+      tail = file_id.substr(0, 2) + "/" + file_id.substr(2);
+    }
+    candidates.push_back(root + "/usr/lib/debug/.build-id/" + tail + ".debug");
+    if (!options_.build_id_cache.empty()) {
+      candidates.push_back(options_.build_id_cache + "/.build-id/" + tail + "/debug");
+      candidates.push_back(options_.build_id_cache + "/.build-id/" + tail + "/elf");
+    }
+  }
+  candidates.push_back(root + "/usr/lib/debug" + std::string(path) + ".debug");
+  candidates.push_back(real);
+  std::string found;
+  for (const std::string& c : candidates) {
+    try {
+      std::unique_ptr<elf::ElfImage> image = elf::ElfImage::Open(c);
+      if (!own_id.empty() && !elf::BuildIdMatches(own_id, image->BuildId())) continue;
+      if (image->FindSection(".debug_info") < 0) continue;
+      found = c;
+      break;
+    } catch (const Error&) {
+    }
+  }
+  debug_info_paths_.emplace(std::move(key), found);
+  return found;
 }
 
 }  // namespace pf

@@ -23,6 +23,9 @@
 namespace pf {
 
 class ElfSymbols;
+namespace elf {
+class ElfImage;
+}
 class KernelSymbols;
 class PerfMap;
 struct EmbeddedSymbols;
@@ -89,6 +92,16 @@ class Symbolizer {
   /// /proc/kallsyms: the recorded kernel's symbols, and no wait for the kernel to print them.
   void SetKernelBuildId(std::string build_id) { kernel_build_id_ = std::move(build_id); }
 
+  /// The binary as the process mapped it (its code and .eh_frame, for unwinding): under
+  /// --symfs or /proc/PID/root, else in perf's build-id cache; the vdso from the cache or
+  /// this process's own. Null when no file with the recorded build-id is found. Cached.
+  std::shared_ptr<const elf::ElfImage> RuntimeImage(std::string_view path,
+                                                    std::string_view build_id, uint32_t pid);
+  /// A file holding the binary's DWARF (.debug_info, for inline frames and lines): its
+  /// .gnu_debuglink file, its debug file by build-id or path, perf's build-id cache, or the
+  /// binary itself. "" when there is none. Cached.
+  std::string DebugInfoPath(std::string_view path, std::string_view build_id, uint32_t pid);
+
   /// Starts reading kallsyms on another thread (the kernel takes tens of milliseconds to
   /// print it), so that it is ready, or nearly, when the first kernel address comes.
   void PrefetchKernelSymbols();
@@ -117,6 +130,8 @@ class Symbolizer {
   const EmbeddedSymbols* embedded_ = nullptr;
   std::string kernel_build_id_;
   std::string KallsymsPath() const;
+  std::unordered_map<std::string, std::shared_ptr<const elf::ElfImage>> runtime_images_;
+  std::unordered_map<std::string, std::string> debug_info_paths_;
 };
 
 }  // namespace pf
