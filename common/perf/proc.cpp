@@ -301,8 +301,13 @@ bool ProcSynthesizer::Process(int pid, const std::vector<int>& threads) {
     std::string_view line = rest.substr(0, nl);
     rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
     MapsEntry e;
-    if (!ParseMapsLine(line, &e) || !e.executable()) continue;
+    if (!ParseMapsLine(line, &e)) continue;
+    const bool data = !e.executable();
+    if (data && !(data_maps_ && e.perms[0] == 'r' && e.path.size() > 0 && e.path[0] == '/')) {
+      continue;
+    }
     PerfStreamWriter::Mmap2 m;
+    if (data) m.misc |= PERF_RECORD_MISC_MMAP_DATA;
     m.pid = p;
     m.tid = p;
     m.start = e.start;

@@ -64,11 +64,14 @@ KernelText ReadKernelText();
 /// Writes the synthesized records of existing processes and of the kernel.
 class ProcSynthesizer {
  public:
-  ProcSynthesizer(PerfStreamWriter& writer, bool build_ids)
-      : writer_(writer), build_ids_(build_ids) {}
+  /// With `data_maps`, readable file mappings that are not executable are synthesized too
+  /// (flagged PERF_RECORD_MISC_MMAP_DATA, as perf does with mmap_data): perf's DWARF
+  /// unwinders read .eh_frame_hdr through them.
+  ProcSynthesizer(PerfStreamWriter& writer, bool build_ids, bool data_maps = false)
+      : writer_(writer), build_ids_(build_ids), data_maps_(data_maps) {}
 
   /// COMM (+FORK) for `threads` of `pid` (all of its threads when empty), and MMAP2 for
-  /// its executable mappings. Returns false when the process is gone.
+  /// its executable mappings (and data ones). Returns false when the process is gone.
   bool Process(int pid, const std::vector<int>& threads = {});
   /// The kernel map; nothing when the kernel's addresses are not visible.
   void Kernel(const KernelText& text);
@@ -80,6 +83,7 @@ class ProcSynthesizer {
 
   PerfStreamWriter& writer_;
   bool build_ids_;
+  bool data_maps_;
   uint64_t records_ = 0;
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::string> build_id_cache_;
 };

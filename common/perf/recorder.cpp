@@ -29,6 +29,7 @@
 #include "perf/proc.h"
 #include "perf/ring_buffer.h"
 #include "pfstream/address_collector.h"
+#include "pfstream/online_unwind.h"
 #include "pfstream/perf_writer.h"
 
 namespace pf {
@@ -159,6 +160,10 @@ class Recorder {
   std::unique_ptr<BufferedWriter> out_;
   std::unique_ptr<PerfStreamWriter> writer_;
   std::unique_ptr<AddressCollector> collector_;  // null with --no-symbols
+  std::unique_ptr<SampleRewriter> rewriter_;     // DWARF samples: unwound or trimmed
+  SampleRewriter::Mode rewriter_mode_ = SampleRewriter::Mode::kUnwind;
+  std::vector<uint64_t> pass_bytes_;             // the samples of one pass
+  std::vector<std::pair<size_t, size_t>> pass_records_;
   Clock::time_point start_ = Clock::now();
   Clock::time_point enabled_at_;
 
@@ -220,6 +225,11 @@ void Recorder::Validate() {
   if (o.duration < 0 || std::isnan(o.duration)) {
     throw UsageError("-d must be a positive number of seconds");
   }
+  if (o.call_graph == CallGraph::kDwarf &&
+      (o.stack_bytes == 0 || o.stack_bytes % 8 != 0 || o.stack_bytes > kMaxStackBytes)) {
+    throw UsageError("the stack copy must be a multiple of 8 bytes, from 8 to " +
+                     std::to_string(kMaxStackBytes) + ", not " + std::to_string(o.stack_bytes));
+  }
   if (o.ring_pages & (o.ring_pages - 1)) {
     throw UsageError("the ring buffer size must be a power of two pages");
   }
@@ -261,14 +271,20 @@ void Recorder::PrepareEvents() {
   // Ring size: half a second of samples at the rate asked for.
   uint64_t rate = (opt_.period ? 1000 : frequency) * specs.size();
   const bool unlimited = env_.root || env_.privileged() || env_.paranoid < 0;
+  // Generous sample sizes: 127 frames of chain; with DWARF, the stack copy and registers too.
+  size_t sample_bytes = opt_.call_graph == CallGraph::kNone ? 128 : 1024;
+  if (opt_.call_graph == CallGraph::kDwarf) sample_bytes = opt_.stack_bytes + 1536;
   ring_pages_ = opt_.ring_pages
                     ? opt_.ring_pages
-                    : RingPagesFor(rate, opt_.call_graph == CallGraph::kFramePointer, cpus_.size(),
+                    : RingPagesFor(rate, sample_bytes, cpus_.size(),
                                    static_cast<int>(OnlineCpus().size()), env_.mlock_kb, unlimited,
                                    static_cast<size_t>(sysconf(_SC_PAGESIZE)));
 
   uint64_t sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
-  if (opt_.call_graph == CallGraph::kFramePointer) sample_type |= PERF_SAMPLE_CALLCHAIN;
+  if (opt_.call_graph != CallGraph::kNone) sample_type |= PERF_SAMPLE_CALLCHAIN;
+  if (opt_.call_graph == CallGraph::kDwarf) {
+    sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+  }
   if (cpu_wide_) sample_type |= PERF_SAMPLE_CPU;
   // Several events: each sample says which one it belongs to, at a fixed place.
   if (specs.size() > 1) sample_type |= PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER;
@@ -289,6 +305,14 @@ void Recorder::PrepareEvents() {
       a.sample_freq = frequency;
     }
     a.sample_type = sample_type;
+    if (opt_.call_graph == CallGraph::kDwarf) {
+      // The kernel's chain stays; the user part comes from unwinding the copied stack.
+      // Registers as perf samples them: AX..SS and R8..R15 (PLT stubs and signal frames
+      // need more than ip, sp and bp).
+      a.exclude_callchain_user = 1;
+      a.sample_regs_user = 0xff0fff;
+      a.sample_stack_user = opt_.stack_bytes;
+    }
     a.read_format = PERF_FORMAT_ID;
     a.disabled = 1;
     a.inherit = !cpu_wide_;
@@ -301,6 +325,8 @@ void Recorder::PrepareEvents() {
       // Side-band records once, from the first event (as perf does): more would repeat
       // every mmap and comm per event.
       a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
+      // Raw DWARF stacks: data mappings too, as perf records them for its unwinders.
+      a.mmap_data = opt_.call_graph == CallGraph::kDwarf && opt_.raw_stacks;
       a.build_id = opt_.build_ids;
     }
     bool exclude_kernel = e.spec.exclude_kernel || opt_.user_only;
@@ -552,8 +578,14 @@ void Recorder::WriteHead() {
   writer_->WriteHeader();
   std::vector<EventDesc> descs;
   for (const Event& e : events_) {
-    writer_->WriteAttr(e.attr, e.ids);
-    descs.push_back({e.attr, PerfEventName(e.spec.name, e.attr), e.ids});
+    // With DWARF samples unwound here, the stream declares the samples as they are written.
+    perf_event_attr stream_attr = e.attr;
+    if (rewriter_) {
+      rewriter_->AddAttr(e.attr, e.ids);
+      stream_attr = SampleRewriter::StreamAttr(e.attr, rewriter_mode_);
+    }
+    writer_->WriteAttr(stream_attr, e.ids);
+    descs.push_back({stream_attr, PerfEventName(e.spec.name, e.attr), e.ids});
   }
   struct utsname u;
   if (uname(&u) == 0) {
@@ -605,7 +637,10 @@ void Recorder::Go() {
 }
 
 void Recorder::Synthesize() {
-  ProcSynthesizer synth(*writer_, opt_.build_ids);
+  // Raw DWARF stacks: the data maps too, for perf's unwinders (they read .eh_frame_hdr
+  // through the process's memory map).
+  const bool raw_dwarf = opt_.call_graph == CallGraph::kDwarf && opt_.raw_stacks;
+  ProcSynthesizer synth(*writer_, opt_.build_ids, raw_dwarf);
   // Processes first: a short-lived one may exit while kallsyms is being read.
   if (cpu_wide_) {
     for (int pid : ListProcesses()) synth.Process(pid);
@@ -652,12 +687,42 @@ void Recorder::CountRecord(std::span<const uint8_t> rec) {
 
 bool Recorder::Pass() {
   const uint64_t before = writer_->bytes_written();
-  for (RingBuffer& ring : rings_) {
-    ring.Drain([this](std::span<const uint8_t> rec) {
-      CountRecord(rec);
-      writer_->WriteRaw(rec);
-    });
-    report_->corrupt = report_->corrupt || ring.corrupt();
+  if (!rewriter_) {
+    for (RingBuffer& ring : rings_) {
+      ring.Drain([this](std::span<const uint8_t> rec) {
+        CountRecord(rec);
+        writer_->WriteRaw(rec);
+      });
+      report_->corrupt = report_->corrupt || ring.corrupt();
+    }
+  } else {
+    // DWARF samples are rewritten. The records of every ring are taken first and the
+    // others written before the samples (a round may be reordered: readers sort it by
+    // time), so that a sample's maps are known when it is unwound, whichever ring each
+    // came through.
+    pass_bytes_.clear();
+    pass_records_.clear();
+    for (RingBuffer& ring : rings_) {
+      ring.Drain([this](std::span<const uint8_t> rec) {
+        CountRecord(rec);
+        uint32_t type;
+        std::memcpy(&type, rec.data(), 4);
+        if (type != PERF_RECORD_SAMPLE) {
+          writer_->WriteRaw(rec);
+          return;
+        }
+        size_t at = pass_bytes_.size();
+        pass_bytes_.resize(at + (rec.size() + 7) / 8);
+        std::memcpy(pass_bytes_.data() + at, rec.data(), rec.size());
+        pass_records_.emplace_back(at, rec.size());
+      });
+      report_->corrupt = report_->corrupt || ring.corrupt();
+    }
+    for (auto [at, size] : pass_records_) {
+      auto rec = std::span<const uint8_t>(
+          reinterpret_cast<const uint8_t*>(pass_bytes_.data() + at), size);
+      writer_->WriteRaw(rewriter_->Rewrite(rec));
+    }
   }
   if (writer_->bytes_written() == before) return false;
   // Everything read in this pass may be sorted by time against the next passes.
@@ -759,6 +824,10 @@ void Recorder::Finish() {
   writer_->Flush();
   sink_->Commit();
   report_->bytes = writer_->bytes_written();
+  if (rewriter_ && rewriter_mode_ == SampleRewriter::Mode::kUnwind) {
+    report_->unwound = rewriter_->samples();
+    report_->truncated = rewriter_->truncated();
+  }
   if (child_ > 0) report_->exit_status = child_status_;
 }
 
@@ -772,10 +841,24 @@ void Recorder::Run() {
   sink_ = open_output_();
   out_ = std::make_unique<BufferedWriter>(*sink_);
   writer_ = std::make_unique<PerfStreamWriter>(*out_);
+  if (opt_.call_graph == CallGraph::kDwarf) {
+    rewriter_mode_ = opt_.raw_stacks ? SampleRewriter::Mode::kTrim : SampleRewriter::Mode::kUnwind;
+    rewriter_ = std::make_unique<SampleRewriter>(rewriter_mode_);
+  }
   if (opt_.symbols) {
     // Watch every record written, to name the sampled addresses at the end.
     collector_ = std::make_unique<AddressCollector>();
-    writer_->SetObserver([this](std::span<const uint8_t> rec) { collector_->OnRecord(rec); });
+  }
+  if (collector_ || rewriter_) {
+    writer_->SetObserver([this](std::span<const uint8_t> rec) {
+      if (collector_) collector_->OnRecord(rec);
+      // The unwinder follows maps, comms and forks (its samples come through Rewrite).
+      if (rewriter_ && rewriter_mode_ == SampleRewriter::Mode::kUnwind && rec.size() >= 8) {
+        uint32_t type;
+        std::memcpy(&type, rec.data(), 4);
+        if (type != PERF_RECORD_SAMPLE && type < kRecordHeaderAttr) rewriter_->Observe(rec);
+      }
+    });
   }
   if (pipe2(sig_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
     throw Error("cannot create a pipe: " + Errno(errno));
@@ -809,10 +892,10 @@ std::string RecordReport::Summary() const {
   return std::to_string(samples) + " samples, " + std::to_string(lost) + " lost (" + pct + "%)";
 }
 
-size_t RingPagesFor(uint64_t samples_per_second, bool callchain, size_t buffers, int cpus,
+size_t RingPagesFor(uint64_t samples_per_second, size_t sample_bytes, size_t buffers, int cpus,
                     uint64_t mlock_kb, bool unlimited, size_t page_size) {
-  // Half a second of samples of a generous size (1 KiB with a call chain: 127 frames).
-  const uint64_t bytes = samples_per_second * (callchain ? 1024 : 128) / 2;
+  // Half a second of samples.
+  const uint64_t bytes = samples_per_second * sample_bytes / 2;
   uint64_t pages = std::clamp<uint64_t>(NextPow2((bytes + page_size - 1) / page_size), 128, 16384);
   if (!unlimited && buffers > 0) {
     // The kernel lets a user lock perf_event_mlock_kb per online CPU, metadata page

@@ -33,8 +33,9 @@
 
 namespace pf {
 
-/// What each sample carries besides its address: nothing, or the frame-pointer chain.
-enum class CallGraph { kNone, kFramePointer };
+/// What each sample carries besides its address: nothing, the frame-pointer chain, or the
+/// kernel's chain with the user registers and a copy of the user stack (DWARF unwinding).
+enum class CallGraph { kNone, kFramePointer, kDwarf };
 
 /// What to record and how (pf-record's options).
 struct RecordOptions {
@@ -50,6 +51,8 @@ struct RecordOptions {
   uint64_t frequency = 99;          // -F (samples per second per CPU)
   uint64_t period = 0;              // -c: sample every PERIOD events (overrides -F)
   CallGraph call_graph = CallGraph::kNone;
+  uint32_t stack_bytes = 8192;  // kDwarf: user stack copied per sample (a multiple of 8)
+  bool raw_stacks = false;      // kDwarf: keep the registers and stacks instead of unwinding
   bool user_only = false;
   bool kernel_only = false;
   double duration = 0;  // seconds; 0 means until the end of the target or a signal
@@ -73,6 +76,8 @@ struct RecordReport {
   uint64_t records = 0;      // records copied from the ring buffers
   uint64_t synthesized = 0;  // records synthesized from /proc
   uint64_t bytes = 0;        // bytes written
+  uint64_t unwound = 0;      // DWARF samples unwound while recording
+  uint64_t truncated = 0;    // of those, stacks deeper than the copy
   double startup_ms = 0;     // from RunRecord() to the events being enabled
   bool command_ran = false;
   int exit_status = 0;   // the command's: its exit code, or 128 + signal
@@ -86,6 +91,9 @@ struct RecordReport {
 /// inherit the output's descriptor) and before any event is opened.
 using OutputOpener = std::function<std::unique_ptr<ByteSink>()>;
 
+/// The largest user stack copy a sample can carry: the record must fit its 16-bit size.
+constexpr uint32_t kMaxStackBytes = 65528;
+
 /// Records as `options` say and writes the stream to the output (committed at the end).
 /// Throws pf::Error with advice when the kernel refuses, pf::UsageError for bad options,
 /// pf::PipeClosed when the reader of the stream went away (a command is then stopped
@@ -94,10 +102,11 @@ void RunRecord(const RecordOptions& options, const OutputOpener& open_output, Re
 /// The same, writing to a sink the caller owns (tests).
 void RunRecord(const RecordOptions& options, ByteSink& sink, RecordReport* report);
 
-/// Computes the number of data pages per ring buffer for a rate (power of two, at least
-/// 128 pages = 512 KiB, at most 16384), capped for an unprivileged user so that
-/// `buffers` rings fit in `mlock_kb` KiB per CPU times `cpus`.
-size_t RingPagesFor(uint64_t samples_per_second, bool callchain, size_t buffers, int cpus,
+/// Computes the number of data pages per ring buffer to hold half a second of samples of
+/// `sample_bytes` at a rate (power of two, at least 128 pages = 512 KiB, at most 16384),
+/// capped for an unprivileged user so that `buffers` rings fit in `mlock_kb` KiB per CPU
+/// times `cpus`.
+size_t RingPagesFor(uint64_t samples_per_second, size_t sample_bytes, size_t buffers, int cpus,
                     uint64_t mlock_kb, bool unlimited, size_t page_size = 4096);
 
 }  // namespace pf

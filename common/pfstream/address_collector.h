@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "pfstream/perf_data.h"
+#include "pfstream/record_decoder.h"
 #include "pfstream/session.h"
 #include "symbolize/embedded.h"
 #include "symbolize/symbolizer.h"
@@ -41,9 +42,8 @@ class AddressCollector {
       return std::hash<uint64_t>()(k.ip * 31 + k.pid * 2 + (k.kernel ? 1 : 0));
     }
   };
-  std::string headers_;  // the stream's header and attribute records, for the reader
-  std::unique_ptr<ByteSource> source_;
-  std::unique_ptr<PerfDataReader> reader_;
+  RecordDecoder decoder_;
+  std::vector<uint64_t> chain_;
   Symbolizer symbolizer_;
   Session session_;
   std::unordered_set<Key, KeyHash> seen_;

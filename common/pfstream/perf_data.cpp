@@ -472,6 +472,7 @@ bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
   }
   if (st & kCallchain) {
     uint64_t nr;
+    s->callchain_at = static_cast<uint32_t>(c.pos());
     if (!c.U64(&nr) || !c.Span64(nr, &s->callchain)) return false;
   }
   if (st & kRaw) {
@@ -483,18 +484,21 @@ bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
     if (!c.U64(&nr) || nr > 4096 || !c.Skip(24 * nr)) return false;
   }
   if (st & kRegsUser) {
+    s->regs_user_at = static_cast<uint32_t>(c.pos());
     if (!c.U64(&s->regs_abi)) return false;
     if (s->regs_abi && !c.Span64(Popcount(a->sample_regs_user), &s->regs_user)) return false;
   }
   if (st & kStackUser) {
     uint64_t size;
     std::span<const uint8_t> data;
+    s->stack_user_at = static_cast<uint32_t>(c.pos());
     if (!c.U64(&size) || !c.Bytes(size, &data)) return false;
     if (size) {
       uint64_t dyn;
       if (!c.U64(&dyn)) return false;
       s->stack_user = data.subspan(0, std::min<uint64_t>(dyn, size));
     }
+    s->stack_user_end = static_cast<uint32_t>(c.pos());
   }
   return true;
 }

@@ -56,6 +56,9 @@ struct Sample {
   uint64_t regs_abi = 0;
   std::span<const uint64_t> regs_user;
   std::span<const uint8_t> stack_user;  // the bytes the kernel filled (dyn_size)
+  // Offsets in the record's body, for rewriting it: the callchain's nr, the REGS_USER abi,
+  // the STACK_USER size, and the end of the STACK_USER field (0 where absent).
+  uint32_t callchain_at = 0, regs_user_at = 0, stack_user_at = 0, stack_user_end = 0;
 };
 
 /// The sample_id fields at the end of a non-sample record (sample_id_all).

@@ -396,6 +396,7 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   symbolizer.SetKernelBuildId(KernelBuildId(reader));
   if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
   Session session(symbolizer);
+  session.SetUnwindMethod(o.unwind_method);
   BufferedWriter out(sink);
   if (o.header) {
     // The parts of perf script --header that the recording carries.

@@ -21,6 +21,7 @@ struct ScriptOptions {
   bool show_mmap_events = false;
   bool show_task_events = false;
   bool header = false;
+  UnwindMethod unwind_method = UnwindMethod::kTable;
 };
 
 /// Which fields to print, resolved against the recording (perf drops fields the samples do

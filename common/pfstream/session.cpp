@@ -2,6 +2,7 @@
 
 #include "symbolize/elf_image.h"
 #include "unwind/cfi.h"
+#include "unwind/libdw_unwinder.h"
 #include "unwind/unwinder.h"
 
 #include <algorithm>
@@ -53,6 +54,9 @@ std::string ReadCString(std::span<const uint8_t> b, size_t off) {
 struct Session::Process {
   std::vector<MapEntry> maps;  // sorted by start, non-overlapping
   uint64_t generation = 0;
+  // The maps as libdw is given them, for generation libdw_generation - 1.
+  std::vector<LibdwMap> libdw_maps;
+  uint64_t libdw_generation = 0;
 };
 
 Session::Session(Symbolizer& symbolizer) : sym_(symbolizer) {}
@@ -316,13 +320,54 @@ std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64
   std::vector<MapEntry> none;
   Modules modules(*this, s.pid, p == procs_.end() ? none : p->second->maps);
   // perf's limit: perf_event_max_stack's default, 127 user frames.
-  UnwindEnd end = UnwindUserStack(stack, modules, 127, scratch);
+  constexpr size_t kMaxFrames = 127;
+  UnwindEnd end = UnwindEnd::kUnsupported;
+  if (unwind_method_ == UnwindMethod::kTable) {
+    end = UnwindUserStack(stack, modules, user_at + kMaxFrames, scratch);
+  }
+  if (end == UnwindEnd::kUnsupported) {
+    // A rule the tables cannot express (or libdw was asked for): libdw from the start.
+    if (unwind_method_ == UnwindMethod::kTable) ++libdw_fallbacks_;
+    scratch->resize(user_at);
+    end = UnwindWithLibdw(s, stack, user_at + kMaxFrames, scratch);
+  }
   if (scratch->size() == user_at) scratch->pop_back();  // no usable registers
   if (end == UnwindEnd::kTruncated) scratch->push_back(kTruncatedFrame);
   size_t e = static_cast<size_t>(end);
   if (unwind_ends_.size() <= e) unwind_ends_.resize(e + 1);
   ++unwind_ends_[e];
   return *scratch;
+}
+
+UnwindEnd Session::UnwindWithLibdw(const Sample& s, const UserStack& stack, size_t max,
+                                   std::vector<uint64_t>* ips) {
+  if (!libdw_) libdw_ = std::make_unique<LibdwUnwinder>();
+  auto p = procs_.find(s.pid);
+  if (p == procs_.end()) return UnwindEnd::kNoInfo;
+  Process& proc = *p->second;
+  if (proc.libdw_generation != proc.generation + 1) {
+    proc.libdw_maps.clear();
+    // Each file's map with the lowest file offset first: its bias is unambiguous (a page
+    // shared by two segments, such as the start of .data, would give a wrong one).
+    std::vector<MapEntry*> order;
+    for (MapEntry& m : proc.maps) order.push_back(&m);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const MapEntry* a, const MapEntry* b) { return a->pgoff < b->pgoff; });
+    for (MapEntry* mp : order) {
+      MapEntry& m = *mp;
+      if (Symbolizer::UsesPerfMap(m.path)) continue;
+      std::shared_ptr<const elf::ElfImage> image = sym_.RuntimeImage(m.path, m.build_id, s.pid);
+      CfiTable* cfi = CfiFor(s.pid, m);
+      uint64_t vaddr;
+      if (!image || image->path().empty() || image->path()[0] != '/' || cfi == nullptr ||
+          !cfi->FileOffsetToVaddr(m.pgoff, &vaddr)) {
+        continue;
+      }
+      proc.libdw_maps.push_back({image->path(), m.start - vaddr});
+    }
+    proc.libdw_generation = proc.generation + 1;
+  }
+  return libdw_->Unwind(s.pid, s.tid, MapsGeneration(s.pid), proc.libdw_maps, stack, max, ips);
 }
 
 void Session::Frames(const Sample& s, std::vector<ResolvedFrame>* out) {

@@ -19,10 +19,18 @@
 
 #include "pfstream/perf_data.h"
 #include "symbolize/symbolizer.h"
+#include "unwind/unwinder.h"
 
 namespace pf {
 
 class CfiTable;
+class LibdwUnwinder;
+
+/// How user stacks copied with the samples are unwound.
+enum class UnwindMethod {
+  kTable,  // the compiled CFI tables, with libdw for the rows they cannot express
+  kLibdw,  // libdw alone (slower; the tests' oracle)
+};
 
 struct MapEntry {
   uint64_t start = 0, end = 0, pgoff = 0;
@@ -76,6 +84,10 @@ class Session {
   /// (libunwind's 0 return address, minus one): printed as `ffffffffffffffff [unknown]`.
   static constexpr uint64_t kTruncatedFrame = ~uint64_t{0};
 
+  void SetUnwindMethod(UnwindMethod m) { unwind_method_ = m; }
+  /// Samples the tables handed to libdw.
+  uint64_t libdw_fallbacks() const { return libdw_fallbacks_; }
+
   /// How the user stacks unwound so far ended (by UnwindEnd), for statistics.
   const std::vector<uint64_t>& unwind_ends() const { return unwind_ends_; }
 
@@ -93,6 +105,11 @@ class Session {
   std::unordered_map<const void*, std::unique_ptr<CfiTable>> cfi_tables_;  // by ElfImage
   std::vector<uint64_t> unwind_ends_;
   std::vector<uint64_t> chain_scratch_;
+  UnwindMethod unwind_method_ = UnwindMethod::kTable;
+  std::unique_ptr<LibdwUnwinder> libdw_;
+  uint64_t libdw_fallbacks_ = 0;
+  UnwindEnd UnwindWithLibdw(const Sample& s, const UserStack& stack, size_t max,
+                            std::vector<uint64_t>* ips);
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
   std::unordered_map<uint32_t, std::string> comms_;  // by tid
   std::vector<MapEntry> kernel_maps_;

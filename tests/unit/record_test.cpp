@@ -344,13 +344,16 @@ TEST(RecordRingBuffer, EmptyAndCorrupt) {
 
 TEST(RecordRingBuffer, Sizing) {
   const bool unlimited = true;
-  EXPECT_EQ(RingPagesFor(99, true, 2, 2, 516, unlimited), 128u);  // 512 KiB
-  EXPECT_EQ(RingPagesFor(999, true, 2, 2, 516, unlimited), 128u);
-  EXPECT_EQ(RingPagesFor(10000, true, 2, 2, 516, unlimited), 2048u);  // 8 MiB
-  EXPECT_EQ(RingPagesFor(1000000, true, 2, 2, 516, unlimited), 16384u);
+  EXPECT_EQ(RingPagesFor(99, 1024, 2, 2, 516, unlimited), 128u);  // 512 KiB
+  EXPECT_EQ(RingPagesFor(999, 1024, 2, 2, 516, unlimited), 128u);
+  EXPECT_EQ(RingPagesFor(10000, 1024, 2, 2, 516, unlimited), 2048u);  // 8 MiB
+  EXPECT_EQ(RingPagesFor(1000000, 1024, 2, 2, 516, unlimited), 16384u);
   // Unprivileged: 516 KiB per CPU holds one 512 KiB ring (+ its metadata page) per CPU.
-  EXPECT_EQ(RingPagesFor(10000, true, 2, 2, 516, false), 128u);
-  EXPECT_EQ(RingPagesFor(99, true, 10, 2, 516, false), 16u);
+  EXPECT_EQ(RingPagesFor(10000, 1024, 2, 2, 516, false), 128u);
+  EXPECT_EQ(RingPagesFor(99, 1024, 10, 2, 516, false), 16u);
+  // DWARF samples (an 8 KiB stack copy each) at 999 Hz: 8 MiB, half a second and more.
+  EXPECT_EQ(RingPagesFor(999, 8192 + 1536, 2, 2, 516, unlimited), 2048u);
+  EXPECT_EQ(RingPagesFor(999, 16384 + 1536, 2, 2, 516, unlimited), 4096u);
 }
 
 // --- the pipe writer, read back -----------------------------------------------------------

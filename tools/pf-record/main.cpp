@@ -62,7 +62,11 @@ int main(int argc, char** argv) {
        "...; modifiers :u :k :p; repeatable")
       (",g", "record call graphs (frame pointers): the same as --call-graph=fp")
       ("call-graph", po::value<std::string>()->value_name("MODE"),
-       "fp: kernel and user call chains from frame pointers")
+       "fp: call chains from frame pointers; dwarf[,STACK_BYTES]: unwind a copy of each "
+       "sample's user stack (8192 bytes by default) with the binaries' DWARF CFI, for code "
+       "built without frame pointers")
+      ("raw-stacks", "with --call-graph=dwarf: write the registers and stack copies (as perf "
+       "record does) instead of unwinding while recording")
       ("user-only", "sample user space only")
       ("kernel-only", "sample the kernel only")
       ("duration,d", po::value<double>()->value_name("SECONDS"),
@@ -88,12 +92,31 @@ int main(int argc, char** argv) {
     if (vm.count("event")) o.events = pf::cli::SplitList(vm["event"].as<std::vector<std::string>>());
     std::string mode = vm.count("call-graph") ? vm["call-graph"].as<std::string>() : "";
     if (mode == "dwarf" || mode.rfind("dwarf,", 0) == 0) {
-      throw pf::UsageError("DWARF call graphs arrive in a later version; use --call-graph=fp");
+      o.call_graph = pf::CallGraph::kDwarf;
+      if (mode.size() > 6) {
+        std::string size = mode.substr(6);
+        uint64_t v = 0;
+        auto r = std::from_chars(size.data(), size.data() + size.size(), v);
+        if (r.ec != std::errc() || r.ptr != size.data() + size.size() || v == 0 ||
+            v % 8 != 0 || v > pf::kMaxStackBytes) {
+          throw pf::UsageError("--call-graph=dwarf,STACK_BYTES: '" + size +
+                               "' is not a multiple of 8 from 8 to " +
+                               std::to_string(pf::kMaxStackBytes));
+        }
+        o.stack_bytes = static_cast<uint32_t>(v);
+      }
+    } else if (!mode.empty() && mode != "fp") {
+      throw pf::UsageError("--call-graph must be fp or dwarf[,STACK_BYTES], not '" + mode + "'");
+    } else if (vm.count("-g") || mode == "fp") {
+      o.call_graph = pf::CallGraph::kFramePointer;
     }
-    if (!mode.empty() && mode != "fp") {
-      throw pf::UsageError("--call-graph must be fp, not '" + mode + "'");
+    if (vm.count("-g") && o.call_graph == pf::CallGraph::kDwarf) {
+      throw pf::UsageError("-g means --call-graph=fp: give one of them");
     }
-    if (vm.count("-g") || mode == "fp") o.call_graph = pf::CallGraph::kFramePointer;
+    o.raw_stacks = vm.count("raw-stacks");
+    if (o.raw_stacks && o.call_graph != pf::CallGraph::kDwarf) {
+      throw pf::UsageError("--raw-stacks goes with --call-graph=dwarf");
+    }
     o.user_only = vm.count("user-only");
     o.kernel_only = vm.count("kernel-only");
     if (vm.count("duration")) {
@@ -112,6 +135,14 @@ int main(int argc, char** argv) {
     pf::RunRecord(o, [&ctx] { return pf::OpenOutput(ctx.output); }, &report);
     if (report.corrupt) tool.Warn("a ring buffer held a malformed record; the rest of it was skipped");
     if (!ctx.quiet) std::fprintf(stderr, "pf-record: %s\n", report.Summary().c_str());
+    if (report.truncated > 0 && report.unwound > 0) {
+      tool.Notice(std::to_string(report.truncated) + " of " + std::to_string(report.unwound) +
+                  " stacks were deeper than the " + std::to_string(o.stack_bytes) +
+                  "-byte copy (their root is [unknown]); a larger copy, as in "
+                  "--call-graph=dwarf," + std::to_string(std::min<uint64_t>(
+                                              2 * o.stack_bytes, pf::kMaxStackBytes)) +
+                  ", reaches further");
+    }
     if (report.command_ran) status = report.exit_status;
   });
   return rc != 0 ? rc : status;

@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
       ("symfs", po::value<std::string>()->value_name("DIR"),
        "look for binaries and debug files under DIR (copied from the recording machine)")
       ("input,i", po::value<std::string>()->value_name("FILE"), "the recording (as perf's -i)");
+  tool.AddGroup("DWARF call graphs (--call-graph dwarf recordings)").add_options()
+      ("unwinder", po::value<std::string>()->value_name("U"),
+       "table (default): pf's compiled CFI tables, libdw where they cannot express a rule; "
+       "libdw: elfutils' unwinder alone (slower)");
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     const po::variables_map& vm = ctx.vm;
@@ -39,6 +43,13 @@ int main(int argc, char** argv) {
     o.show_task_events = vm.count("show-task-events");
     o.header = vm.count("header");
     if (vm.count("symfs")) o.symfs = vm["symfs"].as<std::string>();
+    if (vm.count("unwinder")) {
+      std::string u = vm["unwinder"].as<std::string>();
+      if (u != "table" && u != "libdw") {
+        throw pf::UsageError("--unwinder must be table or libdw, not '" + u + "'");
+      }
+      o.unwind_method = u == "libdw" ? pf::UnwindMethod::kLibdw : pf::UnwindMethod::kTable;
+    }
     std::string path = vm.count("input") ? vm["input"].as<std::string>() : "-";
     if (!ctx.inputs.empty()) {
       if (ctx.inputs.size() > 1 || vm.count("input")) {

@@ -1,0 +1,42 @@
+#include "pfstream/record_decoder.h"
+
+#include <cstring>
+
+namespace pf {
+
+RecordDecoder::RecordDecoder() {
+  static constexpr char kHeader[16] = {'P', 'E', 'R', 'F', 'I', 'L', 'E', '2',
+                                       16,  0,   0,   0,   0,   0,   0,   0};
+  headers_.assign(kHeader, sizeof kHeader);
+}
+
+RecordDecoder::~RecordDecoder() = default;
+
+bool RecordDecoder::Decode(std::span<const uint8_t> rec, Record* r) {
+  if (rec.size() < 8) return false;
+  uint32_t type;
+  uint16_t misc;
+  std::memcpy(&type, rec.data(), 4);
+  std::memcpy(&misc, rec.data() + 4, 2);
+  if (!reader_) {
+    if (type == kRecordHeaderAttr) {
+      headers_.append(reinterpret_cast<const char*>(rec.data()), rec.size());
+      return false;
+    }
+    if (type >= kRecordHeaderAttr) return false;  // other header records: not needed
+    // The first kernel-kind record: the attributes are complete.
+    source_ = MemoryInput(headers_, "<stream>");
+    reader_ = std::make_unique<PerfDataReader>(*source_);
+  }
+  if (type >= kRecordHeaderAttr) return false;
+  // An aligned copy of the body (the ring's records may sit anywhere).
+  copy_.resize((rec.size() + 7) / 8);
+  std::memcpy(copy_.data(), rec.data(), rec.size());
+  r->type = type;
+  r->misc = misc;
+  r->body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(copy_.data()) + 8,
+                                     rec.size() - 8);
+  return true;
+}
+
+}  // namespace pf
