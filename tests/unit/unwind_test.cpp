@@ -1,0 +1,438 @@
+// The DWARF unwinder: the encodings, the CFA program interpreter, the expression evaluator,
+// the walk over a copied stack, and — on stacks recorded here — agreement with libdw.
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "io/input.h"
+#include "io/output.h"
+#include "perf/recorder.h"
+#include "pfstream/perf_data.h"
+#include "pfstream/script_output.h"
+#include "pfstream/session.h"
+#include "symbolize/elf_image.h"
+#include "unwind/cfi.h"
+#include "unwind/dwarf_reader.h"
+#include "unwind/unwinder.h"
+
+namespace pf {
+namespace {
+
+// --- building .eh_frame by hand --------------------------------------------------------------
+
+class EhFrameBuilder {
+ public:
+  explicit EhFrameBuilder(uint64_t vaddr) : vaddr_(vaddr) {}
+  // A CIE: "zR" (pc-relative sdata4 pointers), code 1, data -8, ra 16, `initial` program;
+  // with `signal`, "zRS".
+  size_t Cie(std::string initial, bool signal = false) {
+    size_t at = bytes_.size();
+    std::string body;
+    Put32(&body, 0);  // CIE id
+    body += '\1';
+    body += signal ? std::string("zRS", 4) : std::string("zR", 3);
+    body += '\1';    // code alignment
+    body += '\x78';  // data alignment -8
+    body += '\x10';  // return address register 16
+    body += '\1';    // augmentation length
+    body += '\x1b';  // DW_EH_PE_pcrel | DW_EH_PE_sdata4
+    body += initial;
+    Entry(body);
+    return at;
+  }
+  size_t Fde(size_t cie, uint64_t pc, uint32_t range, std::string program) {
+    size_t at = bytes_.size();
+    std::string body;
+    Put32(&body, static_cast<uint32_t>(at + 4 - cie));  // back to the CIE
+    uint64_t field = vaddr_ + at + 8;                    // where pc_begin sits
+    Put32(&body, static_cast<uint32_t>(pc - field));
+    Put32(&body, range);
+    body += '\0';  // augmentation length
+    body += program;
+    Entry(body);
+    return at;
+  }
+  std::string Finish() {
+    std::string out = bytes_;
+    Put32(&out, 0);  // terminator
+    return out;
+  }
+
+ private:
+  static void Put32(std::string* s, uint32_t v) { s->append(reinterpret_cast<char*>(&v), 4); }
+  void Entry(std::string body) {
+    while ((body.size() + 4) % 8 != 0) body += '\0';  // DW_CFA_nop padding
+    Put32(&bytes_, static_cast<uint32_t>(body.size()));
+    bytes_ += body;
+  }
+  uint64_t vaddr_;
+  std::string bytes_;
+};
+
+std::string Ops(std::initializer_list<int> bytes) {
+  std::string s;
+  for (int b : bytes) s += static_cast<char>(b);
+  return s;
+}
+
+// The usual x86-64 CIE program: CFA = rsp + 8, return address at CFA - 8.
+const std::string kCieProgram = Ops({0x0c, 0x07, 0x08, 0x90, 0x01});
+
+TEST(UnwindDwarfReader, Leb128AndPointers) {
+  std::string d = Ops({0xe5, 0x8e, 0x26, 0x7f, 0x80, 0x7f, 0xff, 0xff, 0xff, 0xff});
+  DwarfReader r(d, 0x1000);
+  EXPECT_EQ(r.Uleb(), 624485u);
+  EXPECT_EQ(r.Sleb(), -1);
+  EXPECT_EQ(r.Sleb(), -128);
+  EXPECT_TRUE(r.ok());
+  // pc-relative sdata4 at address 0x1000 + 6: -1 + 0x1006.
+  EXPECT_EQ(r.Pointer(kPePcrel | kPeSdata4), 0x1006u - 1);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.U8(), 0);  // past the end
+  EXPECT_FALSE(r.ok());
+  std::string endless(100, '\x80');
+  DwarfReader e(endless);
+  e.Uleb();
+  EXPECT_FALSE(e.ok());
+}
+
+TEST(UnwindCfi, RunsThePrologueAndEpilogueRules) {
+  EhFrameBuilder b(0x2000);
+  size_t cie = b.Cie(kCieProgram);
+  // push %rbp; mov %rsp,%rbp; ... ; leave (restore rbp); ret
+  b.Fde(cie, 0x1000, 0x20,
+        Ops({0x41, 0x0e, 0x10, 0x86, 0x02,  // +1: CFA = rsp+16, rbp at CFA-16
+             0x43, 0x0d, 0x06,              // +3: CFA = rbp+16
+             0x4a, 0x0c, 0x07, 0x08, 0xc6}));  // +10: CFA = rsp+8, rbp restored
+  std::string eh = b.Finish();
+  auto t = CfiTable::FromSections(eh, 0x2000, {}, 0, {});
+  ASSERT_EQ(t->fde_count(), 1u);
+  EXPECT_STREQ(t->source(), ".eh_frame");
+  CfiRow row;
+  ASSERT_TRUE(t->Find(0x1000, &row));
+  EXPECT_EQ(row.cfa, CfiRow::kCfaReg);
+  EXPECT_EQ(row.cfa_reg, kDwRsp);
+  EXPECT_EQ(row.cfa_offset, 8);
+  EXPECT_EQ(row.ra, CfiRow::kAtCfa);
+  EXPECT_EQ(row.ra_offset, -8);
+  EXPECT_EQ(row.rbp, CfiRow::kSame);
+  ASSERT_TRUE(t->Find(0x1003, &row));
+  EXPECT_EQ(row.cfa_offset, 16);
+  EXPECT_EQ(row.rbp, CfiRow::kAtCfa);
+  EXPECT_EQ(row.rbp_offset, -16);
+  ASSERT_TRUE(t->Find(0x100d, &row));
+  EXPECT_EQ(row.cfa_reg, kDwRbp);
+  EXPECT_EQ(row.cfa_offset, 16);
+  ASSERT_TRUE(t->Find(0x101f, &row));
+  EXPECT_EQ(row.cfa_reg, kDwRsp);
+  EXPECT_EQ(row.cfa_offset, 8);
+  EXPECT_EQ(row.rbp, CfiRow::kSame);
+  EXPECT_FALSE(t->Find(0x1020, &row));  // past the FDE
+  EXPECT_FALSE(t->Find(0xfff, &row));
+  EXPECT_EQ(t->compiled_count(), 1u);
+}
+
+TEST(UnwindCfi, RememberAndRestoreState) {
+  EhFrameBuilder b(0x2000);
+  size_t cie = b.Cie(kCieProgram);
+  b.Fde(cie, 0x1000, 0x40,
+        Ops({0x41, 0x0e, 0x10, 0x86, 0x02,  // push rbp
+             0x41, 0x0a,                    // remember
+             0x0e, 0x08, 0xc6,              // an early return: CFA = rsp+8
+             0x41, 0x0b}));                 // restore: CFA = rsp+16, rbp at CFA-16 again
+  std::string eh = b.Finish();
+  auto t = CfiTable::FromSections(eh, 0x2000, {}, 0, {});
+  CfiRow row;
+  ASSERT_TRUE(t->Find(0x1001, &row));
+  EXPECT_EQ(row.cfa_offset, 16);
+  ASSERT_TRUE(t->Find(0x1002, &row));
+  EXPECT_EQ(row.cfa_offset, 8);
+  EXPECT_EQ(row.rbp, CfiRow::kSame);
+  ASSERT_TRUE(t->Find(0x1003, &row));
+  EXPECT_EQ(row.cfa_offset, 16);
+  EXPECT_EQ(row.rbp, CfiRow::kAtCfa);
+}
+
+TEST(UnwindCfi, PltExpressionAndSignalFrames) {
+  EhFrameBuilder b(0x2000);
+  size_t cie = b.Cie(kCieProgram);
+  // .plt: CFA = rsp + 8 + ((rip & 15) >= 11) << 3, as GNU ld writes it.
+  b.Fde(cie, 0x1100, 0x30,
+        Ops({0x0f, 0x0b, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22}));
+  // __restore_rt: everything from the ucontext at rsp (glibc's rules).
+  size_t sig = b.Cie("", true);
+  b.Fde(sig, 0x1200, 0x10,
+        Ops({0x0f, 0x04, 0x77, 0xa0, 0x01, 0x06,  // CFA = *(rsp + 160)
+             0x10, 0x06, 0x03, 0x77, 0xf8, 0x00,  // rbp at rsp + 120
+             0x10, 0x07, 0x03, 0x77, 0xa0, 0x01,  // rsp at rsp + 160
+             0x10, 0x10, 0x03, 0x77, 0xa8, 0x01}));  // rip at rsp + 168
+  std::string eh = b.Finish();
+  auto t = CfiTable::FromSections(eh, 0x2000, {}, 0, {});
+  ASSERT_EQ(t->fde_count(), 2u);
+  CfiRow row;
+  ASSERT_TRUE(t->Find(0x1105, &row));
+  ASSERT_EQ(row.cfa, CfiRow::kCfaExpr);
+  uint64_t regs[kDwRegs] = {};
+  regs[kDwRsp] = 0x7000;
+  uint32_t known = (1u << kDwRsp) | (1u << kDwRip);
+  auto no_memory = [](uint64_t, uint64_t*) { return false; };
+  uint64_t cfa = 0;
+  regs[kDwRip] = 0x1105;
+  ASSERT_TRUE(EvalCfiExpression(t->Expression(row.cfa_expr), regs, known, no_memory, false, 0, &cfa));
+  EXPECT_EQ(cfa, 0x7008u);
+  regs[kDwRip] = 0x110b;  // after the push of the lazy-binding path
+  ASSERT_TRUE(EvalCfiExpression(t->Expression(row.cfa_expr), regs, known, no_memory, false, 0, &cfa));
+  EXPECT_EQ(cfa, 0x7010u);
+
+  ASSERT_TRUE(t->Find(0x1205, &row));
+  EXPECT_TRUE(row.signal_frame);
+  EXPECT_EQ(row.cfa, CfiRow::kCfaExpr);
+  EXPECT_EQ(row.rbp, CfiRow::kAtExpr);
+  EXPECT_EQ(row.ra, CfiRow::kAtExpr);
+}
+
+TEST(UnwindCfi, CorruptInputGivesNoRowsNotACrash) {
+  EhFrameBuilder b(0x2000);
+  size_t cie = b.Cie(kCieProgram);
+  b.Fde(cie, 0x1000, 0x20, Ops({0x0b}));        // restore_state without remember
+  b.Fde(cie, 0x2000, 0x20, Ops({0x3f, 0xff}));  // an unknown opcode
+  b.Fde(cie, 0x3000, 0x20, Ops({0x0f, 0x40}));  // an expression longer than the FDE
+  std::string eh = b.Finish();
+  auto t = CfiTable::FromSections(eh, 0x2000, {}, 0, {});
+  CfiRow row;
+  EXPECT_FALSE(t->Find(0x1004, &row));
+  EXPECT_FALSE(t->Find(0x2004, &row));
+  EXPECT_FALSE(t->Find(0x3004, &row));
+  // Every prefix of a valid section indexes without reading past its end.
+  for (size_t n = 0; n < eh.size(); ++n) {
+    std::string cut = eh.substr(0, n);
+    auto c = CfiTable::FromSections(cut, 0x2000, cut, 0x2000, cut);
+    c->Find(0x1004, &row);
+  }
+}
+
+// --- the walk ---------------------------------------------------------------------------------
+
+class OneModule : public ModuleLookup {
+ public:
+  explicit OneModule(CfiTable* t) : t_(t) {}
+  bool Find(uint64_t, UnwindModule* m) override {
+    m->cfi = t_;
+    m->bias = 0;
+    return true;
+  }
+
+ private:
+  CfiTable* t_;
+};
+
+// Two frames: f (rbp-based CFA) called from g, the outermost (return address undefined).
+struct TwoFrames {
+  std::string eh;
+  std::unique_ptr<CfiTable> table;
+  std::vector<uint64_t> stack;  // from sp up
+  uint64_t regs[20] = {};       // perf's order for mask 0xff0fff
+  TwoFrames() {
+    EhFrameBuilder b(0x9000);
+    size_t cie = b.Cie(kCieProgram);
+    b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06}));
+    b.Fde(cie, 0x3000, 0x40, "");  // g: the CIE's rules
+    eh = b.Finish();
+    table = CfiTable::FromSections(eh, 0x9000, {}, 0, {});
+    // sp = 0x7000; f's frame: [sp] local, [sp+8] saved rbp, [sp+16] return address.
+    stack = {0x1111, 0xabcd, 0x3010, 0, 0, 0};
+    regs[6] = 0x7008;  // rbp = sp + 8
+    regs[7] = 0x7000;  // sp
+    regs[8] = 0x1010;  // ip inside f, after its prologue
+  }
+  UserStack User(size_t bytes) const {
+    UserStack u;
+    u.abi = 2;
+    u.regs_mask = 0xff0fff;
+    u.regs = std::span<const uint64_t>(regs, 20);
+    u.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()),
+                                       std::min(bytes, stack.size() * 8));
+    return u;
+  }
+};
+
+TEST(UnwindWalk, ReportsReturnAddressesMinusOne) {
+  TwoFrames f;
+  OneModule modules(f.table.get());
+  std::vector<uint64_t> ips;
+  // g's return address (the CIE's rule: at CFA - 8) is 0: the end of the stack.
+  EXPECT_EQ(UnwindUserStack(f.User(48), modules, 127, &ips), UnwindEnd::kComplete);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{0x1010, 0x300f}));  // exact pc, then ra - 1
+}
+
+TEST(UnwindWalk, StopsAtTheEndOfTheCopy) {
+  TwoFrames f;
+  OneModule modules(f.table.get());
+  std::vector<uint64_t> ips;
+  // 32 bytes: g's return address is the copy's last word, which perf's unwinders refuse.
+  EXPECT_EQ(UnwindUserStack(f.User(32), modules, 127, &ips), UnwindEnd::kTruncated);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{0x1010, 0x300f}));
+  ips.clear();
+  EXPECT_EQ(UnwindUserStack(f.User(24), modules, 127, &ips), UnwindEnd::kTruncated);
+  EXPECT_EQ(ips, std::vector<uint64_t>{0x1010});
+  ips.clear();
+  EXPECT_EQ(UnwindUserStack(f.User(48), modules, 1, &ips), UnwindEnd::kMaxDepth);
+  EXPECT_EQ(ips.size(), 1u);
+}
+
+TEST(UnwindWalk, EndsCleanlyWhereTheReturnAddressIsUndefined) {
+  EhFrameBuilder b(0x9000);
+  size_t cie = b.Cie(kCieProgram);
+  b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10}));  // f: CFA = rsp + 16 after +1
+  b.Fde(cie, 0x3000, 0x40, Ops({0x07, 0x10}));        // _start: DW_CFA_undefined rip
+  std::string eh = b.Finish();
+  auto t = CfiTable::FromSections(eh, 0x9000, {}, 0, {});
+  OneModule modules(t.get());
+  std::vector<uint64_t> stack = {0x5555, 0x3010, 0, 0, 0};
+  uint64_t regs[20] = {};
+  regs[7] = 0x7000;
+  regs[8] = 0x1008;
+  UserStack u{2, 0xff0fff, std::span<const uint64_t>(regs, 20),
+              std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()), 40)};
+  std::vector<uint64_t> ips;
+  EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kComplete);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{0x1008, 0x300f}));
+  // No registers (a kernel thread's sample): nothing to unwind.
+  u.abi = 0;
+  ips.clear();
+  EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kNoRegisters);
+  EXPECT_TRUE(ips.empty());
+}
+
+// --- the test program's own CFI -----------------------------------------------------------
+
+// tests/programs/unwind_prog.c, built beside callpath (PF_CALLPATH, set by ctest).
+std::string UnwindProg() {
+  if (const char* p = std::getenv("PF_UNWIND_PROG")) return p;
+  const char* callpath = std::getenv("PF_CALLPATH");
+  if (callpath == nullptr) return "";
+  std::string dir = callpath;
+  size_t slash = dir.rfind('/');
+  return slash == std::string::npos ? "" : dir.substr(0, slash) + "/unwind_prog";
+}
+
+TEST(UnwindCfi, HdrIndexAgreesWithAScanOnARealBinary) {
+  if (UnwindProg().empty()) GTEST_SKIP() << "PF_CALLPATH (or PF_UNWIND_PROG) is not set";
+  std::shared_ptr<const elf::ElfImage> image = elf::ElfImage::Open(UnwindProg());
+  auto with_hdr = CfiTable::FromElf(image);
+  EXPECT_STREQ(with_hdr->source(), ".eh_frame_hdr");
+  int eh = image->FindSection(".eh_frame");
+  ASSERT_GE(eh, 0);
+  const elf::Section& s = image->sections()[static_cast<size_t>(eh)];
+  auto scanned = CfiTable::FromSections(image->SectionData(s), s.addr, {}, 0, {});
+  EXPECT_STREQ(scanned->source(), ".eh_frame");
+  ASSERT_EQ(with_hdr->fde_count(), scanned->fde_count());
+  ASSERT_GT(with_hdr->fde_count(), 10u);
+  // Every pc of .text: the same rows either way, and every pc covered.
+  int text = image->FindSection(".text");
+  ASSERT_GE(text, 0);
+  const elf::Section& t = image->sections()[static_cast<size_t>(text)];
+  size_t covered = 0;
+  for (uint64_t pc = t.addr; pc < t.addr + t.size; ++pc) {
+    CfiRow a, b;
+    bool fa = with_hdr->Find(pc, &a), fb = scanned->Find(pc, &b);
+    ASSERT_EQ(fa, fb) << std::hex << pc;
+    if (!fa) continue;
+    ++covered;
+    EXPECT_EQ(a.cfa, b.cfa);
+    EXPECT_EQ(a.cfa_reg, b.cfa_reg);
+    EXPECT_EQ(a.cfa_offset, b.cfa_offset);
+    EXPECT_EQ(a.ra, b.ra);
+    EXPECT_EQ(a.rbp, b.rbp);
+    EXPECT_NE(a.cfa, CfiRow::kCfaUnsupported) << std::hex << pc;
+  }
+  EXPECT_GT(covered, t.size * 2 / 3);  // not all of .text has FDEs (crt code, padding)
+}
+
+// --- recorded stacks: the tables against libdw ------------------------------------------------
+
+bool PerfEventsUsable() {
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_CPU_CLOCK;
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  int fd = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+// The chains of every sample, unwound by `method`.
+std::vector<std::vector<uint64_t>> Chains(const std::string& stream, UnwindMethod method,
+                                          uint64_t* fallbacks) {
+  std::unique_ptr<ByteSource> src = MemoryInput(stream, "stream");
+  PerfDataReader reader(*src);
+  Symbolizer symbolizer(Symbolizer::Options{});
+  Session session(symbolizer);
+  session.SetUnwindMethod(method);
+  std::vector<std::vector<uint64_t>> out;
+  std::vector<uint64_t> scratch;
+  ReplayOrdered(reader, [&](const Record& r) {
+    if (r.type != kRecordSample) {
+      session.OnRecord(reader, r);
+      return;
+    }
+    Sample s;
+    if (!reader.ParseSample(r, &s)) return;
+    std::span<const uint64_t> chain = session.Callchain(s, &scratch);
+    out.emplace_back(chain.begin(), chain.end());
+  });
+  if (fallbacks) *fallbacks = session.libdw_fallbacks();
+  return out;
+}
+
+TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
+  if (UnwindProg().empty()) GTEST_SKIP() << "PF_CALLPATH (or PF_UNWIND_PROG) is not set";
+  if (!PerfEventsUsable()) {
+    GTEST_SKIP() << "perf_event_open is refused here (" << std::strerror(errno)
+                 << "); see pf-record(1), PERMISSIONS";
+  }
+  RecordOptions o;
+  o.command = {UnwindProg(), "1.5"};
+  o.frequency = 2500;
+  o.call_graph = CallGraph::kDwarf;
+  o.raw_stacks = true;
+  o.handle_signals = false;
+  o.symbols = false;
+  StringSink sink;
+  RecordReport report;
+  RunRecord(o, sink, &report);
+  ASSERT_GT(report.samples, 1000u);
+
+  uint64_t fallbacks = 0;
+  auto table = Chains(sink.data(), UnwindMethod::kTable, &fallbacks);
+  auto libdw = Chains(sink.data(), UnwindMethod::kLibdw, nullptr);
+  ASSERT_EQ(table.size(), libdw.size());
+  EXPECT_EQ(fallbacks, 0u);  // the program's and libc's CFI are all expressible
+  size_t equal = 0, user_frames = 0, deep = 0;
+  for (size_t i = 0; i < table.size(); ++i) {
+    // libdw may add the end-of-copy mark where the tables find no CFI (a pc at the very
+    // end of __restore_rt): compare the frames.
+    auto strip = [](std::vector<uint64_t> c) {
+      if (!c.empty() && c.back() == Session::kTruncatedFrame) c.pop_back();
+      return c;
+    };
+    if (strip(table[i]) == strip(libdw[i])) ++equal;
+    else ADD_FAILURE() << "sample " << i << ": the tables and libdw disagree";
+    user_frames += table[i].size();
+    deep += table[i].size() >= 8;
+  }
+  EXPECT_EQ(equal, table.size());
+  EXPECT_GT(deep, table.size() / 2);  // real stacks, not one-frame chains
+  EXPECT_GT(user_frames, table.size() * 5);
+}
+
+}  // namespace
+}  // namespace pf
