@@ -184,8 +184,11 @@ class Collapser {
     symbolizer.SetKernelBuildId(KernelBuildId(reader));
   if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
     Session session(symbolizer);
+    session.SetInline(opt_.perf.inline_frames);
+    session.SetSrcline(opt_.perf.srcline);
     PerfScriptFolder folder(opt_.perf, event_filter_);
-    ScriptFields fields;  // perf script's default output
+    ScriptFields fields;  // perf script's default output (with -F +srcline for --srcline)
+    fields.srcline = opt_.perf.srcline;
     std::vector<ResolvedFrame> frames;
     std::vector<uint64_t> chain_scratch;
     std::string text;

@@ -418,6 +418,26 @@ struct Region {
   bool clean;
 };
 
+// The Perl script's --srcline: `s/\[.*?\]//g`, trimmed, appended as ":LINE" unless empty.
+void AppendSrcline(std::string_view srcline, std::string* func) {
+  std::string clean;
+  for (size_t i = 0; i < srcline.size(); ++i) {
+    if (srcline[i] == '[') {
+      size_t close = srcline.find(']', i + 1);
+      if (close != std::string_view::npos) {
+        i = close;
+        continue;
+      }
+    }
+    clean += srcline[i];
+  }
+  size_t b = clean.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return;
+  size_t e = clean.find_last_not_of(" \t\r");
+  *func += ':';
+  func->append(clean, b, e - b + 1);
+}
+
 Region ScanRegion(const char* p, const char* limit) {
   uint64_t n = 0;
   while (p < limit) {
@@ -499,9 +519,12 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
             uint64_t skipped_before = skipped_.count;
             for (uint64_t i = 0; i < r.lines && lines.Next(&line); ++i) {
               ++line_no;
-              if (line.size() <= BlockReader::kMaxLineBytes && MatchStackLine(line, &sl)) {
-                OnStack(sl, TrimLeft(line));
-              } else {
+              if (line.size() > BlockReader::kMaxLineBytes) {
+                skipped_.Add(file, line_no);
+              } else if (TakeSrcline(line)) {
+              } else if (MatchStackLine(line, &sl)) {
+                OnStackLine(line, sl);
+              } else if (!TakeBareFrame(line)) {
                 skipped_.Add(file, line_no);
               }
             }
@@ -524,14 +547,16 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
         continue;
       }
     }
+    if (in_sample_ && TakeSrcline(line)) continue;
     if (MatchStackLine(line, &sl)) {
       if (in_sample_) {
-        OnStack(sl, TrimLeft(line));
+        OnStackLine(line, sl);
       } else if (!after_filtered_) {
         skipped_.Add(file, line_no);  // a frame outside any sample
       }
       continue;
     }
+    if (in_sample_ && TakeBareFrame(line)) continue;
     skipped_.Add(file, line_no);
   }
   EndSample();  // the end of a block is the end of the input (Perl would drop the sample)
@@ -613,15 +638,66 @@ void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
   }
 }
 
-void PerfScriptFolder::OnStack(const StackLine& sl, std::string_view key) {
+void PerfScriptFolder::OnStackLine(std::string_view line, const StackLine& sl) {
+  if (!opt_.srcline) {
+    OnStack(sl, TrimLeft(line));
+    return;
+  }
+  pending_.assign(line);
+}
+
+// --srcline: perf script -F +srcline prints each frame's source line on the line after it
+// ("  file.c:12"); the Perl script takes that next line, whatever it is, as the source line.
+bool PerfScriptFolder::TakeSrcline(std::string_view line) {
+  if (!opt_.srcline || pending_.empty()) return false;
+  FlushPending(line);
+  return true;
+}
+
+// perf prints an inlined frame with -F +srcline as "ADDR NAME+OFF", then
+// "  file.c:12 (inlined)": a frame line without its dso, which waits for its source line.
+bool PerfScriptFolder::TakeBareFrame(std::string_view line) {
+  if (!opt_.srcline) return false;
+  std::string_view t = TrimLeft(line);
+  size_t n = 0;
+  while (n < t.size() && IsLowerHex(t[n])) ++n;
+  if (n == 0 || n == t.size() || t[n] != ' ' || t.size() == line.size()) return false;
+  pending_.assign(line);
+  pending_bare_ = true;
+  return true;
+}
+
+// Folds the waiting frame line with its source line, as the Perl script appends it
+// (":file:line", without [...] parts).
+void PerfScriptFolder::FlushPending(std::string_view srcline) {
+  if (pending_.empty()) return;
+  constexpr std::string_view kInlined = " (inlined)";
+  bool inlined = srcline.size() >= kInlined.size() &&
+                 srcline.substr(srcline.size() - kInlined.size()) == kInlined;
+  if (inlined) srcline.remove_suffix(kInlined.size());
+  if (pending_bare_) pending_ += inlined ? kInlined : std::string_view(" ()");
+  StackLine sl;
+  if (MatchStackLine(pending_, &sl)) {
+    pending_key_.assign(TrimLeft(pending_));
+    pending_key_ += '\n';
+    pending_key_ += srcline;
+    OnStack(sl, pending_key_, srcline);
+  }
+  pending_.clear();
+  pending_bare_ = false;
+}
+
+void PerfScriptFolder::OnStack(const StackLine& sl, std::string_view key,
+                               std::string_view srcline) {
   if (skip_remaining_) return;
-  const Cached& c = Transform(sl, key);
+  const Cached& c = Transform(sl, key, srcline);
   for (uint32_t i = c.count; i-- > 0;) rev_frames_.push_back(cache_->frames[c.first + i]);
   if (c.skip_after) skip_remaining_ = true;
 }
 
 const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
-                                                            std::string_view key) {
+                                                            std::string_view key,
+                                                            std::string_view srcline) {
   XXH128_hash_t hash = XXH3_128bits_withSeed(key.data(), key.size(), java_ ? 1 : 0);
   bool found;
   Table128::Slot* slot = cache_->lines.Find(hash, &found);
@@ -651,7 +727,8 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
     for (size_t i = 0; i < cache.parts.size(); ++i) {
       std::string& func = cache.func;
       func.assign(cache.parts[i]);
-      if (func == "[unknown]") {
+      const bool unknown = func == "[unknown]";
+      if (unknown) {
         func = "[";
         func += sl.dso != "[unknown]" ? dso_file : std::string_view("unknown");
         if (opt_.include_addrs) {
@@ -665,13 +742,14 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
       if (java_ && !func.empty() && func[0] == 'L' && func.find('/') != std::string::npos) {
         func.erase(0, 1);
       }
-      if (i > 0) {
+      if (i > 0 || (opt_.annotate_inline && sl.dso == "inlined")) {
         if (func.find("_[i]") == std::string::npos) func += "_[i]";
       } else if (opt_.annotate_kernel && IsKernelModule(sl.dso)) {
         func += "_[k]";
       } else if (opt_.annotate_jit && IsJitModule(sl.dso)) {
         if (func.find("_[j]") == std::string::npos) func += "_[j]";
       }
+      if (opt_.srcline && !unknown) AppendSrcline(srcline, &func);
       StrId id = tree_.names().Intern(func);
       if (opt_.note_modules && !sl.dso.empty() && !func.empty() &&
           (func[0] != '[' || opt_.include_addrs)) {
@@ -686,6 +764,7 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
 }
 
 NodeId PerfScriptFolder::EndSample() {
+  FlushPending({});
   after_filtered_ = false;
   if (!in_sample_) return kNoLeaf;
   path_.clear();

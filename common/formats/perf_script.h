@@ -37,6 +37,9 @@ struct PerfScriptOptions {
   bool include_tid = false;     // --tid: root frame "comm-PID/TID"
   bool annotate_kernel = false; // --kernel: "_[k]"
   bool annotate_jit = false;    // --jit: "_[j]"
+  bool annotate_inline = false; // --inline: "_[i]" on frames perf printed as "(inlined)"
+  bool srcline = false;         // --srcline: a source line follows each frame line
+  bool inline_frames = true;    // recordings: expand inline frames (--no-inline clears it)
   bool include_addrs = false;   // --addrs: "[dso <addr>]" for unknown symbols
   bool weight_samples = false;  // --weight=samples: 1 per sample instead of the period
   bool note_modules = false;    // note each frame's module in the tree (pf-dot's labels)
@@ -101,10 +104,16 @@ class PerfScriptFolder {
  private:
   struct Cached;
   void OnEvent(std::string_view line, const EventHead& head);
-  void OnStack(const StackLine& sl, std::string_view key);
+  // A stack line; with --srcline it waits for the source line that may follow it.
+  void OnStackLine(std::string_view line, const StackLine& sl);
+  // With --srcline: the source line of the waiting frame, or a frame without its dso.
+  bool TakeSrcline(std::string_view line);
+  bool TakeBareFrame(std::string_view line);
+  void FlushPending(std::string_view srcline);
+  void OnStack(const StackLine& sl, std::string_view key, std::string_view srcline = {});
   /// Ends the sample; returns its leaf (kNoLeaf when nothing was added).
   NodeId EndSample();
-  const Cached& Transform(const StackLine& sl, std::string_view key);
+  const Cached& Transform(const StackLine& sl, std::string_view key, std::string_view srcline);
   void NoteOtherEvent(std::string_view event);
 
   const PerfScriptOptions& opt_;
@@ -122,6 +131,9 @@ class PerfScriptFolder {
   std::vector<StrId> rev_frames_;  // leaf first, each line's group reversed
   std::vector<StrId> path_;
   std::string scratch_;
+  std::string pending_;      // --srcline: the frame line waiting for its source line
+  std::string pending_key_;
+  bool pending_bare_ = false;
 
   // Cache of transformed stack lines: key -> frames.
   struct Cache;

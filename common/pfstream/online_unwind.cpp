@@ -16,8 +16,9 @@ perf_event_attr SampleRewriter::StreamAttr(const perf_event_attr& kernel_attr, M
   perf_event_attr a = kernel_attr;
   if (mode == Mode::kUnwind && (a.sample_type & PERF_SAMPLE_STACK_USER)) {
     a.sample_type &= ~static_cast<uint64_t>(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
-    a.sample_regs_user = 0;
-    a.sample_stack_user = 0;
+    // sample_regs_user and sample_stack_user stay: readers ignore them without the
+    // sample_type bits, and they tell pf's readers that the user frames were unwound from
+    // stack copies (which perf expands with inline frames).
     a.exclude_callchain_user = 0;  // the chain now holds the user frames
   }
   return a;

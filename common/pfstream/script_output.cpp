@@ -27,8 +27,9 @@ void Set(ScriptFields* f, const std::string& name, bool on) {
   else if (name == "sym") f->sym = on;
   else if (name == "symoff") f->symoff = on;
   else if (name == "dso") f->dso = on;
+  else if (name == "srcline") f->srcline = on;
   else throw UsageError("-F: unknown field '" + name + "' (comm, pid, tid, cpu, time, period, "
-                        "event, ip, sym, symoff, dso)");
+                        "event, ip, sym, symoff, dso, srcline)");
 }
 
 }  // namespace
@@ -62,12 +63,18 @@ void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* ou
     if (f.symoff && fr.has_sym) AppendF(out, "+0x%" PRIx64, fr.symoff);
     any = true;
   }
-  if (f.dso) {
+  if (f.dso && !fr.inlined) {
     if (any) *out += ' ';
     *out += '(';
     out->append(fr.dso);
     *out += ')';
   }
+  // perf: the source line on a line of its own, then the inline mark.
+  if (f.srcline && !fr.srcline.empty()) {
+    out->append("\n  ");
+    out->append(fr.srcline);
+  }
+  if (fr.inlined) out->append(" (inlined)");
 }
 
 }  // namespace
@@ -132,7 +139,7 @@ ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a) {
   bool replace = !o.fields.empty() && o.fields[0].size() > 0 && o.fields[0][0] != '+' &&
                  o.fields[0][0] != '-';
   if (replace) f = ScriptFields{false, false, false, false, false, false, false,
-                                false, false, false, false};
+                                false, false, false, false, false};
   for (std::string name : o.fields) {
     bool on = true;
     if (!name.empty() && (name[0] == '+' || name[0] == '-')) {
@@ -397,6 +404,10 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
   Session session(symbolizer);
   session.SetUnwindMethod(o.unwind_method);
+  session.SetInline(o.inline_frames);
+  bool srcline = false;
+  for (const std::string& name : o.fields) srcline |= name == "srcline" || name == "+srcline";
+  session.SetSrcline(srcline);
   BufferedWriter out(sink);
   if (o.header) {
     // The parts of perf script --header that the recording carries.

@@ -22,13 +22,14 @@ struct ScriptOptions {
   bool show_task_events = false;
   bool header = false;
   UnwindMethod unwind_method = UnwindMethod::kTable;
+  bool inline_frames = true;  // --no-inline clears it
 };
 
 /// Which fields to print, resolved against the recording (perf drops fields the samples do
 /// not carry, and refuses an explicit -F field they lack).
 struct ScriptFields {
   bool comm = true, pid = false, tid = true, cpu = false, time = true, period = true,
-       event = true, ip = true, sym = true, symoff = true, dso = true;
+       event = true, ip = true, sym = true, symoff = true, dso = true, srcline = false;
   int name_width = 0;  // event names are right-aligned to the longest one (perf)
 };
 

@@ -1,11 +1,14 @@
 #include "pfstream/session.h"
 
+#include "symbolize/dwarf_info.h"
 #include "symbolize/elf_image.h"
 #include "unwind/cfi.h"
 #include "unwind/libdw_unwinder.h"
 #include "unwind/unwinder.h"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 namespace pf {
@@ -217,7 +220,8 @@ std::string_view Session::Comm(uint32_t pid, uint32_t tid) {
   return it->second;
 }
 
-ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel) {
+ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry** map) {
+  if (map) *map = nullptr;
   ResolvedFrame f;
   f.kernel = kernel;
   f.addr = ip;
@@ -231,7 +235,7 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel) {
     bool module_map = km && km->path != "[kernel.kallsyms]";
     Symbol s = sym_.LookupKernel(ip);
     if (!s.found || (!s.module.empty() && !module_map)) return f;
-    f.dso = module_map ? strings_.Name(strings_.Intern("[" + ModuleName(km->path) + "]"))
+    f.dso = module_map ? Intern("[" + ModuleName(km->path) + "]")
                        : std::string_view("[kernel.kallsyms]");
     f.sym = s.name;
     f.symoff = s.offset;
@@ -239,10 +243,11 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel) {
     return f;
   }
   auto p = procs_.find(pid);
-  const MapEntry* m = p == procs_.end() ? nullptr : FindMap(p->second->maps, ip);
+  MapEntry* m = p == procs_.end() ? nullptr : const_cast<MapEntry*>(FindMap(p->second->maps, ip));
   if (!m) return f;
+  if (map) *map = m;
   if (Symbolizer::UsesPerfMap(m->path)) {  // JIT code: named by /tmp/perf-PID.map
-    f.dso = strings_.Name(strings_.Intern(Symbolizer::PerfMapPath(pid)));
+    f.dso = Intern(Symbolizer::PerfMapPath(pid));
     Symbol s = sym_.LookupJit(pid, ip, m->start);
     if (s.found) {
       f.sym = s.name;
@@ -383,6 +388,22 @@ void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
     out->push_back(Resolve(s.pid, s.ip, kernel));
     return;
   }
+  // As perf 6.1: inline frames for user frames unwound from stack copies (here, or by
+  // pf-record: its streams keep the copy's size in the attribute).
+  const bool expand = s.attr && s.attr->sample_stack_user != 0;
+  auto add = [&](uint64_t ip) {
+    if (kernel) {
+      out->push_back(Resolve(s.pid, ip, true));
+      // perf's srcline of a kernel address without vmlinux: the dso and the address.
+      if (srcline_ && out->back().dso != "[unknown]") {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "[%" PRIx64 "]", ip);
+        out->back().srcline = Intern(std::string(out->back().dso) + buf);
+      }
+    } else {
+      AddUserFrame(s.pid, ip, expand, out);
+    }
+  };
   bool hypervisor = false;
   const bool unwound = chain.data() != s.callchain.data();
   for (uint64_t ip : chain) {
@@ -412,8 +433,65 @@ void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
       out->push_back(f);
       continue;
     }
-    out->push_back(Resolve(s.pid, ip, kernel));
+    add(ip);
   }
+}
+
+DwarfInfo* Session::DwarfFor(uint32_t pid, const MapEntry& m) {
+  std::string key = m.path + '\0' + m.build_id;
+  auto it = dwarf_.find(key);
+  if (it != dwarf_.end()) return it->second.get();
+  std::unique_ptr<DwarfInfo> info;
+  std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
+  if (!path.empty()) info = DwarfInfo::Open(path);
+  return dwarf_.emplace(std::move(key), std::move(info)).first->second.get();
+}
+
+void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
+                           std::vector<ResolvedFrame>* out) {
+  MapEntry* m = nullptr;
+  ResolvedFrame f = Resolve(pid, ip, false, &m);
+  const bool inlines = inline_ && expand;
+  if (m == nullptr || (!inlines && !srcline_) || Symbolizer::UsesPerfMap(m->path)) {
+    out->push_back(f);
+    return;
+  }
+  // The ELF address perf hands addr2line (map__rip_2objdump).
+  CfiTable* cfi = CfiFor(pid, *m);
+  uint64_t vaddr = f.addr;
+  if (cfi) cfi->FileOffsetToVaddr(f.addr, &vaddr);
+  const DwarfInfo::Location* loc = nullptr;
+  if ((inlines && f.has_sym) || srcline_) {
+    if (DwarfInfo* dwarf = DwarfFor(pid, *m)) loc = &dwarf->Lookup(vaddr);
+  }
+  if (srcline_) {
+    if (loc && !loc->srcline.empty()) {
+      f.srcline = Intern(loc->srcline);
+    } else if (loc) {
+      f.srcline = "??:0";  // perf: DWARF without a line for the address (crt code)
+    } else {
+      // perf: the dso's base name and the address, when the line is not known.
+      std::string_view base = f.dso.substr(f.dso.rfind('/') + 1);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "[%" PRIx64 "]", vaddr);
+      f.srcline = Intern(std::string(base) + buf);
+    }
+  }
+  if (inlines && loc && f.has_sym && !loc->inlined.empty()) {
+    // Innermost first, each with the address and offset of the frame it is inlined in; the
+    // lines are where each is, then each caller's call site (as addr2line -i gives them).
+    std::string_view line = f.srcline;
+    for (size_t i = 0; i < loc->inlined.size(); ++i) {
+      ResolvedFrame in = f;
+      in.sym = Intern(loc->inlined[i]);
+      in.inlined = true;
+      in.srcline = line;
+      out->push_back(in);
+      if (srcline_ && !loc->call_sites[i].empty()) line = Intern(loc->call_sites[i]);
+    }
+    f.srcline = line;
+  }
+  out->push_back(f);
 }
 
 }  // namespace pf

@@ -24,6 +24,7 @@
 namespace pf {
 
 class CfiTable;
+class DwarfInfo;
 class LibdwUnwinder;
 
 /// How user stacks copied with the samples are unwound.
@@ -49,6 +50,8 @@ struct ResolvedFrame {
   bool has_sym = false;
   std::string_view dso;         // "[unknown]" when no map holds the address
   bool kernel = false;
+  bool inlined = false;         // a function inlined at this address: printed "(inlined)"
+  std::string_view srcline;     // "file.c:12" (with SetSrcline), or "" when none is printed
 };
 
 class Session {
@@ -65,8 +68,8 @@ class Session {
   /// caller may cache what it resolved for the process until then.
   uint64_t MapsGeneration(uint32_t pid) const;
 
-  /// Resolves `ip` as seen by process `pid` in kernel or user mode.
-  ResolvedFrame Resolve(uint32_t pid, uint64_t ip, bool kernel);
+  /// Resolves `ip` as seen by process `pid` in kernel or user mode (and gives its map).
+  ResolvedFrame Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry** map = nullptr);
 
   /// The sample's call chain as perf resolves it: the recorded chain; for a sample that
   /// carries a copy of the user stack (--call-graph dwarf), the kernel part of the recorded
@@ -85,6 +88,11 @@ class Session {
   static constexpr uint64_t kTruncatedFrame = ~uint64_t{0};
 
   void SetUnwindMethod(UnwindMethod m) { unwind_method_ = m; }
+  /// Inline frames (from DWARF) before each user frame that has them, as perf script 6.1
+  /// shows them: for frames unwound from stack copies; on by default.
+  void SetInline(bool on) { inline_ = on; }
+  /// A source line for each frame, as perf script -F +srcline prints it.
+  void SetSrcline(bool on) { srcline_ = on; }
   /// Samples the tables handed to libdw.
   uint64_t libdw_fallbacks() const { return libdw_fallbacks_; }
 
@@ -100,12 +108,19 @@ class Session {
 
   class Modules;
   CfiTable* CfiFor(uint32_t pid, MapEntry& m);
+  // Appends the frame of a user address, after its inline frames (with SetInline).
+  void AddUserFrame(uint32_t pid, uint64_t ip, bool expand, std::vector<ResolvedFrame>* out);
+  DwarfInfo* DwarfFor(uint32_t pid, const MapEntry& m);
+  std::string_view Intern(const std::string& s) { return strings_.Name(strings_.Intern(s)); }
 
   Symbolizer& sym_;
   std::unordered_map<const void*, std::unique_ptr<CfiTable>> cfi_tables_;  // by ElfImage
   std::vector<uint64_t> unwind_ends_;
   std::vector<uint64_t> chain_scratch_;
   UnwindMethod unwind_method_ = UnwindMethod::kTable;
+  bool inline_ = true;
+  bool srcline_ = false;
+  std::unordered_map<std::string, std::unique_ptr<DwarfInfo>> dwarf_;  // by path + build-id
   std::unique_ptr<LibdwUnwinder> libdw_;
   uint64_t libdw_fallbacks_ = 0;
   UnwindEnd UnwindWithLibdw(const Sample& s, const UserStack& stack, size_t max,

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
       ("jit", "mark JIT frames (/tmp/perf-PID.map, jitted-*.so) with _[j]")
       ("all", "all annotations: --kernel --jit")
       ("addrs", "name unknown frames by their address: [dso <addr>]")
+      ("inline", "mark inlined functions (perf's \"(inlined)\" frames) with _[i]")
+      ("srcline", "add each frame's source line (:file.c:12), from the lines perf script "
+       "-F +srcline prints, or from DWARF for recordings")
       ("event-filter", po::value<std::string>()->value_name("EVENT"),
        "keep only samples of EVENT (default: the first event type seen)")
       ("skip-after", po::value<std::vector<std::string>>()->value_name("FUNC"),
@@ -39,6 +42,9 @@ int main(int argc, char** argv) {
        "drop stacks whose folded text matches RE; repeatable")
       ("hide", po::value<std::vector<std::string>>()->value_name("RE"),
        "remove frames whose name matches RE, their weight going to the caller; repeatable");
+  tool.AddGroup("Recordings (perf.data, pf-record streams)").add_options()
+      ("no-inline", "do not add the functions inlined at unwound frames (as perf script "
+       "--no-inline)");
   tool.AddGroup("Input").add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "input format: auto (default), perf-script or folded")
@@ -53,6 +59,12 @@ int main(int argc, char** argv) {
     opt.perf.annotate_kernel = vm.count("kernel") || vm.count("all");
     opt.perf.annotate_jit = vm.count("jit") || vm.count("all");
     opt.perf.include_addrs = vm.count("addrs");
+    opt.perf.annotate_inline = vm.count("inline");
+    opt.perf.srcline = vm.count("srcline");
+    opt.perf.inline_frames = !vm.count("no-inline");
+    if (vm.count("inline") && vm.count("no-inline")) {
+      throw pf::UsageError("--inline and --no-inline exclude each other");
+    }
     if (vm.count("event-filter")) opt.perf.event_filter = vm["event-filter"].as<std::string>();
     if (vm.count("skip-after")) opt.perf.skip_after = vm["skip-after"].as<std::vector<std::string>>();
     std::string weight = vm.count("weight") ? vm["weight"].as<std::string>() : "period";

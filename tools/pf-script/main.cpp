@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   tool.AddGroup("Output").add_options()
       ("fields,F", po::value<std::vector<std::string>>()->value_name("FIELDS"),
        "fields to print, as perf script -F: comm,pid,tid,cpu,time,period,event,ip,sym,"
-       "symoff,dso; +FIELD / -FIELD adjust the default")
+       "symoff,dso,srcline; +FIELD / -FIELD adjust the default")
       ("show-mmap-events", "also print MMAP/MMAP2 records")
       ("show-task-events", "also print COMM/FORK/EXIT records")
       ("header", "print the recording's header first")
@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
        "look for binaries and debug files under DIR (copied from the recording machine)")
       ("input,i", po::value<std::string>()->value_name("FILE"), "the recording (as perf's -i)");
   tool.AddGroup("DWARF call graphs (--call-graph dwarf recordings)").add_options()
+      ("inline", "show functions inlined at each unwound frame, from DWARF (the default)")
+      ("no-inline", "do not show inlined functions (faster on large programs)")
       ("unwinder", po::value<std::string>()->value_name("U"),
        "table (default): pf's compiled CFI tables, libdw where they cannot express a rule; "
        "libdw: elfutils' unwinder alone (slower)");
@@ -43,6 +45,10 @@ int main(int argc, char** argv) {
     o.show_task_events = vm.count("show-task-events");
     o.header = vm.count("header");
     if (vm.count("symfs")) o.symfs = vm["symfs"].as<std::string>();
+    if (vm.count("inline") && vm.count("no-inline")) {
+      throw pf::UsageError("--inline and --no-inline exclude each other");
+    }
+    o.inline_frames = !vm.count("no-inline");
     if (vm.count("unwinder")) {
       std::string u = vm["unwinder"].as<std::string>();
       if (u != "table" && u != "libdw") {

@@ -1,0 +1,51 @@
+#pragma once
+// Inline frames and source lines from a binary's DWARF (.debug_info, .debug_line), read with
+// elfutils' libdw, for `perf script`'s inline frames and -F +srcline.
+//
+// For an address, the scopes libdw finds (dwarf_addrdie, dwarf_getscopes) are walked from the
+// innermost out: each DW_TAG_inlined_subroutine is a function inlined there, named from its
+// abstract origin (the linkage name, demangled as perf names symbols, else DW_AT_name). That
+// is what binutils' addr2line gets wrong (2.40 repeats the outer function's name for the
+// inlined one), so perf's inline frames are wrong where pf's are right. The source line is
+// the line table's row for the address: the file's base name and the line, as perf prints it.
+//
+// A lookup costs tens of microseconds the first time (libdw parses the CU), so results are
+// cached per address: callers ask once per distinct (binary, address).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace pf {
+
+class DwarfInfo {
+ public:
+  /// What an address holds.
+  struct Location {
+    std::vector<std::string> inlined;  ///< functions inlined at the address, innermost first
+    std::string srcline;               ///< "file.c:12", or "" when the line table has none
+    /// Where each inlined function was called: call_sites[i] is the line, in the function
+    /// around inlined[i], of that call ("" when unknown). So the frame of inlined[0] is at
+    /// `srcline`, that of inlined[i] at call_sites[i - 1], the real function's at the last.
+    std::vector<std::string> call_sites;
+  };
+
+  /// Opens the DWARF of the ELF file at `path` (the binary, or its separate debug file).
+  /// Returns null when it has no usable .debug_info.
+  static std::unique_ptr<DwarfInfo> Open(const std::string& path, bool demangle = true);
+  ~DwarfInfo();
+
+  /// The inline chain and line of ELF address `vaddr` (cached).
+  const Location& Lookup(uint64_t vaddr);
+
+ private:
+  DwarfInfo() = default;
+  struct Handle;
+  std::unique_ptr<Handle> h_;
+  bool demangle_ = true;
+  std::unordered_map<uint64_t, Location> cache_;
+};
+
+}  // namespace pf

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# DWARF call graphs end to end, on tests/programs/unwind_prog.c (no frame pointers, a leaf,
+# inlined code, a 12 KiB frame, recursion, a shared library through the PLT, a signal
+# handler): pf-record unwinding while it records, with --raw-stacks, and with 16 KiB copies;
+# pf-script and pf-collapse on those streams and on perf record's own DWARF recordings
+# (file and pipe format), against perf script when perf is installed.
+# Skips (77) where the kernel refuses perf_event_open.
+set -u
+REC=$1
+SCRIPT=$2
+COLLAPSE=$3
+PROG=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+fail() {
+  echo "FAIL: $*"
+  status=1
+}
+
+if ! "$REC" -q -F 99 -o "$tmp/probe.pfs" -- true 2>"$tmp/probe.err"; then
+  echo "SKIP: pf-record cannot record here: $(head -1 "$tmp/probe.err")"
+  exit 77
+fi
+
+# The number of samples on folded lines matching an extended regex.
+count() { grep -E -- "$2" "$1" | awk '{ n += $NF } END { print n + 0 }'; }
+# Each expected path must have at least $3 samples.
+expect() {
+  local n
+  n=$(count "$1" "$2")
+  [ "$n" -ge "$3" ] || fail "$4: $n samples on '$2' (expected >= $3); the heaviest lines:
+$(sort -t' ' -k2 -n -r "$1" | awk '{ print $NF, $0 }' | sort -rn | head -12 | cut -c1-240)"
+}
+root='^unwind_prog;_start;__libc_start_main[^;]*;__libc_start_call_main;main;run'
+
+# --- unwinding while recording (the default) --------------------------------------------------
+"$REC" -F 999 --call-graph=dwarf -o "$tmp/on.pfs" -- "$PROG" 3 2>"$tmp/on.err" ||
+  fail "pf-record --call-graph=dwarf: $(cat "$tmp/on.err")"
+"$COLLAPSE" --weight=samples "$tmp/on.pfs" >"$tmp/on.folded" || fail "pf-collapse on.pfs"
+samples=$(sed -n 's/^pf-record: \([0-9]*\) samples.*/\1/p' "$tmp/on.err")
+m=online
+expect "$tmp/on.folded" "$root;top_a;mid_b;leaf_alpha [0-9]+$" 50 "$m: the leaf's caller"
+expect "$tmp/on.folded" "$root;top_a;mid_b;hot_beta;inl_mix [0-9]+$" 50 "$m: inlined code"
+expect "$tmp/on.folded" "$root;(recurse;){20}leaf_delta [0-9]+$" 50 "$m: recursion"
+expect "$tmp/on.folded" "$root;call_lib;lib_spin [0-9]+$" 50 "$m: a shared library"
+expect "$tmp/on.folded" "$root;call_tiny;lib_tiny@plt [0-9]+$" 3 "$m: a PLT stub"
+expect "$tmp/on.folded" "$root;signal_site;raise;.*;on_signal;sig_leaf [0-9]+$" 50 "$m: a signal handler"
+# The 12 KiB frame does not fit an 8 KiB copy: cut, and marked [unknown] at the root.
+expect "$tmp/on.folded" "^unwind_prog;\[unknown\];big_frame;leaf_gamma [0-9]+$" 20 "$m: a cut stack"
+grep -q "stacks were deeper than the 8192-byte copy" "$tmp/on.err" ||
+  fail "$m: no notice of the cut stacks: $(cat "$tmp/on.err")"
+bytes=$(stat -c %s "$tmp/on.pfs")
+if [ -n "$samples" ] && [ "$samples" -gt 0 ]; then
+  per=$((bytes / samples))
+  echo "$m: $samples samples, $per bytes a sample"
+  [ "$per" -lt 300 ] || fail "$m: $per bytes a sample (expected < 300)"
+else
+  fail "$m: no sample count in: $(cat "$tmp/on.err")"
+fi
+# Nothing but frames of the program, its library, libc and the kernel: no garbage.
+if grep -v -E '^unwind_prog;' "$tmp/on.folded" | grep -q .; then
+  fail "$m: stacks of another comm: $(grep -v '^unwind_prog;' "$tmp/on.folded" | head -3)"
+fi
+
+# --- 16 KiB copies reach over the 12 KiB frame -----------------------------------------------
+"$REC" -q -F 999 --call-graph=dwarf,16384 -o "$tmp/on16.pfs" -- "$PROG" 2 2>"$tmp/on16.err" ||
+  fail "pf-record --call-graph=dwarf,16384: $(cat "$tmp/on16.err")"
+"$COLLAPSE" --weight=samples "$tmp/on16.pfs" >"$tmp/on16.folded"
+expect "$tmp/on16.folded" "$root;top_c;big_frame;leaf_gamma [0-9]+$" 50 "16 KiB: the whole stack"
+[ "$(count "$tmp/on16.folded" '\[unknown\];big_frame')" -eq 0 ] || fail "16 KiB: still cut"
+
+# --- frame pointers lose what DWARF finds ----------------------------------------------------
+"$REC" -q -F 999 -g -o "$tmp/fp.pfs" -- "$PROG" 1 2>"$tmp/fp.err" || fail "pf-record -g"
+"$COLLAPSE" --weight=samples "$tmp/fp.pfs" >"$tmp/fp.folded"
+[ "$(count "$tmp/fp.folded" 'mid_b;leaf_alpha ')" -eq 0 ] ||
+  fail "fp: found mid_b;leaf_alpha in a program without frame pointers?"
+
+# --- raw stacks: unwound by the readers ------------------------------------------------------
+"$REC" -q -F 999 --call-graph=dwarf --raw-stacks -o "$tmp/raw.pfs" -- "$PROG" 2 2>"$tmp/raw.err" ||
+  fail "pf-record --raw-stacks: $(cat "$tmp/raw.err")"
+"$SCRIPT" "$tmp/raw.pfs" >"$tmp/raw.txt" || fail "pf-script raw.pfs"
+"$COLLAPSE" "$tmp/raw.pfs" >"$tmp/raw.folded"
+"$COLLAPSE" "$tmp/raw.txt" >"$tmp/raw-text.folded"
+diff -q "$tmp/raw.folded" "$tmp/raw-text.folded" >/dev/null ||
+  fail "raw: pf-collapse on the stream differs from pf-script | pf-collapse"
+"$COLLAPSE" --weight=samples "$tmp/raw.pfs" >"$tmp/raw-s.folded"
+expect "$tmp/raw-s.folded" "$root;top_a;mid_b;leaf_alpha [0-9]+$" 50 "raw: the leaf's caller"
+# Inline frames: shown as perf shows them, marked _[i] with --inline, left out with --no-inline.
+grep -q -E '^[[:space:]]+[0-9a-f]+ inl_mix\+0x[0-9a-f]+ \(inlined\)$' "$tmp/raw.txt" ||
+  fail "raw: no '(inlined)' frame for inl_mix in pf-script's output"
+"$COLLAPSE" --weight=samples --inline "$tmp/raw.pfs" >"$tmp/raw-i.folded"
+expect "$tmp/raw-i.folded" "$root;top_a;mid_b;hot_beta;inl_mix_\[i\] [0-9]+$" 50 "raw --inline"
+"$COLLAPSE" --weight=samples --no-inline "$tmp/raw.pfs" >"$tmp/raw-n.folded"
+expect "$tmp/raw-n.folded" "$root;top_a;mid_b;hot_beta [0-9]+$" 50 "raw --no-inline"
+[ "$(count "$tmp/raw-n.folded" 'inl_mix')" -eq 0 ] || fail "raw --no-inline: inl_mix is there"
+# Source lines: from DWARF for recordings, the same as folding pf-script -F +srcline.
+"$SCRIPT" -F +srcline "$tmp/raw.pfs" >"$tmp/raw-src.txt"
+grep -q -E '^  unwind_prog\.c:[0-9]+' "$tmp/raw-src.txt" || fail "-F +srcline: no source lines"
+"$COLLAPSE" --srcline "$tmp/raw.pfs" >"$tmp/raw-src.folded"
+"$COLLAPSE" --srcline "$tmp/raw-src.txt" >"$tmp/raw-src-text.folded" 2>"$tmp/raw-src.err"
+[ -s "$tmp/raw-src.err" ] && fail "--srcline: $(cat "$tmp/raw-src.err")"
+diff -q "$tmp/raw-src.folded" "$tmp/raw-src-text.folded" >/dev/null ||
+  fail "--srcline: the recording and its text fold differently"
+grep -q -E ';leaf_alpha:unwind_prog\.c:[0-9]+ [0-9]+$' "$tmp/raw-src.folded" ||
+  fail "--srcline: no leaf_alpha:unwind_prog.c:LINE frame"
+grep -q -E ';hot_beta:unwind_prog\.c:[0-9]+;inl_mix:unwind_prog\.c:[0-9]+ [0-9]+$' \
+  "$tmp/raw-src.folded" || fail "--srcline: no hot_beta:LINE;inl_mix:LINE frames"
+
+raw_samples=$(grep -c '^unwind_prog ' "$tmp/raw.txt")
+raw_bytes=$(stat -c %s "$tmp/raw.pfs")
+echo "raw: $raw_samples samples, $((raw_bytes / raw_samples)) bytes a sample"
+
+if command -v perf >/dev/null 2>&1; then
+  # perf unwinds pf-record's raw stacks and reads its unwound chains like ours.
+  perf script --no-inline -i "$tmp/raw.pfs" >"$tmp/raw-perf.txt" 2>/dev/null
+  "$SCRIPT" --no-inline "$tmp/raw.pfs" >"$tmp/raw-noinl.txt"
+  diff -u "$tmp/raw-perf.txt" "$tmp/raw-noinl.txt" >"$tmp/raw.diff" ||
+    fail "raw: perf script and pf-script differ: $(head -20 "$tmp/raw.diff")"
+  perf script -i "$tmp/on.pfs" >"$tmp/on-perf.txt" 2>/dev/null
+  "$SCRIPT" --no-inline "$tmp/on.pfs" >"$tmp/on-pf.txt"
+  diff -u "$tmp/on-perf.txt" "$tmp/on-pf.txt" >"$tmp/on.diff" ||
+    fail "online: perf script and pf-script differ: $(head -20 "$tmp/on.diff")"
+
+  # --- perf record's own DWARF recordings, file and pipe format --------------------------
+  if perf record -q -F 999 --call-graph dwarf -o "$tmp/perf.data" -- "$PROG" 2 >/dev/null 2>&1; then
+    perf script --no-inline -i "$tmp/perf.data" >"$tmp/perf.txt" 2>/dev/null
+    "$SCRIPT" --no-inline "$tmp/perf.data" >"$tmp/pf.txt" || fail "pf-script perf.data"
+    diff -u "$tmp/perf.txt" "$tmp/pf.txt" >"$tmp/file.diff" ||
+      fail "perf.data: perf script and pf-script differ: $(head -20 "$tmp/file.diff")"
+    "$COLLAPSE" "$tmp/perf.txt" >"$tmp/perf.folded"
+    "$COLLAPSE" --no-inline "$tmp/perf.data" >"$tmp/pf.folded"
+    diff -u "$tmp/perf.folded" "$tmp/pf.folded" >"$tmp/fold.diff" ||
+      fail "perf.data: pf-collapse differs from perf script | pf-collapse: $(head "$tmp/fold.diff")"
+    echo "perf.data: $(grep -c '^unwind_prog ' "$tmp/pf.txt") samples, same text as perf script"
+  else
+    echo "note: perf record --call-graph dwarf failed here; its recordings are not compared"
+  fi
+  if perf record -q -F 999 --call-graph dwarf -o - -- "$PROG" 1 >"$tmp/pipe.data" 2>/dev/null; then
+    perf script --no-inline -i - <"$tmp/pipe.data" >"$tmp/pipe-perf.txt" 2>/dev/null
+    "$SCRIPT" --no-inline - <"$tmp/pipe.data" >"$tmp/pipe-pf.txt" || fail "pf-script (pipe)"
+    diff -u "$tmp/pipe-perf.txt" "$tmp/pipe-pf.txt" >"$tmp/pipe.diff" ||
+      fail "pipe: perf script and pf-script differ: $(head -20 "$tmp/pipe.diff")"
+  fi
+else
+  echo "note: perf is not installed; pf-script is not compared with perf script"
+fi
+
+[ $status -eq 0 ] && echo "dwarf: ok"
+exit $status
