@@ -148,6 +148,15 @@ PerfDataReader::PerfDataReader(ByteSource& source) : source_(source) {
 
 PerfDataReader::~PerfDataReader() = default;
 
+void PerfDataReader::ReleaseBefore(const uint8_t* p) {
+  if (!source_.stable() || !source_.releasable() || all_.data() == buffer_.data()) return;
+  const char* c = reinterpret_cast<const char*>(p);
+  if (c < all_.data() + released_ || c > all_.data() + all_.size()) return;
+  size_t upto = static_cast<size_t>(c - all_.data());
+  ReleaseInput(all_.substr(released_, upto - released_));
+  released_ = upto;
+}
+
 void PerfDataReader::ReadFileHeader() {
   Cursor c(Bytes(all_));
   uint64_t magic, size, attr_size, attrs_off, attrs_size, data_off, data_size, et_off, et_size;

@@ -96,6 +96,10 @@ class PerfDataReader {
   /// The event a sample or sample_id belongs to (by id; the only event when there is one).
   const EventAttr* AttrFor(std::span<const uint8_t> body, bool is_sample) const;
 
+  /// Gives the pages of a mapped input before `p` (records delivered and done with) back to
+  /// the kernel, so that reading a large file keeps memory flat; a no-op for other inputs.
+  void ReleaseBefore(const uint8_t* p);
+
   /// Decodes a PERF_RECORD_SAMPLE body; false when it is malformed.
   bool ParseSample(const Record& r, Sample* s) const;
   /// Decodes the trailing sample_id of a non-sample record; false when absent or malformed.
@@ -138,6 +142,7 @@ class PerfDataReader {
   bool has_pending_ = false;
   bool stream_done_ = false;
   uint64_t consumed_ = 0;  // stream bytes dropped from the buffer
+  size_t released_ = 0;    // bytes of all_ given back (ReleaseBefore)
   std::vector<EventAttr> attrs_;
   std::string hostname_, os_release_, cmdline_;
   std::vector<BuildId> build_ids_;

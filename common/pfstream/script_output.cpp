@@ -332,6 +332,13 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
           e.data ? e.data : reinterpret_cast<const uint8_t*>(arena.data() + e.offset), e.size);
       deliver(r);
     }
+    // A mapped file's pages before the earliest record still queued are done with.
+    const uint8_t* keep = nullptr;
+    if (n > 0 && queue[n - 1].data) keep = queue[n - 1].data + queue[n - 1].size;
+    for (size_t i = n; i < queue.size(); ++i) {
+      if (queue[i].data && (keep == nullptr || queue[i].data < keep)) keep = queue[i].data;
+    }
+    if (keep) reader.ReleaseBefore(keep);
     queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
     if (queue.empty()) {
       arena.clear();  // everything delivered: start the arena over
