@@ -270,3 +270,54 @@ TEST(PerfScriptFolder, CachedSamplesEqualFreshOnes) {
 
 }  // namespace
 }  // namespace pf
+
+namespace pf {
+namespace {
+
+// perf script -F +srcline on a DWARF recording: each frame's line follows it, and an inlined
+// frame is printed without its dso, "(inlined)" after its source line.
+const char kSrclineText[] =
+    "prog  4119   243.93: 1001001 cpu-clock:ppp: \n"
+    "\t            128b inl_mix+0x2b\n"
+    "  prog.c:52 (inlined)\n"
+    "\t            128b hot_beta+0x2b (/bin/prog)\n"
+    "  prog.c:59\n"
+    "\t           27304 __libc_start_main+0x84 (/lib/libc.so.6)\n"
+    "  libc.so.6[27304]\n"
+    "\t        7ffc7158 [unknown] ([unknown])\n"
+    "\n";
+
+TEST(PerfScriptFolder, InlinedFramesAreMarkedWithInline) {
+  const char text[] =
+      "prog  4119   243.93: 1 cpu-clock: \n"
+      "\t 128b inl_mix+0x2b (inlined)\n"
+      "\t 128b hot_beta+0x2b (/bin/prog)\n"
+      "\n";
+  EXPECT_EQ(test::Collapse(text), "prog;hot_beta;inl_mix 1\n");
+  CollapseOptions o;
+  o.perf.annotate_inline = true;
+  EXPECT_EQ(test::Collapse(text, o), "prog;hot_beta;inl_mix_[i] 1\n");
+}
+
+TEST(PerfScriptFolder, SrclineAppendsTheLineAfterEachFrame) {
+  CollapseOptions o;
+  o.perf.srcline = true;
+  CollapseReport report;
+  EXPECT_EQ(test::Collapse(kSrclineText, o, &report),
+            "prog;[unknown];__libc_start_main:libc.so.6;hot_beta:prog.c:59;inl_mix:prog.c:52 "
+            "1001001\n");
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+  o.perf.annotate_inline = true;
+  EXPECT_EQ(test::Collapse(kSrclineText, o),
+            "prog;[unknown];__libc_start_main:libc.so.6;hot_beta:prog.c:59;inl_mix_[i]:prog.c:52 "
+            "1001001\n");
+  // The same text twice: the second sample comes from the caches, and agrees.
+  std::string twice = std::string(kSrclineText) + kSrclineText;
+  o.perf.annotate_inline = false;
+  EXPECT_EQ(test::Collapse(twice, o),
+            "prog;[unknown];__libc_start_main:libc.so.6;hot_beta:prog.c:59;inl_mix:prog.c:52 "
+            "2002002\n");
+}
+
+}  // namespace
+}  // namespace pf

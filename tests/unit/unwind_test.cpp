@@ -12,7 +12,9 @@
 #include "io/input.h"
 #include "io/output.h"
 #include "perf/recorder.h"
+#include "pfstream/online_unwind.h"
 #include "pfstream/perf_data.h"
+#include "pfstream/perf_writer.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
 #include "symbolize/elf_image.h"
@@ -307,6 +309,116 @@ TEST(UnwindWalk, EndsCleanlyWhereTheReturnAddressIsUndefined) {
   ips.clear();
   EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kNoRegisters);
   EXPECT_TRUE(ips.empty());
+}
+
+// --- pf-record's rewriting of DWARF samples ---------------------------------------------------
+
+perf_event_attr DwarfAttr() {
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_CPU_CLOCK;
+  a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+                  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+  a.sample_regs_user = 0xff0fff;
+  a.sample_stack_user = 64;
+  a.exclude_callchain_user = 1;
+  a.sample_id_all = 1;
+  return a;
+}
+
+// A sample as the kernel writes it: a kernel chain, 20 registers, a 64-byte reservation of
+// which 24 bytes were filled.
+std::vector<uint64_t> DwarfSample() {
+  std::vector<uint64_t> w;
+  w.push_back(0);                    // header, set below
+  w.push_back(0x401000);             // ip
+  w.push_back(7 | uint64_t{7} << 32);  // pid, tid
+  w.push_back(123456);               // time
+  w.push_back(1000);                 // period
+  w.push_back(2);                    // callchain nr
+  w.push_back(kContextKernel);
+  w.push_back(0xffffffff81000100);
+  w.push_back(2);                    // regs abi
+  for (int i = 0; i < 20; ++i) w.push_back(i == 8 ? 0x401000 : i == 7 ? 0x7000 : 100 + i);
+  w.push_back(64);                   // stack size
+  for (int i = 0; i < 8; ++i) w.push_back(0x1111 * (i + 1));
+  w.push_back(24);                   // dyn_size
+  perf_event_header h{PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL,
+                      static_cast<uint16_t>(w.size() * 8)};
+  std::memcpy(w.data(), &h, sizeof h);
+  return w;
+}
+
+// One record read back with the attribute a stream would declare (the sample's spans point
+// into `bytes`, which this keeps).
+struct ReadBack {
+  std::string bytes;
+  std::unique_ptr<ByteSource> src;
+  std::unique_ptr<PerfDataReader> reader;
+  Sample s;
+  ReadBack(const perf_event_attr& attr, std::span<const uint8_t> rec) {
+    StringSink sink;
+    BufferedWriter out(sink);
+    PerfStreamWriter writer(out);
+    writer.WriteHeader();
+    uint64_t id = 1;
+    writer.WriteAttr(attr, std::span<const uint64_t>(&id, 1));
+    writer.WriteRaw(rec);
+    out.Flush();
+    bytes = sink.data();
+    src = MemoryInput(bytes, "rewritten");
+    reader = std::make_unique<PerfDataReader>(*src);
+    Record r;
+    EXPECT_TRUE(reader->Next(&r));
+    EXPECT_EQ(r.type, kRecordSample);
+    EXPECT_TRUE(reader->ParseSample(r, &s));
+  }
+};
+
+TEST(UnwindRewrite, RawStacksAreCutToTheBytesTheKernelFilled) {
+  perf_event_attr attr = DwarfAttr();
+  SampleRewriter rw(SampleRewriter::Mode::kTrim);
+  uint64_t id = 1;
+  rw.AddAttr(attr, std::span<const uint64_t>(&id, 1));
+  std::vector<uint64_t> in = DwarfSample();
+  auto bytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), in.size() * 8);
+  std::span<const uint8_t> out = rw.Rewrite(bytes);
+  EXPECT_EQ(out.size(), bytes.size() - 40);  // 64 reserved, 24 kept
+  ReadBack back(SampleRewriter::StreamAttr(attr, SampleRewriter::Mode::kTrim), out);
+  const Sample& s = back.s;
+  EXPECT_EQ(s.ip, 0x401000u);
+  EXPECT_EQ(s.callchain.size(), 2u);
+  ASSERT_EQ(s.regs_user.size(), 20u);
+  EXPECT_EQ(s.regs_user[7], 0x7000u);
+  ASSERT_EQ(s.stack_user.size(), 24u);
+  uint64_t third;
+  std::memcpy(&third, s.stack_user.data() + 16, 8);
+  EXPECT_EQ(third, 0x3333u);
+}
+
+TEST(UnwindRewrite, UnwoundSamplesCarryAPlainChain) {
+  perf_event_attr attr = DwarfAttr();
+  SampleRewriter rw(SampleRewriter::Mode::kUnwind);
+  uint64_t id = 1;
+  rw.AddAttr(attr, std::span<const uint64_t>(&id, 1));
+  std::vector<uint64_t> in = DwarfSample();
+  auto bytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), in.size() * 8);
+  std::span<const uint8_t> out = rw.Rewrite(bytes);
+  perf_event_attr stream = SampleRewriter::StreamAttr(attr, SampleRewriter::Mode::kUnwind);
+  EXPECT_FALSE(stream.sample_type & PERF_SAMPLE_STACK_USER);
+  EXPECT_FALSE(stream.sample_type & PERF_SAMPLE_REGS_USER);
+  EXPECT_EQ(stream.sample_stack_user, 64u);  // tells pf's readers the chain was unwound
+  ReadBack back(stream, out);
+  const Sample& s = back.s;
+  // No maps are known: the user part is the sampled pc alone.
+  EXPECT_EQ(std::vector<uint64_t>(s.callchain.begin(), s.callchain.end()),
+            (std::vector<uint64_t>{kContextKernel, 0xffffffff81000100, kContextUser, 0x401000}));
+  EXPECT_TRUE(s.regs_user.empty());
+  EXPECT_TRUE(s.stack_user.empty());
+  EXPECT_EQ(s.period, 1000u);
+  EXPECT_EQ(rw.samples(), 1u);
+  EXPECT_LT(rw.bytes_out(), rw.bytes_in());
 }
 
 // --- the test program's own CFI -----------------------------------------------------------
