@@ -73,30 +73,31 @@ Session::Process& Session::Proc(uint32_t pid) {
 
 void Session::AddMap(std::vector<MapEntry>& maps, MapEntry m) {
   if (m.end <= m.start) return;
-  std::vector<MapEntry> out;
-  out.reserve(maps.size() + 2);
-  for (MapEntry& o : maps) {
-    if (o.end <= m.start || o.start >= m.end) {
-      out.push_back(std::move(o));
-      continue;
-    }
-    // Keep the parts of the old map the new one does not cover.
-    if (o.start < m.start) {
-      MapEntry left = o;
-      left.end = m.start;
-      out.push_back(std::move(left));
-    }
-    if (o.end > m.end) {
-      MapEntry right = o;
-      right.pgoff += m.end - o.start;
-      right.start = m.end;
-      out.push_back(std::move(right));
-    }
+  // The maps are sorted and disjoint, so their ends are sorted too: the ones the new map
+  // overlaps are one run, found by binary search (a process with thousands of mappings
+  // must not cost a sort per record).
+  auto first = std::partition_point(maps.begin(), maps.end(),
+                                    [&](const MapEntry& o) { return o.end <= m.start; });
+  auto last = first;
+  while (last != maps.end() && last->start < m.end) ++last;
+  // Keep the parts of the old maps the new one does not cover.
+  std::vector<MapEntry> pieces;
+  if (first != last && first->start < m.start) {
+    MapEntry left = *first;
+    left.end = m.start;
+    pieces.push_back(std::move(left));
   }
-  out.push_back(std::move(m));
-  std::sort(out.begin(), out.end(),
-            [](const MapEntry& a, const MapEntry& b) { return a.start < b.start; });
-  maps.swap(out);
+  const bool right_part = first != last && (last - 1)->end > m.end;
+  MapEntry right;
+  if (right_part) {
+    right = *(last - 1);
+    right.pgoff += m.end - right.start;
+    right.start = m.end;
+  }
+  pieces.push_back(std::move(m));
+  if (right_part) pieces.push_back(std::move(right));
+  auto at = maps.erase(first, last);
+  maps.insert(at, std::make_move_iterator(pieces.begin()), std::make_move_iterator(pieces.end()));
 }
 
 const MapEntry* Session::FindMap(const std::vector<MapEntry>& maps, uint64_t ip) const {
