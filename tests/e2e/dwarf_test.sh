@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # DWARF call graphs end to end, on tests/programs/unwind_prog.c (no frame pointers, a leaf,
 # inlined code, a 12 KiB frame, recursion, a shared library through the PLT, a signal
-# handler): pf-record unwinding while it records, with --raw-stacks, and with 16 KiB copies;
+# handler, the vdso): pf-record unwinding while it records, with --raw-stacks, and with 16 KiB copies;
 # pf-script and pf-collapse on those streams and on perf record's own DWARF recordings
 # (file and pipe format), against perf script when perf is installed.
 # Skips (77) where the kernel refuses perf_event_open.
@@ -46,6 +46,7 @@ expect "$tmp/on.folded" "$root;(recurse;){20}leaf_delta [0-9]+$" 50 "$m: recursi
 expect "$tmp/on.folded" "$root;call_lib;lib_spin [0-9]+$" 50 "$m: a shared library"
 expect "$tmp/on.folded" "$root;call_tiny;lib_tiny@plt [0-9]+$" 3 "$m: a PLT stub"
 expect "$tmp/on.folded" "$root;signal_site;raise;.*;on_signal;sig_leaf [0-9]+$" 50 "$m: a signal handler"
+expect "$tmp/on.folded" "$root;call_vdso;clock_gettime[^;]*;__vdso_clock_gettime [0-9]+$" 5 "$m: the vdso"
 # The 12 KiB frame does not fit an 8 KiB copy: cut, and marked [unknown] at the root.
 expect "$tmp/on.folded" "^unwind_prog;\[unknown\];big_frame;leaf_gamma [0-9]+$" 20 "$m: a cut stack"
 grep -q "stacks were deeper than the 8192-byte copy" "$tmp/on.err" ||

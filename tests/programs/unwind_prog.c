@@ -18,6 +18,7 @@
  *   plt     main;run;call_tiny;lib_tiny@plt / lib_tiny                 samples inside PLT stubs
  *   signal  main;run;signal_site;...raise...;__restore_rt;on_signal;sig_leaf
  *                                                                      a signal handler frame
+ *   vdso    main;run;call_vdso;clock_gettime;... (the vdso)            code mapped by the kernel
  *
  * Usage: unwind_prog [SECONDS]   (default 1.0)
  */
@@ -148,6 +149,17 @@ NOINLINE long signal_site(long n)
     return signal_work;
 }
 
+NOINLINE long call_vdso(long n)
+{
+    struct timespec ts;
+    long acc = 0;
+    for (long i = 0; i < n / 64; i++) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        acc += ts.tv_nsec;
+    }
+    return acc;
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -166,6 +178,7 @@ NOINLINE void run(double seconds)
         sink = call_lib(SPIN);
         sink = call_tiny(SPIN);
         sink = signal_site(SPIN);
+        sink = call_vdso(SPIN);
     } while (now() < end);
 }
 
