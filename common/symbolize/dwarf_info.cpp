@@ -96,6 +96,39 @@ void ForEachRange(Dwarf_Die* die, const F& f) {
   }
 }
 
+// Tags whose children never hold code: the walk skips them (call sites and their parameters
+// are most of a large CU's DIEs). Class types are walked: GCC nests the code of a local
+// class's members (lambdas) in them.
+bool NoCodeBelow(int tag) {
+  switch (tag) {
+    case DW_TAG_call_site:
+    case DW_TAG_GNU_call_site:
+    case DW_TAG_formal_parameter:
+    case DW_TAG_variable:
+    case DW_TAG_member:
+    case DW_TAG_enumeration_type:
+    case DW_TAG_array_type:
+    case DW_TAG_subroutine_type:
+    case DW_TAG_typedef:
+    case DW_TAG_base_type:
+    case DW_TAG_pointer_type:
+    case DW_TAG_reference_type:
+    case DW_TAG_rvalue_reference_type:
+    case DW_TAG_const_type:
+    case DW_TAG_volatile_type:
+    case DW_TAG_ptr_to_member_type:
+    case DW_TAG_template_type_parameter:
+    case DW_TAG_template_value_parameter:
+    case DW_TAG_GNU_template_parameter_pack:
+    case DW_TAG_GNU_formal_parameter_pack:
+    case DW_TAG_imported_declaration:
+    case DW_TAG_imported_module:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 DwarfInfo::Unit& DwarfInfo::UnitFor(uint64_t offset, void* cu_die) {
@@ -161,6 +194,8 @@ DwarfInfo::Unit& DwarfInfo::UnitFor(uint64_t offset, void* cu_die) {
         ++u.functions[static_cast<size_t>(function)].inline_count;
       }
       ++depth;
+    } else if (NoCodeBelow(tag)) {
+      descend = false;
     }
     Dwarf_Die next;
     if (descend && dwarf_haschildren(&cur.die) && dwarf_child(&cur.die, &next) == 0) {
