@@ -20,6 +20,7 @@
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
 #include "pfstream/perf_data.h"
+#include "test_util.h"
 #include "pfstream/perf_writer.h"
 
 namespace pf {
@@ -554,21 +555,8 @@ TEST(RecordWriter, HeaderStringsArePerfs) {
 
 // --- a real recording ----------------------------------------------------------------------
 
-bool PerfEventsUsable() {
-  perf_event_attr a{};
-  a.size = sizeof a;
-  a.type = PERF_TYPE_SOFTWARE;
-  a.config = PERF_COUNT_SW_CPU_CLOCK;
-  a.exclude_kernel = 1;
-  a.exclude_hv = 1;
-  int fd = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
-  if (fd < 0) return false;
-  close(fd);
-  return true;
-}
-
 TEST(RecordLive, RecordsACommand) {
-  if (!PerfEventsUsable()) {
+  if (!test::PerfEventsUsable()) {
     GTEST_SKIP() << "perf_event_open is refused here (" << std::strerror(errno)
                  << "); see pf-record(1), PERMISSIONS";
   }

@@ -14,6 +14,7 @@
 #include "perf/recorder.h"
 #include "pfstream/online_unwind.h"
 #include "pfstream/perf_data.h"
+#include "test_util.h"
 #include "pfstream/perf_writer.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
@@ -468,19 +469,6 @@ TEST(UnwindCfi, HdrIndexAgreesWithAScanOnARealBinary) {
 
 // --- recorded stacks: the tables against libdw ------------------------------------------------
 
-bool PerfEventsUsable() {
-  perf_event_attr a{};
-  a.size = sizeof a;
-  a.type = PERF_TYPE_SOFTWARE;
-  a.config = PERF_COUNT_SW_CPU_CLOCK;
-  a.exclude_kernel = 1;
-  a.exclude_hv = 1;
-  int fd = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
-  if (fd < 0) return false;
-  close(fd);
-  return true;
-}
-
 // The chains of every sample, unwound by `method`.
 std::vector<std::vector<uint64_t>> Chains(const std::string& stream, UnwindMethod method,
                                           uint64_t* fallbacks) {
@@ -507,7 +495,7 @@ std::vector<std::vector<uint64_t>> Chains(const std::string& stream, UnwindMetho
 
 TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
   if (UnwindProg().empty()) GTEST_SKIP() << "PF_CALLPATH (or PF_UNWIND_PROG) is not set";
-  if (!PerfEventsUsable()) {
+  if (!test::PerfEventsUsable()) {
     GTEST_SKIP() << "perf_event_open is refused here (" << std::strerror(errno)
                  << "); see pf-record(1), PERMISSIONS";
   }
