@@ -7,6 +7,9 @@
 #include "unwind/unwinder.h"
 
 #include <algorithm>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -63,7 +66,9 @@ struct Session::Process {
 };
 
 Session::Session(Symbolizer& symbolizer) : sym_(symbolizer) {}
-Session::~Session() = default;
+Session::~Session() {
+  for (auto& [image, fd] : memory_files_) close(fd);
+}
 
 Session::Process& Session::Proc(uint32_t pid) {
   auto& p = procs_[pid];
@@ -365,11 +370,24 @@ UnwindEnd Session::UnwindWithLibdw(const Sample& s, const UserStack& stack, size
       std::shared_ptr<const elf::ElfImage> image = sym_.RuntimeImage(m.path, m.build_id, s.pid);
       CfiTable* cfi = CfiFor(s.pid, m);
       uint64_t vaddr;
-      if (!image || image->path().empty() || image->path()[0] != '/' || cfi == nullptr ||
-          !cfi->FileOffsetToVaddr(m.pgoff, &vaddr)) {
-        continue;
+      if (!image || cfi == nullptr || !cfi->FileOffsetToVaddr(m.pgoff, &vaddr)) continue;
+      std::string file = image->path();
+      if (file.empty() || file[0] != '/') {
+        // An image held in memory (this machine's vdso): libdw reads it from a memory file.
+        auto [it, fresh] = memory_files_.emplace(image.get(), -1);
+        if (fresh) {
+          int fd = memfd_create("pf-image", MFD_CLOEXEC);
+          std::string_view bytes = image->bytes();
+          if (fd >= 0 && write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) {
+            close(fd);
+            fd = -1;
+          }
+          it->second = fd;
+        }
+        if (it->second < 0) continue;
+        file = "/proc/self/fd/" + std::to_string(it->second);
       }
-      proc.libdw_maps.push_back({image->path(), m.start - vaddr});
+      proc.libdw_maps.push_back({file, m.start - vaddr});
     }
     proc.libdw_generation = proc.generation + 1;
   }

@@ -122,6 +122,7 @@ class Session {
   bool srcline_ = false;
   std::unordered_map<std::string, std::unique_ptr<DwarfInfo>> dwarf_;  // by path + build-id
   std::unique_ptr<LibdwUnwinder> libdw_;
+  std::unordered_map<const void*, int> memory_files_;  // image -> memfd, for libdw
   uint64_t libdw_fallbacks_ = 0;
   UnwindEnd UnwindWithLibdw(const Sample& s, const UserStack& stack, size_t max,
                             std::vector<uint64_t>* ips);

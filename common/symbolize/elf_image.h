@@ -152,6 +152,8 @@ class ElfImage {
   }
 
   const std::string& path() const { return path_; }
+  /// The whole file's bytes.
+  std::string_view bytes() const { return bytes_->data(); }
   uint16_t machine() const { return machine_; }
   const std::vector<Section>& sections() const { return sections_; }
   const std::vector<ProgramHeader>& segments() const { return segments_; }

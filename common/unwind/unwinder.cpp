@@ -6,6 +6,10 @@ namespace pf {
 
 namespace {
 
+// How far above the stack pointer a frame pointer may be for the frame-pointer fallback
+// (libunwind's bound for its frame-chain guess).
+constexpr uint64_t kMaxFrameChainGap = 0x4000;
+
 // PERF_REG_X86_* (arch/x86/include/uapi/asm/perf_regs.h) -> DWARF register number.
 constexpr int kPerfToDwarf[24] = {
     kDwRax, kDwRbx, kDwRcx, kDwRdx, kDwRsi, kDwRdi, kDwRbp, kDwRsp,  // AX..SP
@@ -56,27 +60,48 @@ UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max
   StackReader read{regs[kDwRsp], in.stack};
   ips->push_back(regs[kDwRip]);
   bool activation = true;  // the pc is exact (the sampled one, or after a signal frame)
+  bool rbp_lost = false;   // the caller's rbp was saved beyond the copy
   for (;;) {
     if (ips->size() >= max_frames) return UnwindEnd::kMaxDepth;
     const uint64_t ip = regs[kDwRip];
     const uint64_t lookup = activation ? ip : ip - 1;
     UnwindModule module;
     CfiRow row;
-    if (!modules.Find(lookup, &module) || module.cfi == nullptr ||
-        !module.cfi->Find(lookup - module.bias, &row)) {
-      return UnwindEnd::kNoInfo;
+    if (!modules.Find(lookup, &module) || module.cfi == nullptr) return UnwindEnd::kNoInfo;
+    if (!module.cfi->Find(lookup - module.bias, &row)) {
+      // Code without an FDE in a module that has CFI (crt code, hand-written assembly): the
+      // frame-pointer chain, as perf's unwinders fall back to it.
+      uint64_t caller_rbp, ra;
+      const uint64_t rbp = regs[kDwRbp], sp = regs[kDwRsp];
+      if (!(known & (1u << kDwRbp)) || rbp == 0 || rbp < sp || rbp - sp > kMaxFrameChainGap ||
+          !read(rbp, &caller_rbp) || !read(rbp + 8, &ra) || ra == 0) {
+        return UnwindEnd::kNoInfo;
+      }
+      regs[kDwRsp] = rbp + 16;
+      regs[kDwRbp] = caller_rbp;
+      regs[kDwRip] = ra;
+      known = (1u << kDwRsp) | (1u << kDwRip) | (1u << kDwRbp);
+      activation = false;
+      rbp_lost = false;
+      ips->push_back(ra - 1);
+      continue;
     }
 
     // The CFA.
     uint64_t cfa;
     read.failed = false;
     if (row.cfa == CfiRow::kCfaReg) {
-      if (!(known & (1u << row.cfa_reg))) return UnwindEnd::kUnsupported;
+      if (!(known & (1u << row.cfa_reg))) {
+        return row.cfa_reg == kDwRbp && rbp_lost ? UnwindEnd::kLostRegister
+                                                 : UnwindEnd::kUnsupported;
+      }
       cfa = regs[row.cfa_reg] + static_cast<uint64_t>(static_cast<int64_t>(row.cfa_offset));
     } else if (row.cfa == CfiRow::kCfaExpr) {
       if (!EvalCfiExpression(module.cfi->Expression(row.cfa_expr), regs, known, read, false, 0,
                              &cfa)) {
-        return read.failed ? UnwindEnd::kTruncated : UnwindEnd::kUnsupported;
+        return read.failed ? UnwindEnd::kTruncated
+               : rbp_lost  ? UnwindEnd::kLostRegister
+                           : UnwindEnd::kUnsupported;
       }
     } else {
       return UnwindEnd::kUnsupported;
@@ -114,6 +139,7 @@ UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max
       case CfiRow::kSame: break;
       case CfiRow::kAtCfa:
         rbp_known = read(cfa + static_cast<uint64_t>(static_cast<int64_t>(row.rbp_offset)), &rbp);
+        rbp_lost = !rbp_known;
         break;
       case CfiRow::kValCfa:
         rbp = cfa + static_cast<uint64_t>(static_cast<int64_t>(row.rbp_offset));
@@ -121,13 +147,16 @@ UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max
         break;
       case CfiRow::kAtExpr: {
         uint64_t at;
+        read.failed = false;
         rbp_known = EvalCfiExpression(module.cfi->Expression(row.rbp_expr), regs, known, read,
                                       true, cfa, &at) &&
                     read(at, &rbp);
+        rbp_lost = !rbp_known && read.failed;
         break;
       }
-      default: rbp_known = false; break;
+      default: rbp_known = false; rbp_lost = false; break;
     }
+    if (row.rbp == CfiRow::kSame || row.rbp == CfiRow::kValCfa) rbp_lost = rbp_lost && !rbp_known;
 
     if (ra == 0) return UnwindEnd::kComplete;
     // A frame must move up the stack, except out of a signal handler (sigaltstack).
@@ -146,6 +175,7 @@ const char* UnwindEndName(UnwindEnd end) {
   switch (end) {
     case UnwindEnd::kComplete: return "complete";
     case UnwindEnd::kTruncated: return "truncated";
+    case UnwindEnd::kLostRegister: return "truncated (a register)";
     case UnwindEnd::kNoInfo: return "no unwind info";
     case UnwindEnd::kUnsupported: return "unsupported rule";
     case UnwindEnd::kNoRegisters: return "no user registers";

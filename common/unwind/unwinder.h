@@ -10,10 +10,13 @@
 //
 // The walk ends cleanly where the CFI says the return address is undefined (_start, clone),
 // or at a return address of 0. It ends early, as kTruncated, when a load falls outside the
-// copied stack: the copy was smaller than the frames (a larger STACK_BYTES helps). A pc in no
-// known module, or without an FDE, ends it as kNoInfo; a row the table cannot express
-// (CfiRow::k*Unsupported, or a rule that needs a register no longer known) as kUnsupported,
-// which callers hand to libdw (libdw_unwinder.h).
+// copied stack: the copy was smaller than the frames (a larger STACK_BYTES helps); or as
+// kLostRegister when the CFA needs rbp and rbp was saved beyond the copy. Code without an FDE
+// in a module that has CFI (crt code, assembly) is passed by following the frame pointer, as
+// perf's unwinders do, when rbp looks like one; otherwise, and for a pc in no known module,
+// the walk ends as kNoInfo. A row the table cannot express (CfiRow::k*Unsupported, or a rule
+// that needs a register no longer known) ends it as kUnsupported, which callers hand to libdw
+// (libdw_unwinder.h).
 
 #include <cstdint>
 #include <span>
@@ -47,6 +50,8 @@ struct UserStack {
 enum class UnwindEnd : uint8_t {
   kComplete,     // the outermost frame was reached
   kTruncated,    // a load fell outside the stack copy
+  kLostRegister, // the frame's CFA is in a register whose saved value lay beyond the copy
+                 // (perf's unwinders end such chains without the [unknown] mark)
   kNoInfo,       // a pc without CFI (no module, or no FDE)
   kUnsupported,  // a rule the table cannot evaluate: ask libdw
   kNoRegisters,  // the sample has no usable user registers
