@@ -312,6 +312,63 @@ TEST(UnwindWalk, EndsCleanlyWhereTheReturnAddressIsUndefined) {
   EXPECT_TRUE(ips.empty());
 }
 
+TEST(UnwindWalk, FollowsTheFramePointerThroughCodeWithoutAnFde) {
+  // f at 0x1000 has an FDE; 0x2000 (assembly) has none but keeps a frame pointer; _start
+  // at 0x3000 ends the stack.
+  EhFrameBuilder b(0x9000);
+  size_t cie = b.Cie(kCieProgram);
+  b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10}));  // f: CFA = rsp + 16 after +1
+  b.Fde(cie, 0x3000, 0x40, Ops({0x07, 0x10}));        // _start: return address undefined
+  std::string eh = b.Finish();
+  auto t = CfiTable::FromSections(eh, 0x9000, {}, 0, {});
+  OneModule modules(t.get());
+  // sp 0x7000: f's frame [0x7000] local, [0x7008] return into 0x2000's code; that code's
+  // frame: rbp = 0x7010, [0x7010] saved rbp (0x7100), [0x7018] return into _start.
+  std::vector<uint64_t> stack = {0x5555, 0x2010, 0x7100, 0x3010, 0, 0, 0, 0};
+  uint64_t regs[20] = {};
+  regs[6] = 0x7010;
+  regs[7] = 0x7000;
+  regs[8] = 0x1008;
+  UserStack u{2, 0xff0fff, std::span<const uint64_t>(regs, 20),
+              std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()), 64)};
+  std::vector<uint64_t> ips;
+  EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kComplete);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{0x1008, 0x200f, 0x300f}));
+  // A frame pointer that does not point into the stack above sp is not followed.
+  regs[6] = 0x9999999;
+  ips.clear();
+  EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kNoInfo);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{0x1008, 0x200f}));
+}
+
+TEST(UnwindWalk, AnRbpSavedBeyondTheCopyEndsTheChainUnmarked) {
+  // f saved the caller's rbp above its return address (at CFA + 8); its caller g computes
+  // its CFA from rbp.
+  EhFrameBuilder b(0x9000);
+  size_t cie = b.Cie(kCieProgram);
+  b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10, 0x11, 0x06, 0x7f}));  // CFA = rsp + 16
+  b.Fde(cie, 0x3000, 0x40, Ops({0x0c, 0x06, 0x10}));                    // g: CFA = rbp + 16
+  std::string eh = b.Finish();
+  auto t = CfiTable::FromSections(eh, 0x9000, {}, 0, {});
+  OneModule modules(t.get());
+  // sp 0x7000: [0x7008] the return address into g, [0x7018] the saved rbp.
+  std::vector<uint64_t> stack = {0, 0x3010, 0, 0x7100, 0, 0};
+  uint64_t regs[20] = {};
+  regs[7] = 0x7000;
+  regs[8] = 0x1008;
+  UserStack u{2, 0xff0fff, std::span<const uint64_t>(regs, 20),
+              std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()), 48)};
+  std::vector<uint64_t> ips;
+  // All there: g's CFA is 0x7110, beyond the copy: its return address is cut (marked).
+  EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kTruncated);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{0x1008, 0x300f}));
+  // The copy ends before the saved rbp: g's CFA cannot be had (perf ends without a mark).
+  u.stack = u.stack.subspan(0, 24);
+  ips.clear();
+  EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kLostRegister);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{0x1008, 0x300f}));
+}
+
 // --- pf-record's rewriting of DWARF samples ---------------------------------------------------
 
 perf_event_attr DwarfAttr() {
