@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
       "  pf-record -g -- ./server --bench > run.pfs            # a command, with call graphs\n"
       "  pf-record -g -p 1234 -d 10 | pf-collapse | pf-flamegraph > cpu.svg\n"
       "  pf-record -a -g -d 5 -o all.pfs                        # every CPU (needs privileges)\n"
-      "  pf-record -g -- make -j2 | perf script -i - | less\n",
+      "  pf-record -g -- make -j2 | perf script -i - | less\n"
+      "  pf-record -F 999 --call-graph=dwarf -- ./prog | pf-collapse   # no frame pointers\n",
   });
   tool.AddGroup("Targets (one kind; the command follows --)").add_options()
       ("pid,p", po::value<std::vector<std::string>>()->value_name("PID[,PID...]"),
