@@ -280,9 +280,8 @@ class Session::Modules : public ModuleLookup {
   Modules(Session& session, uint32_t pid, std::vector<MapEntry>& maps)
       : session_(session), pid_(pid), maps_(maps) {}
   bool Find(uint64_t ip, UnwindModule* module) override {
-    auto it = std::upper_bound(maps_.begin(), maps_.end(), ip,
-                               [](uint64_t v, const MapEntry& m) { return v < m.start; });
-    if (it == maps_.begin() || ip >= (--it)->end) return false;
+    MapEntry* it = const_cast<MapEntry*>(session_.FindMap(maps_, ip));
+    if (it == nullptr) return false;
     CfiTable* cfi = session_.CfiFor(pid_, *it);
     uint64_t vaddr;
     if (cfi == nullptr || !cfi->FileOffsetToVaddr(ip - it->start + it->pgoff, &vaddr)) {
@@ -415,9 +414,7 @@ void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
       out->push_back(Resolve(s.pid, ip, true));
       // perf's srcline of a kernel address without vmlinux: the dso and the address.
       if (srcline_ && out->back().dso != "[unknown]") {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "[%" PRIx64 "]", ip);
-        out->back().srcline = Intern(std::string(out->back().dso) + buf);
+        out->back().srcline = UnknownSrcline(out->back().dso, ip);
       }
     } else {
       AddUserFrame(s.pid, ip, expand, out);
@@ -456,14 +453,22 @@ void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
   }
 }
 
-DwarfInfo* Session::DwarfFor(uint32_t pid, const MapEntry& m) {
-  std::string key = m.path + '\0' + m.build_id;
-  auto it = dwarf_.find(key);
-  if (it != dwarf_.end()) return it->second.get();
-  std::unique_ptr<DwarfInfo> info;
+DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
+  if (m.dwarf_loaded) return m.dwarf;
+  m.dwarf_loaded = true;
   std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
-  if (!path.empty()) info = DwarfInfo::Open(path);
-  return dwarf_.emplace(std::move(key), std::move(info)).first->second.get();
+  if (path.empty()) return nullptr;
+  auto& info = dwarf_[path];
+  if (!info) info = DwarfInfo::Open(path);
+  m.dwarf = info.get();
+  return m.dwarf;
+}
+
+// The srcline perf prints for an address it has no line for: "DSO[ADDR]".
+std::string_view Session::UnknownSrcline(std::string_view dso, uint64_t addr) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "[%" PRIx64 "]", addr);
+  return Intern(std::string(dso) + buf);
 }
 
 void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
@@ -490,10 +495,7 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
       f.srcline = "??:0";  // perf: DWARF without a line for the address (crt code)
     } else {
       // perf: the dso's base name and the address, when the line is not known.
-      std::string_view base = f.dso.substr(f.dso.rfind('/') + 1);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "[%" PRIx64 "]", vaddr);
-      f.srcline = Intern(std::string(base) + buf);
+      f.srcline = UnknownSrcline(f.dso.substr(f.dso.rfind('/') + 1), vaddr);
     }
   }
   if (inlines && loc && f.has_sym && !loc->inlined.empty()) {

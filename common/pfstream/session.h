@@ -37,9 +37,11 @@ struct MapEntry {
   uint64_t start = 0, end = 0, pgoff = 0;
   std::string path;
   std::string build_id;
-  // The map's unwind table, found on first use (null: none).
+  // The map's unwind table and DWARF, found on first use (null: none).
   CfiTable* cfi = nullptr;
   bool cfi_loaded = false;
+  DwarfInfo* dwarf = nullptr;
+  bool dwarf_loaded = false;
 };
 
 /// A frame as perf script prints it: the address column, the symbol (and offset) and dso.
@@ -110,7 +112,8 @@ class Session {
   CfiTable* CfiFor(uint32_t pid, MapEntry& m);
   // Appends the frame of a user address, after its inline frames (with SetInline).
   void AddUserFrame(uint32_t pid, uint64_t ip, bool expand, std::vector<ResolvedFrame>* out);
-  DwarfInfo* DwarfFor(uint32_t pid, const MapEntry& m);
+  DwarfInfo* DwarfFor(uint32_t pid, MapEntry& m);
+  std::string_view UnknownSrcline(std::string_view dso, uint64_t addr);
   std::string_view Intern(const std::string& s) { return strings_.Name(strings_.Intern(s)); }
 
   Symbolizer& sym_;
@@ -120,7 +123,7 @@ class Session {
   UnwindMethod unwind_method_ = UnwindMethod::kTable;
   bool inline_ = true;
   bool srcline_ = false;
-  std::unordered_map<std::string, std::unique_ptr<DwarfInfo>> dwarf_;  // by path + build-id
+  std::unordered_map<std::string, std::unique_ptr<DwarfInfo>> dwarf_;  // by debug file path
   std::unique_ptr<LibdwUnwinder> libdw_;
   std::unordered_map<const void*, int> memory_files_;  // image -> memfd, for libdw
   uint64_t libdw_fallbacks_ = 0;
