@@ -199,6 +199,44 @@ TEST(UnwindCfi, PltExpressionAndSignalFrames) {
   EXPECT_EQ(row.ra, CfiRow::kAtExpr);
 }
 
+// .debug_frame (binaries built with -fno-asynchronous-unwind-tables have no .eh_frame): CIE id
+// 0xffffffff, FDEs point at their CIE by section offset, addresses are absolute.
+TEST(UnwindCfi, ReadsDebugFrameWhenThereIsNoEhFrame) {
+  auto put32 = [](std::string* s, uint32_t v) { s->append(reinterpret_cast<char*>(&v), 4); };
+  auto put64 = [](std::string* s, uint64_t v) { s->append(reinterpret_cast<char*>(&v), 8); };
+  std::string d;
+  for (int version : {1, 4}) {
+    d.clear();
+    std::string cie;
+    put32(&cie, 0xffffffff);
+    cie += static_cast<char>(version);
+    cie += '\0';  // no augmentation
+    if (version == 4) cie += std::string("\x08\x00", 2);  // address size, segment size
+    cie += Ops({0x01, 0x78, 0x10});                       // code 1, data -8, ra 16
+    cie += kCieProgram;
+    while ((cie.size() + 4) % 8) cie += '\0';
+    put32(&d, static_cast<uint32_t>(cie.size()));
+    d += cie;
+    std::string fde;
+    put32(&fde, 0);  // the CIE at offset 0
+    put64(&fde, 0x401000);
+    put64(&fde, 0x20);
+    fde += Ops({0x41, 0x0e, 0x10});
+    while ((fde.size() + 4) % 8) fde += '\0';
+    put32(&d, static_cast<uint32_t>(fde.size()));
+    d += fde;
+    auto t = CfiTable::FromSections({}, 0, {}, 0, d);
+    EXPECT_STREQ(t->source(), ".debug_frame") << "version " << version;
+    CfiRow row;
+    ASSERT_TRUE(t->Find(0x401000, &row)) << "version " << version;
+    EXPECT_EQ(row.cfa_offset, 8);
+    ASSERT_TRUE(t->Find(0x401005, &row));
+    EXPECT_EQ(row.cfa_offset, 16);
+    EXPECT_EQ(row.ra, CfiRow::kAtCfa);
+    EXPECT_FALSE(t->Find(0x401020, &row));
+  }
+}
+
 TEST(UnwindCfi, CorruptInputGivesNoRowsNotACrash) {
   EhFrameBuilder b(0x2000);
   size_t cie = b.Cie(kCieProgram);
