@@ -210,6 +210,11 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
   }
 }
 
+const std::vector<MapEntry>* Session::MapsOf(uint32_t pid) const {
+  auto it = procs_.find(pid);
+  return it == procs_.end() ? nullptr : &it->second->maps;
+}
+
 uint64_t Session::MapsGeneration(uint32_t pid) const {
   auto it = procs_.find(pid);
   uint64_t own = it == procs_.end() ? 0 : it->second->generation;

@@ -90,6 +90,9 @@ class Session {
   static constexpr uint64_t kTruncatedFrame = ~uint64_t{0};
 
   void SetUnwindMethod(UnwindMethod m) { unwind_method_ = m; }
+  /// The maps of process `pid` as replayed so far (null: none): for benchmarks that unwind
+  /// by other means.
+  const std::vector<MapEntry>* MapsOf(uint32_t pid) const;
   /// Inline frames (from DWARF) before each user frame that has them, as perf script 6.1
   /// shows them: for frames unwound from stack copies; on by default.
   void SetInline(bool on) { inline_ = on; }

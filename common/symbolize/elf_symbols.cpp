@@ -521,7 +521,7 @@ class ElfSymbols::Builder {
       uint32_t id = static_cast<uint32_t>(out_->symbols_.size());
       out_->symbols_.push_back(
           {start, start + sym.size, AddName(name), static_cast<uint32_t>(name.size()), false});
-      TableSymbol t{start, start + sym.size, id, ELF64_ST_BIND(sym.info), false};
+      TableSymbol t{start, start + sym.size, id, static_cast<uint8_t>(ELF64_ST_BIND(sym.info)), false};
       out_->ranges_.Insert(t);
       tree_.push_back(t);
       ++added;
