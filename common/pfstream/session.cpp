@@ -226,7 +226,9 @@ std::string_view Session::Comm(uint32_t pid, uint32_t tid) {
   auto it = comms_.find(tid);
   if (it == comms_.end()) {
     // perf names the idle thread (tid 0) "swapper", and others it never saw ":TID".
-    it = comms_.emplace(tid, tid == 0 ? std::string("swapper") : ":" + std::to_string(tid)).first;
+    std::string name = tid == 0 ? "swapper" : std::to_string(tid);
+    if (tid != 0) name.insert(name.begin(), ':');
+    it = comms_.emplace(tid, std::move(name)).first;
   }
   return it->second;
 }
@@ -246,8 +248,14 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry*
     bool module_map = km && km->path != "[kernel.kallsyms]";
     Symbol s = sym_.LookupKernel(ip);
     if (!s.found || (!s.module.empty() && !module_map)) return f;
-    f.dso = module_map ? Intern("[" + ModuleName(km->path) + "]")
-                       : std::string_view("[kernel.kallsyms]");
+    if (module_map) {
+      std::string name = ModuleName(km->path);
+      name.insert(name.begin(), '[');
+      name += ']';
+      f.dso = Intern(name);
+    } else {
+      f.dso = "[kernel.kallsyms]";
+    }
     f.sym = s.name;
     f.symoff = s.offset;
     f.has_sym = true;

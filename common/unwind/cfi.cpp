@@ -45,6 +45,12 @@ struct State {
 
 bool FitsInt32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
+// A factored offset times the data alignment, wrapping as the hardware does: corrupt CFI may
+// ask for anything, and a signed overflow would be undefined (FitsInt32 then rejects it).
+int64_t Factor(uint64_t value, int64_t align) {
+  return static_cast<int64_t>(value * static_cast<uint64_t>(align));
+}
+
 // A .debug_frame held compressed in a debug file (SHF_COMPRESSED: an Elf64_Chdr, then zlib
 // or zstd data).
 bool Decompress(std::string_view in, std::string* out) {
@@ -397,7 +403,7 @@ bool CfiTable::Compile(Fde& fde) {
       if (high == 0x40) {
         advance(low);
       } else if (high == 0x80) {
-        set_rule(low, {Rule::kOffset, static_cast<int64_t>(r.Uleb()) * cie.data_align, {}});
+        set_rule(low, {Rule::kOffset, Factor(r.Uleb(), cie.data_align), {}});
       } else if (high == 0xc0) {
         restore(low);
       } else {
@@ -420,7 +426,7 @@ bool CfiTable::Compile(Fde& fde) {
           case 0x04: advance(r.U32()); break;
           case 0x05: {
             uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kOffset, static_cast<int64_t>(r.Uleb()) * cie.data_align, {}});
+            set_rule(reg, {Rule::kOffset, Factor(r.Uleb(), cie.data_align), {}});
             break;
           }
           case 0x06: restore(r.Uleb()); break;
@@ -465,23 +471,23 @@ bool CfiTable::Compile(Fde& fde) {
           }
           case 0x11: {  // offset_extended_sf
             uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kOffset, r.Sleb() * cie.data_align, {}});
+            set_rule(reg, {Rule::kOffset, Factor(static_cast<uint64_t>(r.Sleb()), cie.data_align), {}});
             break;
           }
           case 0x12:  // def_cfa_sf
             state.cfa_is_expr = false;
             state.cfa_reg = r.Uleb();
-            state.cfa_offset = r.Sleb() * cie.data_align;
+            state.cfa_offset = Factor(static_cast<uint64_t>(r.Sleb()), cie.data_align);
             break;
-          case 0x13: state.cfa_offset = r.Sleb() * cie.data_align; break;
+          case 0x13: state.cfa_offset = Factor(static_cast<uint64_t>(r.Sleb()), cie.data_align); break;
           case 0x14: {  // val_offset
             uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kValOffset, static_cast<int64_t>(r.Uleb()) * cie.data_align, {}});
+            set_rule(reg, {Rule::kValOffset, Factor(r.Uleb(), cie.data_align), {}});
             break;
           }
           case 0x15: {  // val_offset_sf
             uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kValOffset, r.Sleb() * cie.data_align, {}});
+            set_rule(reg, {Rule::kValOffset, Factor(static_cast<uint64_t>(r.Sleb()), cie.data_align), {}});
             break;
           }
           case 0x16: {  // val_expression
@@ -492,7 +498,7 @@ bool CfiTable::Compile(Fde& fde) {
           case 0x2e: r.Uleb(); break;  // GNU_args_size
           case 0x2f: {                 // GNU_negative_offset_extended
             uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kOffset, -static_cast<int64_t>(r.Uleb()) * cie.data_align, {}});
+            set_rule(reg, {Rule::kOffset, Factor(0 - r.Uleb(), cie.data_align), {}});
             break;
           }
           default: ok = false; break;

@@ -77,7 +77,10 @@ bool EvalCfiExpression(std::span<const uint8_t> ops, const uint64_t* regs, uint3
       case 0x1a: if (!binary()) return false; push(a & b); break;
       case 0x1b:                                                           // div (signed)
         if (!binary() || b == 0) return false;
-        push(static_cast<uint64_t>(static_cast<int64_t>(a) / static_cast<int64_t>(b)));
+        // INT64_MIN / -1 overflows: the quotient wraps, as the hardware's would not.
+        push(b == ~uint64_t{0} ? 0 - a
+                               : static_cast<uint64_t>(static_cast<int64_t>(a) /
+                                                       static_cast<int64_t>(b)));
         break;
       case 0x1c: if (!binary()) return false; push(a - b); break;
       case 0x1d: if (!binary() || b == 0) return false; push(a % b); break;
