@@ -241,7 +241,7 @@ class Collapser {
       fields.period = s.attr->sample_type & (1 << 8);
       fields.cpu = false;
       fields.time = s.attr->sample_type & (1 << 2);
-      AppendSampleText(session, s, fields, &frames, &text);
+      AppendSampleText(session, s, chain, fields, &frames, &text);
       uint64_t filtered_before = folder.other_event_samples();
       NodeId leaf = folder.FoldSample(text, source.name());
       cache.emplace(key, Cached{leaf, folder.other_event_samples() != filtered_before});

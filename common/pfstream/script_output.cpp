@@ -79,10 +79,9 @@ void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* ou
 
 }  // namespace
 
-void AppendSampleText(Session& session, const Sample& s, const ScriptFields& f,
-                      std::vector<ResolvedFrame>* frames, std::string* out) {
-  thread_local std::vector<uint64_t> scratch;
-  std::span<const uint64_t> callchain = session.Callchain(s, &scratch);
+void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_t> callchain,
+                      const ScriptFields& f, std::vector<ResolvedFrame>* frames,
+                      std::string* out) {
   bool chain = !callchain.empty() && (s.attr->sample_type & kSampleCallchain);
   if (f.comm) {
     std::string_view comm = session.Comm(s.pid, s.tid);
@@ -182,7 +181,7 @@ class Printer {
       it = fields_.emplace(s.attr, f).first;
     }
     line_.clear();
-    AppendSampleText(session_, s, it->second, &frames_, &line_);
+    AppendSampleText(session_, s, session_.Callchain(s, &chain_), it->second, &frames_, &line_);
     out_.Append(line_);
     ++samples_;
   }
@@ -298,6 +297,7 @@ class Printer {
   BufferedWriter& out_;
   std::string line_;
   std::vector<ResolvedFrame> frames_;
+  std::vector<uint64_t> chain_;
   std::map<const EventAttr*, ScriptFields> fields_;
   uint64_t samples_ = 0;
 };

@@ -5,6 +5,7 @@
 // perf script text (stackcollapse-perf.pl, pf-collapse, speedscope, ...) reads it.
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,11 @@ struct ScriptFields {
 ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr);
 
 /// Appends the perf script text of one sample: its header line, then (with a callchain) a
-/// line per frame and a blank line. `frames` is scratch space.
-void AppendSampleText(Session& session, const Sample& s, const ScriptFields& fields,
-                      std::vector<ResolvedFrame>* frames, std::string* out);
+/// line per frame and a blank line. `chain` is the sample's Session::Callchain (unwound once
+/// by the caller, which may key on it); `frames` is scratch space.
+void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_t> chain,
+                      const ScriptFields& fields, std::vector<ResolvedFrame>* frames,
+                      std::string* out);
 
 /// Delivers every record of `reader` in time order, as perf script does (its
 /// ordered_events: at each FINISHED_ROUND, the records up to the previous round's latest time

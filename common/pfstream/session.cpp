@@ -406,10 +406,6 @@ UnwindEnd Session::UnwindWithLibdw(const Sample& s, const UserStack& stack, size
   return libdw_->Unwind(s.pid, s.tid, MapsGeneration(s.pid), proc.libdw_maps, stack, max, ips);
 }
 
-void Session::Frames(const Sample& s, std::vector<ResolvedFrame>* out) {
-  Frames(s, Callchain(s, &chain_scratch_), out);
-}
-
 void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
                      std::vector<ResolvedFrame>* out) {
   out->clear();

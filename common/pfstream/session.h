@@ -79,10 +79,8 @@ class Session {
   /// kTruncatedFrame when the copy was too small). `scratch` holds a chain built here.
   std::span<const uint64_t> Callchain(const Sample& s, std::vector<uint64_t>* scratch);
 
-  /// The frames of a sample, leaf first, as perf script lists them (context markers
-  /// dropped; without a callchain, the sample ip alone).
-  void Frames(const Sample& s, std::vector<ResolvedFrame>* out);
-  /// The same for the chain Callchain() gave.
+  /// The frames of a sample for the chain Callchain() gave, leaf first, as perf script lists
+  /// them (context markers dropped; without a callchain, the sample ip alone).
   void Frames(const Sample& s, std::span<const uint64_t> chain, std::vector<ResolvedFrame>* out);
 
   /// The address perf reports where an unwound stack was cut short by the end of the copy
@@ -122,7 +120,6 @@ class Session {
   Symbolizer& sym_;
   std::unordered_map<const void*, std::unique_ptr<CfiTable>> cfi_tables_;  // by ElfImage
   std::vector<uint64_t> unwind_ends_;
-  std::vector<uint64_t> chain_scratch_;
   UnwindMethod unwind_method_ = UnwindMethod::kTable;
   bool inline_ = true;
   bool srcline_ = false;
