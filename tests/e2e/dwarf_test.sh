@@ -109,6 +109,19 @@ grep -q -E ';leaf_alpha:unwind_prog\.c:[0-9]+ [0-9]+$' "$tmp/raw-src.folded" ||
 grep -q -E ';hot_beta:unwind_prog\.c:[0-9]+;inl_mix:unwind_prog\.c:[0-9]+ [0-9]+$' \
   "$tmp/raw-src.folded" || fail "--srcline: no hot_beta:LINE;inl_mix:LINE frames"
 
+# libdw alone unwinds to the same frames (it may add the end-of-copy mark where the tables
+# find no CFI, so those lines are left out).
+"$SCRIPT" --unwinder=libdw "$tmp/raw.pfs" | grep -v '^.ffffffffffffffff ' >"$tmp/raw-libdw.txt"
+grep -v '^.ffffffffffffffff ' "$tmp/raw.txt" | diff -q - "$tmp/raw-libdw.txt" >/dev/null ||
+  fail "--unwinder=libdw: other frames than the tables'"
+# Usage errors: exit 2, one line and a hint.
+for bad in "$SCRIPT --unwinder=gdb" "$SCRIPT --inline --no-inline" "$SCRIPT -F +nosuch" \
+           "$COLLAPSE --inline --no-inline"; do
+  $bad "$tmp/raw.pfs" >/dev/null 2>"$tmp/usage.err"
+  rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/usage.err")" -le 2 ] || fail "$bad: status $rc, $(cat "$tmp/usage.err")"
+done
+
 raw_samples=$(grep -c '^unwind_prog ' "$tmp/raw.txt")
 raw_bytes=$(stat -c %s "$tmp/raw.pfs")
 echo "raw: $raw_samples samples, $((raw_bytes / raw_samples)) bytes a sample"
