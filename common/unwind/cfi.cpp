@@ -1,13 +1,11 @@
 #include "unwind/cfi.h"
 
-#include <zlib.h>
-#include <zstd.h>
-
 #include <algorithm>
 #include <unordered_map>
 
 #include "symbolize/elf_image.h"
-#include "unwind/dwarf_reader.h"
+#include "symbolize/section_data.h"
+#include "base/dwarf_reader.h"
 
 namespace pf {
 
@@ -15,7 +13,6 @@ namespace {
 
 constexpr size_t kMaxStateStack = 64;       // DW_CFA_remember_state nesting
 constexpr size_t kMaxRowsPerFde = 1 << 16;  // more is corrupt (or not worth keeping)
-constexpr uint64_t kMaxDecompressed = 1ull << 30;
 
 // One register's rule while a CFA program runs.
 struct Rule {
@@ -51,28 +48,6 @@ int64_t Factor(uint64_t value, int64_t align) {
   return static_cast<int64_t>(value * static_cast<uint64_t>(align));
 }
 
-// A .debug_frame held compressed in a debug file (SHF_COMPRESSED: an Elf64_Chdr, then zlib
-// or zstd data).
-bool Decompress(std::string_view in, std::string* out) {
-  Elf64_Chdr ch;
-  if (in.size() < sizeof ch) return false;
-  std::memcpy(&ch, in.data(), sizeof ch);
-  if (ch.ch_size > kMaxDecompressed) return false;
-  out->resize(ch.ch_size);
-  std::string_view data = in.substr(sizeof ch);
-  if (ch.ch_type == ELFCOMPRESS_ZLIB) {
-    uLongf n = static_cast<uLongf>(ch.ch_size);
-    return uncompress(reinterpret_cast<Bytef*>(out->data()), &n,
-                      reinterpret_cast<const Bytef*>(data.data()), data.size()) == Z_OK &&
-           n == ch.ch_size;
-  }
-  if (ch.ch_type == 2 /* ELFCOMPRESS_ZSTD */) {
-    size_t n = ZSTD_decompress(out->data(), out->size(), data.data(), data.size());
-    return !ZSTD_isError(n) && n == ch.ch_size;
-  }
-  return false;
-}
-
 }  // namespace
 
 struct CfiTable::Cie {
@@ -99,7 +74,7 @@ std::unique_ptr<CfiTable> CfiTable::FromElf(std::shared_ptr<const elf::ElfImage>
     if (vaddr) *vaddr = s.addr;
     if (s.flags & SHF_COMPRESSED) {
       if (std::string_view(name) != ".debug_frame") return {};
-      if (!Decompress(im.SectionData(s), &t->debug_frame_copy_)) return {};
+      if (!DecompressSection(im.SectionData(s), &t->debug_frame_copy_)) return {};
       return t->debug_frame_copy_;
     }
     return im.SectionData(s);

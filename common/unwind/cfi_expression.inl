@@ -1,7 +1,7 @@
 // The DWARF expression evaluator of cfi.h (a template: the memory reader is inlined).
 #pragma once
 
-#include "unwind/dwarf_reader.h"
+#include "base/dwarf_reader.h"
 
 namespace pf {
 

@@ -20,7 +20,7 @@
 #include "pfstream/session.h"
 #include "symbolize/elf_image.h"
 #include "unwind/cfi.h"
-#include "unwind/dwarf_reader.h"
+#include "base/dwarf_reader.h"
 #include "unwind/unwinder.h"
 
 namespace pf {
