@@ -62,10 +62,10 @@ class Libunwind {
     std::shared_ptr<const pf::elf::ElfImage> image;
     uint64_t hdr = 0, table = 0, fdes = 0;  // runtime addresses of .eh_frame_hdr, its table
   };
-  Libunwind(pf::Symbolizer& symbolizer, uint32_t pid, const std::vector<pf::MapEntry>& maps) {
+  Libunwind(pf::Symbolizer& symbolizer, uint32_t pid, const pf::MapTable& maps) {
     // One entry per file, its bias from its lowest mapping (as libdw gets it).
     std::map<std::string, const pf::MapEntry*> first;
-    for (const pf::MapEntry& m : maps) {
+    for (const auto& [start, m] : maps) {
       auto& f = first[m.path];
       if (f == nullptr || m.pgoff < f->pgoff) f = &m;
     }
@@ -84,7 +84,7 @@ class Libunwind {
       }
       if (!ok) continue;
       f.bias = m->start - vaddr;
-      for (const pf::MapEntry& x : maps) {
+      for (const auto& [x_start, x] : maps) {
         if (x.path != path) continue;
         f.start = f.start ? std::min(f.start, x.start) : x.start;
         f.end = std::max(f.end, x.end);
@@ -242,8 +242,8 @@ Result Run(const std::string& path, pf::UnwindMethod method, double seconds,
   auto libunwind_chain = [&](const pf::Sample& s, std::vector<uint64_t>* out) {
     auto& u = unwinders[s.pid];
     if (!u) {
-      static const std::vector<pf::MapEntry> kNone;
-      const std::vector<pf::MapEntry>* maps = session.MapsOf(s.pid);
+      static const pf::MapTable kNone;
+      const pf::MapTable* maps = session.MapsOf(s.pid);
       u = std::make_unique<Libunwind>(symbolizer, s.pid, maps ? *maps : kNone);
     }
     out->clear();

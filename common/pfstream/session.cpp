@@ -7,6 +7,7 @@
 #include "unwind/unwinder.h"
 
 #include <algorithm>
+#include <optional>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -58,7 +59,7 @@ std::string ReadCString(std::span<const uint8_t> b, size_t off) {
 }  // namespace
 
 struct Session::Process {
-  std::vector<MapEntry> maps;  // sorted by start, non-overlapping
+  MapTable maps;
   uint64_t generation = 0;
   // The maps as libdw is given them, for generation libdw_generation - 1.
   std::vector<LibdwMap> libdw_maps;
@@ -76,41 +77,37 @@ Session::Process& Session::Proc(uint32_t pid) {
   return *p;
 }
 
-void Session::AddMap(std::vector<MapEntry>& maps, MapEntry m) {
+void Session::AddMap(MapTable& maps, MapEntry m) {
   if (m.end <= m.start) return;
-  // The maps are sorted and disjoint, so their ends are sorted too: the ones the new map
-  // overlaps are one run, found by binary search (a process with thousands of mappings
-  // must not cost a sort per record).
-  auto first = std::partition_point(maps.begin(), maps.end(),
-                                    [&](const MapEntry& o) { return o.end <= m.start; });
+  // The maps the new one overlaps are one run: from the last starting before it (if it
+  // reaches into it) to the last starting before its end.
+  auto first = maps.lower_bound(m.start);
+  if (first != maps.begin() && std::prev(first)->second.end > m.start) --first;
   auto last = first;
-  while (last != maps.end() && last->start < m.end) ++last;
+  while (last != maps.end() && last->second.start < m.end) ++last;
   // Keep the parts of the old maps the new one does not cover.
-  std::vector<MapEntry> pieces;
-  if (first != last && first->start < m.start) {
-    MapEntry left = *first;
-    left.end = m.start;
-    pieces.push_back(std::move(left));
+  std::optional<MapEntry> left, right;
+  if (first != last && first->second.start < m.start) {
+    left = first->second;
+    left->end = m.start;
   }
-  const bool right_part = first != last && (last - 1)->end > m.end;
-  MapEntry right;
-  if (right_part) {
-    right = *(last - 1);
-    right.pgoff += m.end - right.start;
-    right.start = m.end;
+  if (first != last && std::prev(last)->second.end > m.end) {
+    right = std::prev(last)->second;
+    right->pgoff += m.end - right->start;
+    right->start = m.end;
   }
-  pieces.push_back(std::move(m));
-  if (right_part) pieces.push_back(std::move(right));
-  auto at = maps.erase(first, last);
-  maps.insert(at, std::make_move_iterator(pieces.begin()), std::make_move_iterator(pieces.end()));
+  maps.erase(first, last);
+  if (left) maps.emplace(left->start, std::move(*left));
+  if (right) maps.emplace(right->start, std::move(*right));
+  uint64_t start = m.start;
+  maps.emplace(start, std::move(m));
 }
 
-const MapEntry* Session::FindMap(const std::vector<MapEntry>& maps, uint64_t ip) const {
-  auto it = std::upper_bound(maps.begin(), maps.end(), ip,
-                             [](uint64_t v, const MapEntry& m) { return v < m.start; });
+const MapEntry* Session::FindMap(const MapTable& maps, uint64_t ip) const {
+  auto it = maps.upper_bound(ip);
   if (it == maps.begin()) return nullptr;
   --it;
-  return ip < it->end ? &*it : nullptr;
+  return ip < it->second.end ? &it->second : nullptr;
 }
 
 // The build-id perf recorded for a file (the BUILD_ID feature or HEADER_BUILD_ID records),
@@ -210,7 +207,7 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
   }
 }
 
-const std::vector<MapEntry>* Session::MapsOf(uint32_t pid) const {
+const MapTable* Session::MapsOf(uint32_t pid) const {
   auto it = procs_.find(pid);
   return it == procs_.end() ? nullptr : &it->second->maps;
 }
@@ -290,7 +287,7 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry*
 // The modules of one process, for the unwinder.
 class Session::Modules : public ModuleLookup {
  public:
-  Modules(Session& session, uint32_t pid, std::vector<MapEntry>& maps)
+  Modules(Session& session, uint32_t pid, MapTable& maps)
       : session_(session), pid_(pid), maps_(maps) {}
   bool Find(uint64_t ip, UnwindModule* module) override {
     MapEntry* it = const_cast<MapEntry*>(session_.FindMap(maps_, ip));
@@ -308,7 +305,7 @@ class Session::Modules : public ModuleLookup {
  private:
   Session& session_;
   uint32_t pid_;
-  std::vector<MapEntry>& maps_;
+  MapTable& maps_;
 };
 
 CfiTable* Session::CfiFor(uint32_t pid, MapEntry& m) {
@@ -340,7 +337,7 @@ std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64
   scratch->push_back(kContextUser);
   const size_t user_at = scratch->size();
   auto p = procs_.find(s.pid);
-  std::vector<MapEntry> none;
+  MapTable none;
   Modules modules(*this, s.pid, p == procs_.end() ? none : p->second->maps);
   // perf's limit: perf_event_max_stack's default, 127 user frames.
   constexpr size_t kMaxFrames = 127;
@@ -373,7 +370,7 @@ UnwindEnd Session::UnwindWithLibdw(const Sample& s, const UserStack& stack, size
     // Each file's map with the lowest file offset first: its bias is unambiguous (a page
     // shared by two segments, such as the start of .data, would give a wrong one).
     std::vector<MapEntry*> order;
-    for (MapEntry& m : proc.maps) order.push_back(&m);
+    for (auto& [start, m] : proc.maps) order.push_back(&m);
     std::stable_sort(order.begin(), order.end(),
                      [](const MapEntry* a, const MapEntry* b) { return a->pgoff < b->pgoff; });
     for (MapEntry* mp : order) {

@@ -44,6 +44,11 @@ struct MapEntry {
   bool dwarf_loaded = false;
 };
 
+/// A process's maps by start address, non-overlapping. A tree, not a sorted vector: a JIT or
+/// a sanitizer maps executable memory tens of thousands of times, and each new map must not
+/// move all the others.
+using MapTable = std::map<uint64_t, MapEntry>;
+
 /// A frame as perf script prints it: the address column, the symbol (and offset) and dso.
 struct ResolvedFrame {
   uint64_t addr = 0;            // what perf prints: the map-relative address, or the ip
@@ -90,7 +95,7 @@ class Session {
   void SetUnwindMethod(UnwindMethod m) { unwind_method_ = m; }
   /// The maps of process `pid` as replayed so far (null: none): for benchmarks that unwind
   /// by other means.
-  const std::vector<MapEntry>* MapsOf(uint32_t pid) const;
+  const MapTable* MapsOf(uint32_t pid) const;
   /// Inline frames (from DWARF) before each user frame that has them, as perf script 6.1
   /// shows them: for frames unwound from stack copies; on by default.
   void SetInline(bool on) { inline_ = on; }
@@ -105,9 +110,9 @@ class Session {
  private:
   struct Process;
   Process& Proc(uint32_t pid);
-  void AddMap(std::vector<MapEntry>& maps, MapEntry m);
+  void AddMap(MapTable& maps, MapEntry m);
   std::string BuildIdOf(const PerfDataReader& reader, const std::string& path);
-  const MapEntry* FindMap(const std::vector<MapEntry>& maps, uint64_t ip) const;
+  const MapEntry* FindMap(const MapTable& maps, uint64_t ip) const;
 
   class Modules;
   CfiTable* CfiFor(uint32_t pid, MapEntry& m);
@@ -131,7 +136,7 @@ class Session {
                             std::vector<uint64_t>* ips);
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
   std::unordered_map<uint32_t, std::string> comms_;  // by tid
-  std::vector<MapEntry> kernel_maps_;
+  MapTable kernel_maps_;
   uint64_t kernel_generation_ = 0;
   std::unordered_map<std::string, std::string> build_id_by_path_;
   size_t build_ids_seen_ = 0;
