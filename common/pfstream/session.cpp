@@ -465,7 +465,7 @@ DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
   std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
   if (path.empty()) return nullptr;
   auto& info = dwarf_[path];
-  if (!info) info = DwarfInfo::Open(path);
+  if (!info) info = DwarfInfo::Open(path, {.demangle = true, .lines = srcline_});
   m.dwarf = info.get();
   return m.dwarf;
 }

@@ -2,6 +2,8 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,17 +12,60 @@
 #include <cstring>
 #include <vector>
 
+#include "base/dwarf_reader.h"
+#include "base/error.h"
 #include "symbolize/demangle.h"
+#include "symbolize/elf_image.h"
+#include "symbolize/section_data.h"
 
 namespace pf {
 
 struct DwarfInfo::Handle {
   int fd = -1;
   Dwarf* dwarf = nullptr;
+  Elf* elf = nullptr;      // over `image`, when the sections were decompressed here
+  std::string image;
   ~Handle() {
     if (dwarf) dwarf_end(dwarf);
+    if (elf) elf_end(elf);
     if (fd >= 0) close(fd);
   }
+};
+
+// The raw .debug_info and .debug_abbrev, for the fast walk, and the abbreviation tables
+// parsed so far (by offset).
+struct DwarfInfo::Sections {
+  struct Spec {
+    uint32_t name, form;
+    int64_t implicit;  // DW_FORM_implicit_const's value
+  };
+  struct Abbrev {
+    uint32_t tag = 0;
+    bool children = false;
+    bool known = false;
+    uint32_t first = 0, count = 0;  // into specs
+  };
+  struct Table {
+    std::vector<Abbrev> by_code;  // codes are small and dense in practice
+    std::unordered_map<uint64_t, Abbrev> sparse;
+    std::vector<Spec> specs;
+    const Abbrev* Find(uint64_t code) const {
+      if (code < by_code.size()) return by_code[code].known ? &by_code[code] : nullptr;
+      auto it = sparse.find(code);
+      return it == sparse.end() ? nullptr : &it->second;
+    }
+  };
+  // A unit's header, as the fast walk needs it.
+  struct Header {
+    uint64_t start = 0, end = 0;  // of the unit in .debug_info
+    uint16_t version = 0;
+    uint8_t address_size = 8;
+    uint8_t offset_size = 4;
+  };
+  std::string_view info, abbrev;
+  std::unordered_map<uint64_t, std::unique_ptr<Table>> tables;
+
+  const Table* TableAt(uint64_t offset);
 };
 
 namespace {
@@ -46,15 +91,139 @@ std::string FunctionName(Dwarf_Die* die, bool demangle) {
 
 DwarfInfo::~DwarfInfo() = default;
 
-std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, bool demangle) {
+namespace {
+
+// The sections libdw reads for what Lookup asks (the DIEs, their strings, ranges and address
+// index; the line table only for lines). Location lists, macros, .debug_frame and the name
+// indexes are never read here, and are the larger part of a debug file.
+bool WantedSection(std::string_view name, bool lines) {
+  if (name.substr(0, 7) != ".debug_") return false;
+  if (name == ".debug_line") return lines;
+  for (std::string_view skip : {".debug_loc", ".debug_loclists", ".debug_macro",
+                                ".debug_macinfo", ".debug_frame", ".debug_pubnames",
+                                ".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
+                                ".debug_names"}) {
+    if (name == skip) return false;
+  }
+  return true;
+}
+
+// When a 64-bit little-endian file keeps its DWARF compressed (SHF_COMPRESSED, as Debian's
+// debug packages do), the ELF image libdw is given instead: the ELF header, the wanted
+// sections decompressed (libdeflate, 2-3x faster than the zlib inflate libelf would run,
+// and zstd, which libelf 0.188 cannot read), the section name table, and every other section
+// turned into SHT_NOBITS. False (use the file as it is) when nothing wanted is compressed,
+// for a relocatable file (libdw would need its relocations) or one with a dwz alternate file
+// (libdw finds that from the file's path), and on anything malformed.
+bool DecompressedImage(std::string_view file, bool lines, std::string* image) {
+  using elf::CString;
+  using elf::ReadAt;
+  using elf::Slice;
+  Elf64_Ehdr eh;
+  if (!ReadAt(file, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+      eh.e_type == ET_REL || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
+      eh.e_shstrndx >= eh.e_shnum) {
+    return false;
+  }
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  for (size_t i = 0; i < sh.size(); ++i) {
+    if (!ReadAt(file, eh.e_shoff + i * sizeof(Elf64_Shdr), &sh[i])) return false;
+  }
+  const Elf64_Shdr& names = sh[eh.e_shstrndx];
+  std::string_view shstrtab = Slice(file, names.sh_offset, names.sh_size);
+  if (shstrtab.empty()) return false;
+  std::vector<char> keep(sh.size(), 0);
+  bool compressed = false;
+  for (size_t i = 1; i < sh.size(); ++i) {
+    std::string_view name = CString(shstrtab, sh[i].sh_name);
+    if (name == ".gnu_debugaltlink") return false;
+    if (sh[i].sh_type == SHT_NOBITS || !WantedSection(name, lines)) continue;
+    keep[i] = 1;
+    if (sh[i].sh_flags & SHF_COMPRESSED) compressed = true;
+  }
+  if (!compressed) return false;
+  keep[eh.e_shstrndx] = 1;
+
+  image->assign(sizeof eh, '\0');
+  std::string inflated;
+  for (size_t i = 1; i < sh.size(); ++i) {
+    Elf64_Shdr& s = sh[i];
+    if (!keep[i]) {
+      s.sh_type = SHT_NOBITS;
+      s.sh_offset = sizeof eh;
+      continue;
+    }
+    std::string_view data = Slice(file, s.sh_offset, s.sh_size);
+    if (data.size() != s.sh_size) return false;
+    if (s.sh_flags & SHF_COMPRESSED) {
+      if (!DecompressSection(data, &inflated)) return false;
+      data = inflated;
+      s.sh_flags &= ~static_cast<uint64_t>(SHF_COMPRESSED);
+    }
+    image->resize((image->size() + 15) & ~size_t{15});
+    s.sh_offset = image->size();
+    s.sh_size = data.size();
+    image->append(data);
+  }
+  image->resize((image->size() + 15) & ~size_t{15});
+  eh.e_shoff = image->size();
+  eh.e_phoff = 0;
+  eh.e_phnum = 0;
+  image->append(reinterpret_cast<const char*>(sh.data()), sh.size() * sizeof(Elf64_Shdr));
+  std::memcpy(image->data(), &eh, sizeof eh);
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Options& options) {
   auto h = std::make_unique<Handle>();
   h->fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (h->fd < 0) return nullptr;
-  h->dwarf = dwarf_begin(h->fd, DWARF_C_READ);
+  try {
+    std::unique_ptr<elf::ElfBytes> file = elf::ElfBytes::Map(path);
+    if (DecompressedImage(file->data(), options.lines, &h->image)) {
+      elf_version(EV_CURRENT);
+      h->elf = elf_memory(h->image.data(), h->image.size());
+      if (h->elf) h->dwarf = dwarf_begin_elf(h->elf, DWARF_C_READ, nullptr);
+    }
+  } catch (const Error&) {
+    // Unreadable as a whole: leave it to libdw, which fails alike.
+  }
+  if (h->dwarf == nullptr) {
+    if (h->elf) elf_end(h->elf);
+    h->elf = nullptr;
+    h->image = std::string();
+    h->dwarf = dwarf_begin(h->fd, DWARF_C_READ);
+  }
   if (h->dwarf == nullptr) return nullptr;
   auto info = std::unique_ptr<DwarfInfo>(new DwarfInfo);
   info->h_ = std::move(h);
-  info->demangle_ = demangle;
+  info->demangle_ = options.demangle;
+  info->lines_ = options.lines;
+  info->libdw_walk_ = options.libdw_walk;
+  // The sections the fast walk reads, as libelf holds them (decompressed by libdw at open
+  // when they were compressed in the file).
+  info->sections_ = std::make_unique<Sections>();
+  if (Elf* elf = dwarf_getelf(info->h_->dwarf)) {
+    size_t names = 0;
+    if (elf_getshdrstrndx(elf, &names) == 0) {
+      for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
+        const char* name = elf_strptr(elf, names, shdr.sh_name);
+        if (name == nullptr) continue;
+        std::string_view* to = nullptr;
+        if (std::strcmp(name, ".debug_info") == 0) to = &info->sections_->info;
+        if (std::strcmp(name, ".debug_abbrev") == 0) to = &info->sections_->abbrev;
+        if (to == nullptr || (shdr.sh_flags & SHF_COMPRESSED)) continue;
+        if (Elf_Data* data = elf_getdata(scn, nullptr); data && data->d_buf) {
+          *to = std::string_view(static_cast<const char*>(data->d_buf), data->d_size);
+        }
+      }
+    }
+  }
   return info;
 }
 
@@ -71,28 +240,71 @@ struct DwarfInfo::Unit {
   };
   struct Function {
     uint32_t first_inline = 0, inline_count = 0;
+    uint64_t die = 0;     // the subprogram's DIE
+    bool loaded = false;  // its inlines were read
   };
   struct FunctionRange {
     uint64_t lo, hi;
     uint32_t function;
   };
   std::vector<Range> ranges;                 // of the inlined subroutines
-  std::vector<Inline> inlines;               // per function, in tree order
+  std::vector<Inline> inlines;               // contiguous per function, in tree order
   std::vector<Function> functions;
   std::vector<FunctionRange> by_address;     // sorted by lo
   Dwarf_Files* files = nullptr;
   size_t nfiles = 0;
+  // Read by the fast walk: its header and abbreviations. `full`: functions nested in
+  // functions were looked for (the fast walk's first index skips the functions' subtrees).
+  bool scanned = false;
+  bool full = true;
+  Sections::Header header;
+  const Sections::Table* abbrevs = nullptr;
+  int32_t appending = -1;  // the function whose inlines are being added
+
+  // What the walks find. A function with code: its index (-1 when it has no ranges: a
+  // declaration or an abstract instance, under which nothing has code).
+  int32_t AddFunction(const std::vector<Range>& code, uint64_t die) {
+    if (code.empty()) return -1;
+    uint32_t index = static_cast<uint32_t>(functions.size());
+    for (const Range& r : code) by_address.push_back({r.lo, r.hi, index});
+    functions.push_back({0, 0, die, false});
+    return static_cast<int32_t>(index);
+  }
+  // An inlined subroutine at `depth` inside function `function`, in tree order: a function's
+  // inlines are read in one go (LoadInlines), so they are contiguous.
+  void AddInline(int32_t function, uint32_t depth, uint64_t die, const std::vector<Range>& code,
+                 uint64_t call_file, uint64_t call_line) {
+    if (function != appending) return;
+    inlines.push_back({static_cast<uint32_t>(ranges.size()),
+                       static_cast<uint32_t>(code.size()), depth, die, call_file, call_line});
+    ranges.insert(ranges.end(), code.begin(), code.end());
+    ++functions[static_cast<size_t>(function)].inline_count;
+  }
+  // The function whose ranges hold `vaddr`, or -1.
+  int32_t FunctionAt(uint64_t vaddr) const {
+    auto f = std::upper_bound(by_address.begin(), by_address.end(), vaddr,
+                              [](uint64_t v, const FunctionRange& r) { return v < r.lo; });
+    // Ranges of distinct functions do not overlap, but a function's may start before
+    // another's end in odd CUs: look back a few.
+    for (int back = 0; back < 8 && f != by_address.begin(); ++back) {
+      --f;
+      if (vaddr >= f->lo && vaddr < f->hi) return static_cast<int32_t>(f->function);
+    }
+    return -1;
+  }
 };
 
 namespace {
 
+using Ranges = std::vector<DwarfInfo::Unit::Range>;
+
 // The address ranges of a DIE (low_pc/high_pc or DW_AT_ranges).
-template <typename F>
-void ForEachRange(Dwarf_Die* die, const F& f) {
+void RangesOf(Dwarf_Die* die, Ranges* out) {
+  out->clear();
   Dwarf_Addr base, start, end;
   ptrdiff_t off = 0;
   for (int n = 0; n < 100000 && (off = dwarf_ranges(die, off, &base, &start, &end)) > 0; ++n) {
-    if (end > start) f(start, end);
+    if (end > start) out->push_back({start, end});
   }
 }
 
@@ -129,18 +341,304 @@ bool NoCodeBelow(int tag) {
   }
 }
 
+// Reads one attribute value of `form`, returning constants, addresses and references in
+// *value (references as the form holds them); false on a form it does not know or a read
+// past the end.
+bool ReadForm(DwarfReader& r, uint64_t form, const DwarfInfo::Sections::Header& h,
+              int64_t implicit,
+              uint64_t* value) {
+  auto offset = [&]() { return h.offset_size == 8 ? r.U64() : r.U32(); };
+  auto address = [&]() -> uint64_t { return h.address_size == 8 ? r.U64() : r.U32(); };
+  auto three = [&]() -> uint64_t {
+    uint64_t a = r.U8(), b = r.U8(), c = r.U8();
+    return a | b << 8 | c << 16;
+  };
+  *value = 0;
+  for (int indirections = 0; indirections < 4; ++indirections) {
+    switch (form) {
+      case DW_FORM_addr: *value = address(); return r.ok();
+      case DW_FORM_block2: r.Skip(r.U16()); return r.ok();
+      case DW_FORM_block4: r.Skip(r.U32()); return r.ok();
+      case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+        *value = r.U16(); return r.ok();
+      case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_ref_sup4: case DW_FORM_strx4:
+      case DW_FORM_addrx4:
+        *value = r.U32(); return r.ok();
+      case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+        *value = r.U64(); return r.ok();
+      case DW_FORM_data16: r.Skip(16); return r.ok();
+      case DW_FORM_string:
+        while (r.ok() && r.U8() != 0) {
+        }
+        return r.ok();
+      case DW_FORM_block: case DW_FORM_exprloc: r.Skip(r.Uleb()); return r.ok();
+      case DW_FORM_block1: r.Skip(r.U8()); return r.ok();
+      case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
+      case DW_FORM_addrx1:
+        *value = r.U8(); return r.ok();
+      case DW_FORM_sdata: *value = static_cast<uint64_t>(r.Sleb()); return r.ok();
+      case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
+      case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index:
+      case DW_FORM_GNU_str_index:
+        *value = r.Uleb(); return r.ok();
+      case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_sec_offset: case DW_FORM_strp_sup:
+      case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+        *value = offset(); return r.ok();
+      case DW_FORM_ref_addr: *value = h.version <= 2 ? address() : offset(); return r.ok();
+      case DW_FORM_flag_present: *value = 1; return true;
+      case DW_FORM_implicit_const: *value = static_cast<uint64_t>(implicit); return true;
+      case DW_FORM_strx3: case DW_FORM_addrx3: *value = three(); return r.ok();
+      case DW_FORM_indirect: form = r.Uleb(); if (!r.ok()) return false; continue;
+      default: return false;
+    }
+  }
+  return false;
+}
+
+bool IsConstantForm(uint64_t form) {
+  switch (form) {
+    case DW_FORM_data1: case DW_FORM_data2: case DW_FORM_data4: case DW_FORM_data8:
+    case DW_FORM_udata: case DW_FORM_sdata: case DW_FORM_implicit_const:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
-DwarfInfo::Unit& DwarfInfo::UnitFor(uint64_t offset, void* cu_die) {
-  auto& slot = units_[offset];
-  if (slot) return *slot;
-  slot = std::make_unique<Unit>();
-  Unit& u = *slot;
-  Dwarf_Die* cu = static_cast<Dwarf_Die*>(cu_die);
-  if (dwarf_getsrcfiles(cu, &u.files, &u.nfiles) != 0) u.files = nullptr;
+const DwarfInfo::Sections::Table* DwarfInfo::Sections::TableAt(uint64_t offset) {
+  auto& slot = tables[offset];
+  if (slot) return slot.get();
+  auto t = std::make_unique<Table>();
+  DwarfReader r(abbrev);
+  r.Seek(offset);
+  constexpr uint64_t kDenseCodes = 1 << 16;
+  while (r.ok()) {
+    uint64_t code = r.Uleb();
+    if (code == 0 || !r.ok()) break;
+    Abbrev a;
+    a.tag = static_cast<uint32_t>(r.Uleb());
+    a.children = r.U8() != 0;
+    a.known = true;
+    a.first = static_cast<uint32_t>(t->specs.size());
+    for (;;) {
+      uint64_t name = r.Uleb(), form = r.Uleb();
+      if (!r.ok() || (name == 0 && form == 0)) break;
+      int64_t implicit = form == DW_FORM_implicit_const ? r.Sleb() : 0;
+      t->specs.push_back({static_cast<uint32_t>(name), static_cast<uint32_t>(form), implicit});
+    }
+    a.count = static_cast<uint32_t>(t->specs.size()) - a.first;
+    if (!r.ok()) break;
+    if (code < kDenseCodes) {
+      if (t->by_code.size() <= code) t->by_code.resize(code + 1);
+      t->by_code[code] = a;
+    } else {
+      t->sparse[code] = a;
+    }
+  }
+  slot = std::move(t);
+  return slot.get();
+}
 
-  // One walk over the CU's DIEs. Each level remembers the function it is in (-1: none) and
-  // how many inlined subroutines enclose it in that function.
+// The fast walk reads .debug_info itself: each DIE's abbreviation is looked up once and its
+// attributes decoded or skipped in one pass, where libdw's dwarf_child, dwarf_siblingof and
+// dwarf_tag each decode the DIE again. Ranges given by DW_AT_ranges or address indexes are
+// left to libdw (dwarf_ranges).
+//
+// Most of an optimized CU's DIEs are inside functions (their inline trees, variables, call
+// sites), and most functions are never sampled: so a CU is first indexed without entering
+// functions (kIndex: their subtrees are jumped over by DW_AT_sibling), and a function's
+// inline tree is read the first time one of its addresses is looked up (kFunction). An
+// address in no function so indexed may be in a function nested in another (GNU C's nested
+// functions, OpenMP's outlined bodies, code of local classes): the CU is then indexed again
+// entering functions (kFull). A nested function is its own entry, and the inline tree of the
+// function around it goes on after it.
+
+// Reads the header of the CU whose DIE is at `cu_offset` into u.header and u.abbrevs; false
+// for units the fast walk does not read (split and type units) or a malformed header.
+bool DwarfInfo::ReadUnitHeader(Unit& u, uint64_t cu_offset, void* cu_die) {
+  if (!sections_ || sections_->info.empty() || sections_->abbrev.empty()) return false;
+  Dwarf_Die* cu = static_cast<Dwarf_Die*>(cu_die);
+  Dwarf_Half version = 0;
+  uint8_t unit_type = 0, address_size = 0, offset_size = 0;
+  if (dwarf_cu_info(cu->cu, &version, &unit_type, nullptr, nullptr, nullptr, &address_size,
+                    &offset_size) != 0) {
+    return false;
+  }
+  if (version < 2 || version > 5 || (unit_type != DW_UT_compile && unit_type != DW_UT_partial) ||
+      (address_size != 4 && address_size != 8) || (offset_size != 4 && offset_size != 8)) {
+    return false;
+  }
+  // The header's size follows from the version and offset size for these unit types.
+  uint64_t size = (offset_size == 8 ? 12 : 4) + 2 + (version >= 5 ? 2 : 1) + offset_size;
+  if (cu_offset < size) return false;
+  Sections::Header& h = u.header;
+  h.start = cu_offset - size;
+  h.version = version;
+  h.address_size = address_size;
+  h.offset_size = offset_size;
+  DwarfReader r(sections_->info);
+  r.Seek(h.start);
+  uint64_t length = r.U32();
+  if (length == 0xffffffff) length = r.U64();
+  uint64_t length_end = r.pos();
+  if (r.U16() != version) return false;
+  uint64_t abbrev_offset;
+  if (version >= 5) {
+    r.U8();  // unit_type
+    if (r.U8() != address_size) return false;
+    abbrev_offset = offset_size == 8 ? r.U64() : r.U32();
+  } else {
+    abbrev_offset = offset_size == 8 ? r.U64() : r.U32();
+    if (r.U8() != address_size) return false;
+  }
+  if (!r.ok() || r.pos() != cu_offset || length > sections_->info.size() - length_end) {
+    return false;
+  }
+  h.end = length_end + length;
+  u.abbrevs = sections_->TableAt(abbrev_offset);
+  return true;
+}
+
+// Walks the DIEs from the one at `start` (the CU's, or a function's for kFunction) to the
+// end of its children. False on anything malformed.
+bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t function_index) {
+  const Sections::Header& h = u.header;
+  const Sections::Table& abbrevs = *u.abbrevs;
+  DwarfReader die(sections_->info.substr(0, h.end));
+  die.Seek(start);
+  // Each open level of children knows the function it is in (-1: none), how many inlined
+  // subroutines enclose it there, and whether nothing below is wanted.
+  struct Level {
+    int32_t function;
+    uint32_t inline_depth;
+    bool skip;
+  };
+  std::vector<Level> levels;
+  Ranges code;
+  bool first = true;
+  while (die.ok() && die.pos() < h.end) {
+    uint64_t offset = die.pos();
+    uint64_t code_number = die.Uleb();
+    if (!die.ok()) return false;
+    if (code_number == 0) {  // the end of a list of children
+      if (levels.empty()) return false;
+      levels.pop_back();
+      if (levels.empty()) return true;
+      continue;
+    }
+    const Sections::Abbrev* a = abbrevs.Find(code_number);
+    if (a == nullptr) return false;
+    uint64_t low = 0, high = 0, sibling = 0, call_file = 0, call_line = 0;
+    bool has_low = false, has_high = false, high_is_offset = false, via_libdw = false;
+    for (uint32_t i = 0; i < a->count; ++i) {
+      const Sections::Spec& spec = abbrevs.specs[a->first + i];
+      uint64_t v;
+      if (!ReadForm(die, spec.form, h, spec.implicit, &v)) return false;
+      switch (spec.name) {
+        case DW_AT_sibling:
+          if (spec.form != DW_FORM_ref_addr) sibling = h.start + v;
+          break;
+        case DW_AT_low_pc:
+          has_low = true;
+          low = v;
+          if (spec.form != DW_FORM_addr) via_libdw = true;
+          break;
+        case DW_AT_high_pc:
+          has_high = true;
+          high = v;
+          high_is_offset = IsConstantForm(spec.form);
+          if (spec.form != DW_FORM_addr && !high_is_offset) via_libdw = true;
+          break;
+        case DW_AT_ranges:
+          via_libdw = true;
+          break;
+        case DW_AT_call_file:
+          if (IsConstantForm(spec.form)) call_file = v;
+          break;
+        case DW_AT_call_line:
+          if (IsConstantForm(spec.form)) call_line = v;
+          break;
+        default:
+          break;
+      }
+    }
+    if (first) {  // the CU's DIE, or the function's
+      first = false;
+      if (!a->children) return true;
+      if (mode == ScanMode::kFunction) {
+        if (a->tag != DW_TAG_subprogram) return false;
+        u.appending = function_index;
+        levels.push_back({function_index, 0, false});
+      } else {
+        levels.push_back({-1, 0, false});
+      }
+      continue;
+    }
+    if (levels.empty()) return false;
+    const Level cur = levels.back();
+    int32_t function = cur.function;
+    uint32_t depth = cur.inline_depth;
+    bool descend = !cur.skip;
+    if (descend) {
+      const bool sub = a->tag == DW_TAG_subprogram;
+      const bool inl = a->tag == DW_TAG_inlined_subroutine && mode == ScanMode::kFunction;
+      if ((sub && mode != ScanMode::kFunction) || inl) {
+        code.clear();
+        if (via_libdw) {
+          Dwarf_Die d;
+          if (dwarf_offdie(h_->dwarf, offset, &d) != nullptr) RangesOf(&d, &code);
+        } else if (has_low && has_high) {
+          uint64_t end = high_is_offset ? low + high : high;
+          if (end > low) code.push_back({low, end});
+        }
+      }
+      if (sub && mode == ScanMode::kFunction) {
+        descend = false;  // a nested function: its own entry
+      } else if (sub) {
+        // Entered only to look for nested functions.
+        function = u.AddFunction(code, offset);
+        descend = function >= 0 && mode == ScanMode::kFull;
+      } else if (inl) {
+        u.AddInline(function, depth, offset, code, call_file, call_line);
+        ++depth;
+      } else if (NoCodeBelow(static_cast<int>(a->tag))) {
+        descend = false;
+      }
+    }
+    if (!a->children) continue;
+    if (!descend && sibling > die.pos() && sibling <= h.end) {
+      die.Seek(sibling);  // past the subtree
+      continue;
+    }
+    levels.push_back({function, depth, !descend});
+  }
+  return die.ok() && mode != ScanMode::kFunction;
+}
+
+// Reads the inline tree of function `index` (its nested functions are their own entries).
+void DwarfInfo::LoadInlines(Unit& u, int32_t index) {
+  Unit::Function& f = u.functions[static_cast<size_t>(index)];
+  f.loaded = true;
+  f.first_inline = static_cast<uint32_t>(u.inlines.size());
+  f.inline_count = 0;
+  bool ok;
+  if (u.scanned) {
+    ok = ScanDies(u, f.die, ScanMode::kFunction, index);
+  } else {
+    Dwarf_Die die;
+    ok = dwarf_offdie(h_->dwarf, f.die, &die) != nullptr &&
+         WalkDies(u, &die, ScanMode::kFunction, index);
+  }
+  // Malformed below the function: no inline frames rather than a part of them.
+  if (!ok) u.functions[static_cast<size_t>(index)].inline_count = 0;
+  u.appending = -1;
+}
+
+// The same walks through libdw's DIE functions, for the units ScanDies does not read: the
+// CU whole (kFull), or one function's inline tree (kFunction, from the function's DIE).
+bool DwarfInfo::WalkDies(Unit& u, void* start_die, ScanMode mode, int32_t function_index) {
   struct Level {
     Dwarf_Die die;
     int32_t function;
@@ -148,51 +646,35 @@ DwarfInfo::Unit& DwarfInfo::UnitFor(uint64_t offset, void* cu_die) {
   };
   std::vector<Level> stack;
   Dwarf_Die child;
-  if (dwarf_child(cu, &child) != 0) return u;
-  stack.push_back({child, -1, 0});
+  if (dwarf_child(static_cast<Dwarf_Die*>(start_die), &child) != 0) return true;
+  const bool inlines = mode == ScanMode::kFunction;
+  if (inlines) u.appending = function_index;
+  stack.push_back({child, inlines ? function_index : -1, 0});
+  Ranges code;
   while (!stack.empty()) {
     Level& cur = stack.back();
     int tag = dwarf_tag(&cur.die);
     int32_t function = cur.function;
     uint32_t depth = cur.inline_depth;
     bool descend = true;
-    if (tag == DW_TAG_subprogram) {
-      // A function with code: its ranges are looked up by address. Without code (a
-      // declaration, an abstract instance) nothing under it has addresses.
-      bool has_code = false;
-      uint32_t index = static_cast<uint32_t>(u.functions.size());
-      ForEachRange(&cur.die, [&](uint64_t lo, uint64_t hi) {
-        u.by_address.push_back({lo, hi, index});
-        has_code = true;
-      });
-      if (has_code) {
-        u.functions.push_back({static_cast<uint32_t>(u.inlines.size()), 0});
-        function = static_cast<int32_t>(index);
-        depth = 0;
-      } else {
-        descend = false;
-      }
-    } else if (tag == DW_TAG_inlined_subroutine && function >= 0) {
-      Unit::Inline in{static_cast<uint32_t>(u.ranges.size()), 0, depth,
-                      dwarf_dieoffset(&cur.die), 0, 0};
-      ForEachRange(&cur.die, [&](uint64_t lo, uint64_t hi) {
-        u.ranges.push_back({lo, hi});
-        ++in.range_count;
-      });
+    if (tag == DW_TAG_subprogram && inlines) {
+      descend = false;  // a nested function: its own entry
+    } else if (tag == DW_TAG_subprogram) {
+      RangesOf(&cur.die, &code);
+      function = u.AddFunction(code, dwarf_dieoffset(&cur.die));
+      descend = function >= 0;
+    } else if (tag == DW_TAG_inlined_subroutine && inlines) {
+      RangesOf(&cur.die, &code);
+      uint64_t call_file = 0, call_line = 0;
       Dwarf_Attribute attr;
       Dwarf_Word v;
       if (dwarf_attr(&cur.die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0) {
-        in.call_file = v;
+        call_file = v;
       }
       if (dwarf_attr(&cur.die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0) {
-        in.call_line = v;
+        call_line = v;
       }
-      // Inlines are kept contiguous per function: a nested function's would interleave, so
-      // only those of the innermost function being walked are recorded.
-      if (static_cast<uint32_t>(function) + 1 == u.functions.size()) {
-        u.inlines.push_back(in);
-        ++u.functions[static_cast<size_t>(function)].inline_count;
-      }
+      u.AddInline(function, depth, dwarf_dieoffset(&cur.die), code, call_file, call_line);
       ++depth;
     } else if (NoCodeBelow(tag)) {
       descend = false;
@@ -211,9 +693,49 @@ DwarfInfo::Unit& DwarfInfo::UnitFor(uint64_t offset, void* cu_die) {
       stack.pop_back();
     }
   }
+  return true;
+}
+
+DwarfInfo::Unit& DwarfInfo::UnitFor(uint64_t offset, void* cu_die) {
+  auto& slot = units_[offset];
+  if (slot) return *slot;
+  slot = std::make_unique<Unit>();
+  Unit& u = *slot;
+  Dwarf_Die* cu = static_cast<Dwarf_Die*>(cu_die);
+  if (!lines_ || dwarf_getsrcfiles(cu, &u.files, &u.nfiles) != 0) u.files = nullptr;
+  u.scanned = !libdw_walk_ && ReadUnitHeader(u, offset, cu_die) &&
+              ScanDies(u, offset, ScanMode::kIndex, -1);
+  u.full = !u.scanned;
+  if (!u.scanned) WalkAgain(u, offset, cu_die);
+  SortFunctions(u);
+  return u;
+}
+
+// Walks the CU whole (nested functions too), by the fast walk when it read the CU before,
+// else through libdw.
+void DwarfInfo::WalkAgain(Unit& u, uint64_t offset, void* cu_die) {
+  Unit fresh;
+  fresh.files = u.files;
+  fresh.nfiles = u.nfiles;
+  fresh.header = u.header;
+  fresh.abbrevs = u.abbrevs;
+  fresh.full = true;
+  fresh.scanned = u.scanned && ScanDies(fresh, offset, ScanMode::kFull, -1);
+  if (!fresh.scanned) {
+    Unit plain;
+    plain.files = u.files;
+    plain.nfiles = u.nfiles;
+    fresh = std::move(plain);
+    ++libdw_walks_;
+    WalkDies(fresh, cu_die, ScanMode::kFull, -1);
+  }
+  fresh.appending = -1;
+  u = std::move(fresh);
+}
+
+void DwarfInfo::SortFunctions(Unit& u) {
   std::sort(u.by_address.begin(), u.by_address.end(),
             [](const Unit::FunctionRange& a, const Unit::FunctionRange& b) { return a.lo < b.lo; });
-  return u;
 }
 
 const std::string& DwarfInfo::NameOf(uint64_t die_offset) {
@@ -233,7 +755,7 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   if (dwarf_addrdie(h_->dwarf, vaddr, &cu) == nullptr) return loc;
 
   // The line: the line table's row for the address, the file's base name.
-  if (Dwarf_Line* line = dwarf_getsrc_die(&cu, vaddr)) {
+  if (Dwarf_Line* line = lines_ ? dwarf_getsrc_die(&cu, vaddr) : nullptr) {
     int lineno = 0;
     const char* file = dwarf_linesrc(line, nullptr, nullptr);
     if (file != nullptr && dwarf_lineno(line, &lineno) == 0 && lineno > 0) {
@@ -245,19 +767,16 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   // The function holding the address, then the chain of its inlined subroutines that hold
   // it: in tree order, an entry at depth d holding the address is the chain's level d.
   Unit& u = UnitFor(dwarf_dieoffset(&cu), &cu);
-  auto f = std::upper_bound(u.by_address.begin(), u.by_address.end(), vaddr,
-                            [](uint64_t v, const Unit::FunctionRange& r) { return v < r.lo; });
-  const Unit::Function* function = nullptr;
-  // Ranges of distinct functions do not overlap, but a function's may start before another's
-  // end in odd CUs: look back a few.
-  for (int back = 0; back < 8 && f != u.by_address.begin(); ++back) {
-    --f;
-    if (vaddr >= f->lo && vaddr < f->hi) {
-      function = &u.functions[f->function];
-      break;
-    }
+  int32_t index = u.FunctionAt(vaddr);
+  if (index < 0 && !u.full) {
+    // Perhaps in a function nested in another, which the index did not enter.
+    WalkAgain(u, dwarf_dieoffset(&cu), &cu);
+    SortFunctions(u);
+    index = u.FunctionAt(vaddr);
   }
-  if (function == nullptr) return loc;
+  if (index < 0) return loc;
+  if (!u.functions[static_cast<size_t>(index)].loaded) LoadInlines(u, index);
+  const Unit::Function* function = &u.functions[static_cast<size_t>(index)];
   std::vector<const Unit::Inline*> chain;
   for (uint32_t i = 0; i < function->inline_count; ++i) {
     const Unit::Inline& in = u.inlines[function->first_inline + i];

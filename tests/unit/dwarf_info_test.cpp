@@ -1,0 +1,182 @@
+// DwarfInfo: inline chains and lines from DWARF. The CU index is built by a walk that reads
+// .debug_info itself, entering a function when one of its addresses is asked for; libdw's DIE
+// functions walking whole CUs are the oracle, on real binaries (the C++ test program in DWARF
+// 5 and 4, unwind_prog, a C program with a nested function, and glibc's debug file when
+// installed). Compressed
+// debug sections (zlib, zstd) are decompressed by pf and must read as the plain ones.
+#include <gtest/gtest.h>
+
+#include <elf.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "base/error.h"
+#include "symbolize/dwarf_info.h"
+#include "symbolize/elf_image.h"
+
+namespace pf {
+namespace {
+
+std::string Program(const std::string& name) {
+  return std::string(PF_PROGRAMS_DIR) + "/" + name;
+}
+
+struct TextRange {
+  uint64_t lo = 0, hi = 0;
+};
+
+TextRange TextOf(const std::string& path) {
+  auto image = elf::ElfImage::Open(path);
+  int text = image->FindSection(".text");
+  if (text < 0) return {};
+  const elf::Section& s = image->sections()[static_cast<size_t>(text)];
+  return {s.addr, s.addr + s.size};
+}
+
+bool DebugInfoCompressed(const std::string& path) {
+  auto image = elf::ElfImage::Open(path);
+  int i = image->FindSection(".debug_info");
+  return i >= 0 && (image->sections()[static_cast<size_t>(i)].flags & SHF_COMPRESSED);
+}
+
+std::string Describe(const DwarfInfo::Location& loc) {
+  std::string s = loc.srcline;
+  for (size_t i = 0; i < loc.inlined.size(); ++i) {
+    s += " | " + loc.inlined[i] + " @ " + (i < loc.call_sites.size() ? loc.call_sites[i] : "");
+  }
+  return s;
+}
+
+// Looks up every `step`th address of `a`'s .text in both and expects the same answers;
+// returns how many addresses had inline frames.
+size_t ExpectSameLookups(DwarfInfo& a, DwarfInfo& b, TextRange text, uint64_t step) {
+  size_t with_inlines = 0, differing = 0;
+  for (uint64_t addr = text.lo; addr < text.hi; addr += step) {
+    std::string x = Describe(a.Lookup(addr)), y = Describe(b.Lookup(addr));
+    if (x != y && ++differing <= 5) {
+      ADD_FAILURE() << std::hex << addr << ":\n  " << x << "\n  " << y;
+    }
+    if (!a.Lookup(addr).inlined.empty()) ++with_inlines;
+  }
+  EXPECT_EQ(differing, 0u);
+  return with_inlines;
+}
+
+void ExpectScanMatchesLibdw(const std::string& path, uint64_t step, size_t min_inlined) {
+  SCOPED_TRACE(path);
+  auto scan = DwarfInfo::Open(path);
+  auto libdw = DwarfInfo::Open(path, {.libdw_walk = true});
+  ASSERT_TRUE(scan && libdw);
+  TextRange text = TextOf(path);
+  ASSERT_LT(text.lo, text.hi);
+  EXPECT_GE(ExpectSameLookups(*scan, *libdw, text, step), min_inlined);
+  // Every CU was read by the fast walk (else this compared libdw with itself).
+  EXPECT_GT(scan->units(), 0u);
+  EXPECT_EQ(scan->libdw_walks(), 0u);
+  EXPECT_EQ(libdw->libdw_walks(), libdw->units());
+}
+
+TEST(DwarfInfo, CuWalkMatchesLibdwOnCxxDwarf5) {
+  ExpectScanMatchesLibdw(Program("inline_cxx"), 1, 500);
+}
+
+TEST(DwarfInfo, CuWalkMatchesLibdwOnCxxDwarf4) {
+  ExpectScanMatchesLibdw(Program("inline_cxx_dwarf4"), 1, 500);
+}
+
+TEST(DwarfInfo, CuWalkMatchesLibdwOnC) {
+  ExpectScanMatchesLibdw(Program("unwind_prog"), 1, 10);
+}
+
+TEST(DwarfInfo, NestedFunctionsAreFound) {
+  std::string path = Program("nested_c");
+  ExpectScanMatchesLibdw(path, 1, 1);
+  // The nested function's code, with `mix` inlined in it, is outside `outer`'s range: the
+  // CU index (which does not enter functions) misses it, and the CU is walked whole.
+  auto info = DwarfInfo::Open(path);
+  TextRange text = TextOf(path);
+  bool found = false;
+  for (uint64_t addr = text.lo; addr < text.hi && !found; ++addr) {
+    const DwarfInfo::Location& loc = info->Lookup(addr);
+    found = loc.inlined.size() == 1 && loc.inlined[0] == "mix" &&
+            loc.call_sites[0].rfind("nested_c.c:", 0) == 0;
+  }
+  EXPECT_TRUE(found) << "no address with mix inlined in the nested function";
+}
+
+TEST(DwarfInfo, CuWalkMatchesLibdwOnGlibc) {
+  std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  if (access(libc.c_str(), R_OK) != 0) GTEST_SKIP() << "no " << libc;
+  std::string id = elf::ElfImage::Open(libc)->BuildId();
+  std::string debug = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  if (id.size() < 3 || access(debug.c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "glibc's debug file is not installed (libc6-dbg)";
+  }
+  ExpectScanMatchesLibdw(debug, 97, 100);
+}
+
+TEST(DwarfInfo, KnowsNestedInlinesAndTheirCallSites) {
+  auto info = DwarfInfo::Open(Program("inline_cxx"));
+  ASSERT_TRUE(info);
+  TextRange text = TextOf(Program("inline_cxx"));
+  bool square_in_norm = false;
+  for (uint64_t addr = text.lo; addr < text.hi && !square_in_norm; ++addr) {
+    const DwarfInfo::Location& loc = info->Lookup(addr);
+    for (size_t i = 0; i + 1 < loc.inlined.size(); ++i) {
+      // Functions with internal linkage have no linkage name: DWARF names them unqualified.
+      if (loc.inlined[i] == "Square" && loc.inlined[i + 1] == "Norm") {
+        square_in_norm = true;
+        EXPECT_EQ(loc.call_sites[i].rfind("inline_cxx.cpp:", 0), 0u) << Describe(loc);
+        EXPECT_EQ(loc.srcline.rfind("inline_cxx.cpp:", 0), 0u) << Describe(loc);
+      }
+    }
+  }
+  EXPECT_TRUE(square_in_norm) << "no address with Square inlined in Norm";
+}
+
+TEST(DwarfInfo, WithoutLinesNamesStayTheSame) {
+  auto with = DwarfInfo::Open(Program("inline_cxx"));
+  auto without = DwarfInfo::Open(Program("inline_cxx"), {.lines = false});
+  ASSERT_TRUE(with && without);
+  TextRange text = TextOf(Program("inline_cxx"));
+  size_t inlined = 0;
+  for (uint64_t addr = text.lo; addr < text.hi; addr += 3) {
+    const DwarfInfo::Location& a = with->Lookup(addr);
+    const DwarfInfo::Location& b = without->Lookup(addr);
+    EXPECT_EQ(a.inlined, b.inlined) << std::hex << addr;
+    EXPECT_TRUE(b.srcline.empty());
+    for (const std::string& site : b.call_sites) EXPECT_TRUE(site.empty());
+    inlined += !b.inlined.empty();
+  }
+  EXPECT_GT(inlined, 100u);
+}
+
+TEST(DwarfInfo, ZlibCompressedSectionsReadAsPlainOnes) {
+  std::string plain = Program("inline_cxx_dwarf4"), gz = Program("inline_cxx_gz");
+  ASSERT_TRUE(DebugInfoCompressed(gz)) << gz << " was built without -gz";
+  ASSERT_FALSE(DebugInfoCompressed(plain));
+  auto a = DwarfInfo::Open(gz);
+  auto b = DwarfInfo::Open(plain);
+  ASSERT_TRUE(a && b);
+  EXPECT_GE(ExpectSameLookups(*a, *b, TextOf(plain), 1), 500u);
+}
+
+TEST(DwarfInfo, ZstdCompressedSectionsReadAsPlainOnes) {
+  std::string plain = Program("inline_cxx"), zst = Program("inline_cxx_zstd");
+  if (access(zst.c_str(), R_OK) != 0 || !DebugInfoCompressed(zst)) {
+    GTEST_SKIP() << "objcopy here cannot compress with zstd";
+  }
+  auto a = DwarfInfo::Open(zst);
+  auto b = DwarfInfo::Open(plain);
+  ASSERT_TRUE(a && b);
+  EXPECT_GE(ExpectSameLookups(*a, *b, TextOf(plain), 1), 500u);
+}
+
+TEST(DwarfInfo, NotElfOrMissing) {
+  EXPECT_EQ(DwarfInfo::Open("/nonexistent/file"), nullptr);
+  EXPECT_EQ(DwarfInfo::Open("/proc/self/status"), nullptr);
+}
+
+}  // namespace
+}  // namespace pf
