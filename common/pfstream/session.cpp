@@ -1,5 +1,7 @@
 #include "pfstream/session.h"
 
+#include "symbolize/addr2line_names.h"
+#include "symbolize/demangle.h"
 #include "symbolize/dwarf_info.h"
 #include "symbolize/elf_image.h"
 #include "unwind/cfi.h"
@@ -470,6 +472,34 @@ DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
   return m.dwarf;
 }
 
+// The symbol table addr2line reads for the map's file: its debug file's when there is one
+// (as perf hands addr2line the file it read symbols from), else the binary's. None for
+// [vdso] and other bracketed maps, which perf does not hand addr2line.
+Addr2lineNames* Session::NamesFor(uint32_t pid, MapEntry& m) {
+  if (m.names_loaded) return m.names;
+  m.names_loaded = true;
+  if (m.path.empty() || m.path[0] == '[') return nullptr;  // perf asks nothing about [vdso]
+  std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
+  std::shared_ptr<const elf::ElfImage> image;
+  if (path.empty()) {
+    image = sym_.RuntimeImage(m.path, m.build_id, pid);
+    if (!image || image->path().empty() || image->path()[0] != '/') return nullptr;
+    path = image->path();
+  }
+  NamesEntry& e = names_[path];
+  if (!e.names) {
+    try {
+      if (!image) image = elf::ElfImage::Open(path);
+      e.image = image;
+      e.names = std::make_unique<Addr2lineNames>(*image);
+    } catch (const Error&) {
+      return nullptr;
+    }
+  }
+  m.names = e.names.get();
+  return m.names;
+}
+
 // The srcline perf prints for an address it has no line for: "DSO[ADDR]".
 std::string_view Session::UnknownSrcline(std::string_view dso, uint64_t addr) {
   char buf[32];
@@ -504,19 +534,41 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
       f.srcline = UnknownSrcline(f.dso.substr(f.dso.rfind('/') + 1), vaddr);
     }
   }
-  if (inlines && loc && f.has_sym && !loc->inlined.empty()) {
-    // Innermost first, each with the address and offset of the frame it is inlined in; the
-    // lines are where each is, then each caller's call site (as addr2line -i gives them).
+  if (inlines && loc && f.has_sym && (!loc->inlined.empty() || !loc->function.empty())) {
+    // As perf prints addr2line -i's answer: innermost first, each with the address and
+    // offset of the frame, each line where it is, then each caller's call site. perf reuses
+    // the frame's own symbol for a function of the same name (the function itself, or a
+    // recursive one inlined into itself): a plain frame. Any other name is printed
+    // "(inlined)", the function's own too when its DWARF name differs from its symbol
+    // (glibc's __libc_start_main_impl at __libc_start_main@@GLIBC_2.34, GCC's clones:
+    // main at main.cold, f at f.constprop.0): that one then stands for the frame.
     std::string_view line = f.srcline;
     for (size_t i = 0; i < loc->inlined.size(); ++i) {
       ResolvedFrame in = f;
       in.sym = Intern(loc->inlined[i]);
-      in.inlined = true;
+      in.inlined = in.sym != f.sym;
       in.srcline = line;
       out->push_back(in);
       if (srcline_ && !loc->call_sites[i].empty()) line = Intern(loc->call_sites[i]);
     }
     f.srcline = line;
+    if (!loc->function.empty() && loc->function != "??" && loc->function != f.sym) {
+      f.sym = Intern(loc->function);
+      f.inlined = true;
+    }
+  } else if (inlines && f.has_sym) {
+    // No DWARF function here: addr2line names the address from the symbol table, and perf
+    // prints that name "(inlined)" in place of the frame when it is another alias.
+    if (Addr2lineNames* names = NamesFor(pid, *m)) {
+      std::string_view raw = names->NameAt(vaddr);
+      if (!raw.empty()) {
+        std::string name = Demangle(raw);
+        if (name != f.sym) {
+          f.sym = Intern(name);
+          f.inlined = true;
+        }
+      }
+    }
   }
   out->push_back(f);
 }

@@ -23,6 +23,7 @@
 
 namespace pf {
 
+class Addr2lineNames;
 class CfiTable;
 class DwarfInfo;
 class LibdwUnwinder;
@@ -42,6 +43,9 @@ struct MapEntry {
   bool cfi_loaded = false;
   DwarfInfo* dwarf = nullptr;
   bool dwarf_loaded = false;
+  // The names addr2line would give from its symbol table (for perf's inline frames).
+  Addr2lineNames* names = nullptr;
+  bool names_loaded = false;
 };
 
 /// A process's maps by start address, non-overlapping. A tree, not a sorted vector: a JIT or
@@ -119,6 +123,7 @@ class Session {
   // Appends the frame of a user address, after its inline frames (with SetInline).
   void AddUserFrame(uint32_t pid, uint64_t ip, bool expand, std::vector<ResolvedFrame>* out);
   DwarfInfo* DwarfFor(uint32_t pid, MapEntry& m);
+  Addr2lineNames* NamesFor(uint32_t pid, MapEntry& m);
   std::string_view UnknownSrcline(std::string_view dso, uint64_t addr);
   std::string_view Intern(const std::string& s) { return strings_.Name(strings_.Intern(s)); }
 
@@ -129,6 +134,11 @@ class Session {
   bool inline_ = true;
   bool srcline_ = false;
   std::unordered_map<std::string, std::unique_ptr<DwarfInfo>> dwarf_;  // by debug file path
+  struct NamesEntry {
+    std::shared_ptr<const elf::ElfImage> image;
+    std::unique_ptr<Addr2lineNames> names;
+  };
+  std::unordered_map<std::string, NamesEntry> names_;  // by file path
   std::unique_ptr<LibdwUnwinder> libdw_;
   std::unordered_map<const void*, int> memory_files_;  // image -> memfd, for libdw
   uint64_t libdw_fallbacks_ = 0;

@@ -777,6 +777,7 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   if (index < 0) return loc;
   if (!u.functions[static_cast<size_t>(index)].loaded) LoadInlines(u, index);
   const Unit::Function* function = &u.functions[static_cast<size_t>(index)];
+  loc.function = NameOf(function->die);
   std::vector<const Unit::Inline*> chain;
   for (uint32_t i = 0; i < function->inline_count; ++i) {
     const Unit::Inline& in = u.inlines[function->first_inline + i];

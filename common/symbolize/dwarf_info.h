@@ -41,6 +41,8 @@ class DwarfInfo {
     /// around inlined[i], of that call ("" when unknown). So the frame of inlined[0] is at
     /// `srcline`, that of inlined[i] at call_sites[i - 1], the real function's at the last.
     std::vector<std::string> call_sites;
+    /// The DWARF name of the function holding the address ("" when none does).
+    std::string function;
   };
 
   struct Options {

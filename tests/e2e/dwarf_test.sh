@@ -46,8 +46,8 @@ expect "$tmp/on.folded" "$root;top_a;mid_b;hot_beta;inl_mix [0-9]+$" 50 "$m: inl
 expect "$tmp/on.folded" "$root;(recurse;){20}leaf_delta [0-9]+$" 50 "$m: recursion"
 expect "$tmp/on.folded" "$root;call_lib;lib_spin [0-9]+$" 50 "$m: a shared library"
 expect "$tmp/on.folded" "$root;call_tiny;lib_tiny@plt [0-9]+$" 3 "$m: a PLT stub"
-expect "$tmp/on.folded" "$root;signal_site;raise[^;]*;.*;on_signal;sig_leaf [0-9]+$" 50 "$m: a signal handler"
-expect "$tmp/on.folded" "$root;call_vdso;clock_gettime[^;]*;__vdso_clock_gettime [0-9]+$" 5 "$m: the vdso"
+expect "$tmp/on.folded" "$root;signal_site;(__GI_)?raise[^;]*;.*;on_signal;sig_leaf [0-9]+$" 50 "$m: a signal handler"
+expect "$tmp/on.folded" "$root;call_vdso;(__GI___)?clock_gettime[^;]*;__vdso_clock_gettime [0-9]+$" 5 "$m: the vdso"
 # The 12 KiB frame does not fit an 8 KiB copy: cut, and marked [unknown] at the root.
 expect "$tmp/on.folded" "^unwind_prog;\[unknown\];big_frame;leaf_gamma [0-9]+$" 20 "$m: a cut stack"
 grep -q "stacks were deeper than the 8192-byte copy" "$tmp/on.err" ||
@@ -147,7 +147,18 @@ if command -v perf >/dev/null 2>&1; then
     "$COLLAPSE" --no-inline "$tmp/perf.data" >"$tmp/pf.folded"
     diff -u "$tmp/perf.folded" "$tmp/pf.folded" >"$tmp/fold.diff" ||
       fail "perf.data: pf-collapse differs from perf script | pf-collapse: $(head "$tmp/fold.diff")"
-    echo "perf.data: $(grep -c '^unwind_prog ' "$tmp/pf.txt") samples, same text as perf script"
+    # With inline frames: perf asks addr2line about every frame and prints its answer, a
+    # function's DWARF name or another alias from the symbol table "(inlined)" in place of
+    # the frame (glibc's __libc_start_main_impl, with or without glibc's debug symbols).
+    perf script -i "$tmp/perf.data" >"$tmp/perf-inl.txt" 2>/dev/null
+    "$SCRIPT" "$tmp/perf.data" >"$tmp/pf-inl.txt" || fail "pf-script perf.data (inline)"
+    diff -u "$tmp/perf-inl.txt" "$tmp/pf-inl.txt" >"$tmp/inl.diff" ||
+      fail "perf.data: with inline frames, perf script and pf-script differ: $(head -20 "$tmp/inl.diff")"
+    "$COLLAPSE" "$tmp/perf-inl.txt" >"$tmp/perf-inl.folded"
+    "$COLLAPSE" "$tmp/perf.data" >"$tmp/pf-inl.folded"
+    diff -u "$tmp/perf-inl.folded" "$tmp/pf-inl.folded" >"$tmp/fold-inl.diff" ||
+      fail "perf.data: pf-collapse differs from perf script | pf-collapse: $(head "$tmp/fold-inl.diff")"
+    echo "perf.data: $(grep -c '^unwind_prog ' "$tmp/pf.txt") samples, same text as perf script (with and without inline frames)"
   else
     echo "note: perf record --call-graph dwarf failed here; its recordings are not compared"
   fi

@@ -9,9 +9,13 @@
 #include <elf.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
+#include "symbolize/addr2line_names.h"
 #include "symbolize/dwarf_info.h"
 #include "symbolize/elf_image.h"
 
@@ -176,6 +180,99 @@ TEST(DwarfInfo, ZstdCompressedSectionsReadAsPlainOnes) {
 TEST(DwarfInfo, NotElfOrMissing) {
   EXPECT_EQ(DwarfInfo::Open("/nonexistent/file"), nullptr);
   EXPECT_EQ(DwarfInfo::Open("/proc/self/status"), nullptr);
+}
+
+}  // namespace
+}  // namespace pf
+
+// Addr2lineNames: the name binutils' addr2line gives from a symbol table, which perf prints as
+// an inlined frame when it is another alias than perf's symbol. Oracle: addr2line itself, on
+// files it reads no DWARF from.
+namespace pf {
+namespace {
+
+// addr2line -f's function names for `addrs` in `path` ("??" when it finds none).
+std::vector<std::string> Addr2line(const std::string& path, const std::vector<uint64_t>& addrs) {
+  char in[] = "/tmp/pf-a2l-XXXXXX";
+  int fd = mkstemp(in);
+  if (fd < 0) return {};
+  std::string text;
+  for (uint64_t a : addrs) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx\n", static_cast<unsigned long long>(a));
+    text += buf;
+  }
+  bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  std::vector<std::string> names;
+  if (written) {
+    std::string cmd = "addr2line -f -e '" + path + "' < " + in + " 2>/dev/null";
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char line[8192];
+      for (size_t n = 0; std::fgets(line, sizeof line, p); ++n) {
+        std::string s(line);
+        if (!s.empty() && s.back() == '\n') s.pop_back();
+        if (n % 2 == 0) names.push_back(s);  // then its file:line
+      }
+      pclose(p);
+    }
+  }
+  unlink(in);
+  return names;
+}
+
+void ExpectNamesLikeAddr2line(const std::string& path, uint64_t step) {
+  SCOPED_TRACE(path);
+  if (std::system("addr2line --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no addr2line";
+  auto image = elf::ElfImage::Open(path);
+  Addr2lineNames names(*image);
+  std::vector<uint64_t> addrs;
+  for (const elf::Section& s : image->sections()) {
+    if (!(s.flags & SHF_EXECINSTR)) continue;
+    for (uint64_t a = s.addr; a < s.addr + s.size; a += step) addrs.push_back(a);
+  }
+  ASSERT_GT(addrs.size(), 100u);
+  std::vector<std::string> theirs = Addr2line(path, addrs);
+  ASSERT_EQ(theirs.size(), addrs.size());
+  size_t differing = 0, named = 0;
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    std::string ours(names.NameAt(addrs[i]));
+    if (ours.empty()) ours = "??";
+    named += ours != "??";
+    if (ours != theirs[i] && ++differing <= 5) {
+      ADD_FAILURE() << std::hex << addrs[i] << ": " << ours << " vs addr2line's " << theirs[i];
+    }
+  }
+  EXPECT_EQ(differing, 0u);
+  EXPECT_GT(named, addrs.size() / 2);
+}
+
+TEST(Addr2lineNames, SymtabLikeAddr2line) {
+  std::string path = Program("inline_cxx_nodebug");
+  if (access(path.c_str(), R_OK) != 0) GTEST_SKIP() << "objcopy missing: " << path;
+  ExpectNamesLikeAddr2line(path, 1);
+}
+
+TEST(Addr2lineNames, DynsymLikeAddr2line) {
+  // perl is stripped to its dynamic symbols on Debian (and is always there).
+  std::string path = "/usr/bin/perl";
+  if (access(path.c_str(), R_OK) != 0) GTEST_SKIP() << "no " << path;
+  auto image = elf::ElfImage::Open(path);
+  if (image->FindSection(".debug_info") >= 0 || image->symtab() >= 0) {
+    GTEST_SKIP() << path << " is not stripped here";
+  }
+  ExpectNamesLikeAddr2line(path, 13);
+}
+
+TEST(Addr2lineNames, GlibcAliasesLikeAddr2line) {
+  std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  if (access(libc.c_str(), R_OK) != 0) GTEST_SKIP() << "no " << libc;
+  std::string id = elf::ElfImage::Open(libc)->BuildId();
+  if (id.size() > 2 && access(("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" +
+                               id.substr(2) + ".debug").c_str(), R_OK) == 0) {
+    GTEST_SKIP() << "glibc's debug file is installed: addr2line names from DWARF";
+  }
+  ExpectNamesLikeAddr2line(libc, 29);
 }
 
 }  // namespace

@@ -1,0 +1,50 @@
+#pragma once
+// The function name binutils' addr2line gives an address from a binary's symbol table, where
+// the binary has no DWARF function for it: perf script asks addr2line -i -f about every
+// frame to print inline frames, and when that name differs from the symbol perf chose for
+// the frame (another alias at the same address: glibc's __libc_free for perf's cfree, Rust's
+// <u64 as Display>::fmt for <usize as Display>::fmt after identical code folding), perf
+// prints it as an inlined frame in place of the real one. pf-script does the same, so that
+// its text equals perf's.
+//
+// The choice follows BFD's elf_find_function: among the symbols of the address's section
+// (.symtab, else .dynsym; not objects, TLS, sections or files) the nearest at or below the
+// address; of several there, in symbol table order, one that reaches the address over one
+// that does not, then a function over an untyped symbol, then the smallest.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "symbolize/elf_image.h"
+
+namespace pf {
+
+class Addr2lineNames {
+ public:
+  /// The symbol table of `image` (which must outlive this).
+  explicit Addr2lineNames(const elf::ElfImage& image);
+
+  /// The raw (mangled) name addr2line prints for ELF address `vaddr`; empty when it finds
+  /// none ("??").
+  std::string_view NameAt(uint64_t vaddr) const;
+
+ private:
+  struct Candidate {
+    uint64_t value, size;  // size 1 for a symbol of size 0, as BFD counts it
+    uint32_t order;        // index in the symbol table
+    uint16_t section;
+    bool function;
+    std::string_view name;
+  };
+  struct SectionRange {
+    uint64_t lo, hi;
+    uint16_t index;
+  };
+  std::vector<Candidate> candidates_;  // by (section, value, order)
+  std::vector<SectionRange> sections_;  // allocated sections, in section order
+};
+
+}  // namespace pf
