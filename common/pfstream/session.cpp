@@ -352,9 +352,21 @@ std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64
     if (unwind_method_ == UnwindMethod::kTable) ++libdw_fallbacks_;
     scratch->resize(user_at);
     end = UnwindWithLibdw(s, stack, user_at + kMaxFrames, scratch);
+    // libdw reads the outermost frame's saved registers too, and a read past the copy
+    // there would look like a cut stack: where the CFI says the return address is
+    // undefined (_start, clone), the stack is complete, as the tables and perf end it.
+    UnwindModule module;
+    CfiRow row;
+    if (end == UnwindEnd::kTruncated && scratch->size() > user_at &&
+        modules.Find(scratch->back(), &module) && module.cfi != nullptr &&
+        module.cfi->Find(scratch->back() - module.bias, &row) && row.ra == CfiRow::kUndefined) {
+      end = UnwindEnd::kComplete;
+    }
   }
   if (scratch->size() == user_at) scratch->pop_back();  // no usable registers
-  if (end == UnwindEnd::kTruncated) scratch->push_back(kTruncatedFrame);
+  if (end == UnwindEnd::kTruncated || end == UnwindEnd::kZeroReturn) {
+    scratch->push_back(kTruncatedFrame);
+  }
   size_t e = static_cast<size_t>(end);
   if (unwind_ends_.size() <= e) unwind_ends_.resize(e + 1);
   ++unwind_ends_[e];

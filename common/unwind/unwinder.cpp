@@ -158,7 +158,9 @@ UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max
     }
     if (row.rbp == CfiRow::kSame || row.rbp == CfiRow::kValCfa) rbp_lost = rbp_lost && !rbp_known;
 
-    if (ra == 0) return UnwindEnd::kComplete;
+    // A return address of 0 where the CFI says where it is: libunwind takes 0 for the
+    // caller, and perf prints it as the mark of a cut chain (ffffffffffffffff).
+    if (ra == 0) return UnwindEnd::kZeroReturn;
     // A frame must move up the stack, except out of a signal handler (sigaltstack).
     if (cfa <= regs[kDwRsp] && !row.signal_frame) return UnwindEnd::kBadFrame;
 
@@ -181,6 +183,7 @@ const char* UnwindEndName(UnwindEnd end) {
     case UnwindEnd::kNoRegisters: return "no user registers";
     case UnwindEnd::kMaxDepth: return "too deep";
     case UnwindEnd::kBadFrame: return "bad frame";
+    case UnwindEnd::kZeroReturn: return "return address 0";
   }
   return "?";
 }

@@ -57,6 +57,8 @@ enum class UnwindEnd : uint8_t {
   kNoRegisters,  // the sample has no usable user registers
   kMaxDepth,
   kBadFrame,     // the stack pointer did not move up: corrupt stack or CFI
+  kZeroReturn,   // a return address read 0 (libunwind reports a caller at 0, which perf
+                 // prints as the cut-chain mark, ffffffffffffffff, as for kTruncated)
 };
 
 /// The DWARF registers (rax..r15, rip) of a sample, and which are known; false when the
