@@ -20,11 +20,17 @@
 
 namespace pf {
 
+// An ELF image built in memory (not zero-filled: every byte read is written).
+struct ImageBuffer {
+  std::unique_ptr<char[]> bytes;
+  size_t size = 0;
+};
+
 struct DwarfInfo::Handle {
   int fd = -1;
   Dwarf* dwarf = nullptr;
   Elf* elf = nullptr;      // over `image`, when the sections were decompressed here
-  std::string image;
+  ImageBuffer image;
   ~Handle() {
     if (dwarf) dwarf_end(dwarf);
     if (elf) elf_end(elf);
@@ -115,7 +121,7 @@ bool WantedSection(std::string_view name, bool lines) {
 // turned into SHT_NOBITS. False (use the file as it is) when nothing wanted is compressed,
 // for a relocatable file (libdw would need its relocations) or one with a dwz alternate file
 // (libdw finds that from the file's path), and on anything malformed.
-bool DecompressedImage(std::string_view file, bool lines, std::string* image) {
+bool DecompressedImage(std::string_view file, bool lines, ImageBuffer* image) {
   using elf::CString;
   using elf::ReadAt;
   using elf::Slice;
@@ -145,8 +151,9 @@ bool DecompressedImage(std::string_view file, bool lines, std::string* image) {
   if (!compressed) return false;
   keep[eh.e_shstrndx] = 1;
 
-  image->assign(sizeof eh, '\0');
-  std::string inflated;
+  // Where each kept section goes, then one buffer (not zeroed), filled in place.
+  auto align = [](uint64_t v) { return (v + 15) & ~uint64_t{15}; };
+  uint64_t end = sizeof eh;
   for (size_t i = 1; i < sh.size(); ++i) {
     Elf64_Shdr& s = sh[i];
     if (!keep[i]) {
@@ -156,22 +163,43 @@ bool DecompressedImage(std::string_view file, bool lines, std::string* image) {
     }
     std::string_view data = Slice(file, s.sh_offset, s.sh_size);
     if (data.size() != s.sh_size) return false;
+    uint64_t size = data.size();
     if (s.sh_flags & SHF_COMPRESSED) {
-      if (!DecompressSection(data, &inflated)) return false;
-      data = inflated;
-      s.sh_flags &= ~static_cast<uint64_t>(SHF_COMPRESSED);
+      size = DecompressedSize(data);
+      if (size == 0) return false;
     }
-    image->resize((image->size() + 15) & ~size_t{15});
-    s.sh_offset = image->size();
-    s.sh_size = data.size();
-    image->append(data);
+    keep[i] = (s.sh_flags & SHF_COMPRESSED) ? 2 : 1;  // 2: decompressed when copied
+    s.sh_flags &= ~static_cast<uint64_t>(SHF_COMPRESSED);
+    s.sh_size = size;
+    end = align(end);
+    s.sh_offset = end;  // the file's offset is read again from its header when copying
+    end += size;
   }
-  image->resize((image->size() + 15) & ~size_t{15});
-  eh.e_shoff = image->size();
+  end = align(end);
+  const uint64_t shoff = end;
+  end += sh.size() * sizeof(Elf64_Shdr);
+  image->size = end;
+  image->bytes.reset(new char[end]);
+  char* out = image->bytes.get();
+  std::memset(out, 0, sizeof eh);
+  for (size_t i = 1; i < sh.size(); ++i) {
+    if (!keep[i]) continue;
+    Elf64_Shdr orig;
+    if (!ReadAt(file, eh.e_shoff + i * sizeof(Elf64_Shdr), &orig)) return false;
+    std::string_view data = Slice(file, orig.sh_offset, orig.sh_size);
+    const Elf64_Shdr& s = sh[i];
+    if (keep[i] == 2) {
+      if (!DecompressSectionInto(data, out + s.sh_offset, s.sh_size)) return false;
+    } else if (!data.empty()) {
+      std::memcpy(out + s.sh_offset, data.data(), data.size());
+    }
+  }
+  // Padding between sections stays as allocated: nothing reads it.
+  eh.e_shoff = shoff;
   eh.e_phoff = 0;
   eh.e_phnum = 0;
-  image->append(reinterpret_cast<const char*>(sh.data()), sh.size() * sizeof(Elf64_Shdr));
-  std::memcpy(image->data(), &eh, sizeof eh);
+  std::memcpy(out + shoff, sh.data(), sh.size() * sizeof(Elf64_Shdr));
+  std::memcpy(out, &eh, sizeof eh);
   return true;
 }
 
@@ -185,7 +213,7 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
     std::unique_ptr<elf::ElfBytes> file = elf::ElfBytes::Map(path);
     if (DecompressedImage(file->data(), options.lines, &h->image)) {
       elf_version(EV_CURRENT);
-      h->elf = elf_memory(h->image.data(), h->image.size());
+      h->elf = elf_memory(h->image.bytes.get(), h->image.size);
       if (h->elf) h->dwarf = dwarf_begin_elf(h->elf, DWARF_C_READ, nullptr);
     }
   } catch (const Error&) {
@@ -194,7 +222,7 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
   if (h->dwarf == nullptr) {
     if (h->elf) elf_end(h->elf);
     h->elf = nullptr;
-    h->image = std::string();
+    h->image = ImageBuffer();
     h->dwarf = dwarf_begin(h->fd, DWARF_C_READ);
   }
   if (h->dwarf == nullptr) return nullptr;

@@ -1,11 +1,13 @@
 #include "symbolize/kallsyms.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
 
 #include "base/error.h"
 #include "symbolize/elf_symbols.h"
@@ -69,13 +71,15 @@ uint8_t Binding(char type) {
 
 }  // namespace
 
-KernelSymbols KernelSymbols::Parse(std::string_view text) {
+KernelSymbols KernelSymbols::ParseOwned(std::string&& text) {
   KernelSymbols k;
-  k.text_.assign(text);
+  k.text_ = std::move(text);
   std::string_view all(k.text_);
 
   std::vector<TableSymbol> table;
   std::vector<std::string_view> fields;
+  table.reserve(all.size() / 32);
+  fields.reserve(all.size() / 32);
   bool any_address = false;
   ForEachLine(all, [&](const Line& line) {
     if (line.address != 0) any_address = true;
@@ -90,8 +94,11 @@ KernelSymbols KernelSymbols::Parse(std::string_view text) {
     return k;
   }
 
-  std::stable_sort(table.begin(), table.end(),
-                   [](const TableSymbol& a, const TableSymbol& b) { return a.start < b.start; });
+  // The kernel lists its symbols in address order, modules' after: sorted, or nearly.
+  auto by_start = [](const TableSymbol& a, const TableSymbol& b) { return a.start < b.start; };
+  if (!std::is_sorted(table.begin(), table.end(), by_start)) {
+    std::stable_sort(table.begin(), table.end(), by_start);
+  }
   // perf's order for kallsyms: extend, then drop duplicates (so the last alias, the one
   // the extension reached, is the one with a size and wins).
   FixupSymbolEnds(table, true);
@@ -120,12 +127,28 @@ KernelSymbols KernelSymbols::Parse(std::string_view text) {
 }
 
 KernelSymbols KernelSymbols::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open kernel symbols");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error(path, "cannot read kernel symbols");
-  return Parse(ss.str());
+  // One read into one buffer (/proc/kallsyms has no size: read until the end).
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path, "cannot open kernel symbols");
+  struct stat st;
+  std::string text;
+  text.resize(fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1
+                                                      : size_t{1} << 20);
+  size_t used = 0;
+  for (;;) {
+    if (used == text.size()) text.resize(text.size() * 2);
+    ssize_t n = read(fd, text.data() + used, text.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(fd);
+      throw Error(path, "cannot read kernel symbols");
+    }
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  close(fd);
+  text.resize(used);
+  return ParseOwned(std::move(text));
 }
 
 bool KernelSymbols::Lookup(uint64_t ip, Hit* hit) const {

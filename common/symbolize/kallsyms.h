@@ -22,7 +22,9 @@ class KernelSymbols {
   /// An empty table.
   KernelSymbols() = default;
   /// Parses kallsyms text ("ADDRESS TYPE NAME[\t[MODULE]]" per line); bad lines are skipped.
-  static KernelSymbols Parse(std::string_view text);
+  static KernelSymbols Parse(std::string_view text) { return ParseOwned(std::string(text)); }
+  /// The same, keeping `text` (no copy).
+  static KernelSymbols ParseOwned(std::string&& text);
   /// Reads and parses a kallsyms file (/proc/kallsyms). Throws pf::Error when unreadable.
   static KernelSymbols Load(const std::string& path);
 

@@ -17,30 +17,41 @@ struct DecompressorDeleter {
 
 }  // namespace
 
-bool DecompressSection(std::string_view in, std::string* out) {
+size_t DecompressedSize(std::string_view in) {
   Elf64_Chdr ch;
-  if (in.size() < sizeof ch) return false;
+  if (in.size() < sizeof ch) return 0;
   std::memcpy(&ch, in.data(), sizeof ch);
-  if (ch.ch_size > kMaxDecompressedSection) return false;
-  std::string_view data = in.substr(sizeof ch);
+  if (ch.ch_type != ELFCOMPRESS_ZLIB && ch.ch_type != 2 /* ELFCOMPRESS_ZSTD */) return 0;
+  if (ch.ch_size == 0 || ch.ch_size > kMaxDecompressedSection) return 0;
   // Deflate and zstd expand at most ~1000x and ~32000x; a size beyond that is corrupt, and
   // not allocated.
-  if (ch.ch_size / 32768 > data.size()) return false;
-  out->resize(ch.ch_size);
+  if (ch.ch_size / 32768 > in.size() - sizeof ch) return 0;
+  return static_cast<size_t>(ch.ch_size);
+}
+
+bool DecompressSectionInto(std::string_view in, char* out, size_t size) {
+  Elf64_Chdr ch;
+  if (size == 0 || DecompressedSize(in) != size) return false;
+  std::memcpy(&ch, in.data(), sizeof ch);
+  std::string_view data = in.substr(sizeof ch);
   if (ch.ch_type == ELFCOMPRESS_ZLIB) {
     thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(
         libdeflate_alloc_decompressor());
     if (!d) return false;
     size_t n = 0;
-    return libdeflate_zlib_decompress(d.get(), data.data(), data.size(), out->data(),
-                                      out->size(), &n) == LIBDEFLATE_SUCCESS &&
-           n == ch.ch_size;
+    return libdeflate_zlib_decompress(d.get(), data.data(), data.size(), out, size, &n) ==
+               LIBDEFLATE_SUCCESS &&
+           n == size;
   }
-  if (ch.ch_type == 2 /* ELFCOMPRESS_ZSTD */) {
-    size_t n = ZSTD_decompress(out->data(), out->size(), data.data(), data.size());
-    return !ZSTD_isError(n) && n == ch.ch_size;
-  }
-  return false;
+  size_t n = ZSTD_decompress(out, size, data.data(), data.size());
+  return !ZSTD_isError(n) && n == size;
+}
+
+bool DecompressSection(std::string_view in, std::string* out) {
+  size_t size = DecompressedSize(in);
+  if (size == 0) return false;
+  out->resize(size);
+  return DecompressSectionInto(in, out->data(), size);
 }
 
 }  // namespace pf

@@ -14,8 +14,15 @@ namespace pf {
 /// The largest section this will inflate (a bigger Elf64_Chdr size is taken as corrupt).
 inline constexpr size_t kMaxDecompressedSection = size_t{1} << 31;
 
-/// Decompresses the SHF_COMPRESSED section data `in` into `out`; false when the header is cut
-/// or unknown, the size is implausible, or the data does not decode to exactly that size.
+/// The size the SHF_COMPRESSED section data `in` decompresses to, from its header; 0 when the
+/// header is cut or of an unknown kind, or the size is implausible.
+size_t DecompressedSize(std::string_view in);
+
+/// Decompresses `in` into `out`, which holds DecompressedSize(in) bytes; false when the data
+/// does not decode to exactly that size.
+bool DecompressSectionInto(std::string_view in, char* out, size_t size);
+
+/// The same, into a string.
 bool DecompressSection(std::string_view in, std::string* out);
 
 }  // namespace pf
