@@ -7,17 +7,21 @@
 # and without inline frames), and runs pf_unwind_bench on it (unwinds per second: the tables
 # against libdw).
 #   bench/dwarf_bench.sh [--seconds N] [--freq HZ] [--stack BYTES]
+#   bench/dwarf_bench.sh --fold FILE...   (only the folding comparison, on recordings you have:
+#                                          perf record --call-graph dwarf files of any program)
 # Needs perf_event_open; the peers (perf, stackcollapse-perf.pl: set STACKCOLLAPSE_PL or put
 # it on PATH) are run when installed. Not a ctest test.
 set -u -o pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 secs=10 freq=999 stack=8192
+fold_only=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) secs=$2; shift 2 ;;
     --freq) freq=$2; shift 2 ;;
     --stack) stack=$2; shift 2 ;;
-    *) echo "usage: $0 [--seconds N] [--freq HZ] [--stack BYTES]" >&2; exit 2 ;;
+    --fold) shift; fold_only=("$@"); break ;;
+    *) echo "usage: $0 [--seconds N] [--freq HZ] [--stack BYTES] | --fold FILE..." >&2; exit 2 ;;
   esac
 done
 BIN=${PF_BIN:-$repo/build/bin}
@@ -27,6 +31,56 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 have_perf=0
 command -v perf >/dev/null 2>&1 && have_perf=1
+
+# --- folding perf's recording --------------------------------------------------------------
+t() {  # t LABEL CMD: the best wall time of 3 runs (after a warm-up: the binaries and debug
+       # files in the page cache) into $work/LABEL.time, output into $work/LABEL.out
+  local s e best="" i
+  bash -c "$2" >"$work/$1.out" 2>/dev/null
+  for i in 1 2 3; do
+    s=$(date +%s.%N)
+    bash -c "$2" >"$work/$1.out" 2>/dev/null
+    e=$(date +%s.%N)
+    best=$(echo "$e - $s" | bc | awk -v b="$best" '{ print (b == "" || $1 < b) ? $1 : b }')
+  done
+  echo "$best" >"$work/$1.time"
+  printf "%-46s %7.3f s\n" "$1" "$best"
+}
+ratio() { awk -v a="$(cat "$work/$1.time")" -v b="$(cat "$work/$2.time")" 'BEGIN { printf "%.1fx", b / a }'; }
+fold() {  # fold FILE: pf-collapse against perf script (| stackcollapse-perf.pl) on FILE
+  local in=$1
+  echo
+  echo "folding $in ($(stat -c %s "$in") bytes)"
+  t "pf-collapse" "'$BIN/pf-collapse' '$in'"
+  t "pf-collapse --no-inline" "'$BIN/pf-collapse' --no-inline '$in'"
+  t "perf script" "perf script -i '$in'"
+  t "perf script --no-inline" "perf script --no-inline -i '$in'"
+  echo "pf-collapse is $(ratio pf-collapse 'perf script') faster than perf script (inline frames)"
+  if [ -n "$SC" ]; then
+    t "perf script | stackcollapse-perf.pl" "perf script -i '$in' | perl '$SC'"
+    t "perf script --no-inline | stackcollapse-perf.pl" "perf script --no-inline -i '$in' | perl '$SC'"
+    echo "pf-collapse is $(ratio pf-collapse 'perf script | stackcollapse-perf.pl') faster than perf script | stackcollapse-perf.pl"
+    echo "pf-collapse --no-inline is $(ratio 'pf-collapse --no-inline' 'perf script --no-inline | stackcollapse-perf.pl') faster than perf script --no-inline | stackcollapse-perf.pl"
+    local ours theirs
+    for ours in "pf-collapse" "pf-collapse --no-inline"; do
+      theirs="perf script${ours#pf-collapse} | stackcollapse-perf.pl"
+      if cmp -s "$work/$ours.out" "$work/$theirs.out"; then
+        echo "$ours: output identical to $theirs"
+      else
+        echo "$ours: output differs from $theirs in $(diff "$work/$ours.out" "$work/$theirs.out" | grep -c '^[<>]') lines"
+      fi
+    done
+  else
+    echo "stackcollapse-perf.pl not found (set STACKCOLLAPSE_PL): skipped"
+  fi
+  /usr/bin/time -f "pf-collapse resident memory: %M KB" "$BIN/pf-collapse" "$in" >/dev/null
+}
+
+if [ ${#fold_only[@]} -gt 0 ]; then
+  [ $have_perf -eq 1 ] || { echo "perf is not installed: nothing to compare" >&2; exit 1; }
+  for f in "${fold_only[@]}"; do fold "$f"; echo; done
+  exit 0
+fi
 
 # CPU seconds (user+sys) of a command and its children, from /usr/bin/time's format.
 cpu_of() { awk '{ print $1 + $2 }' "$1"; }
@@ -65,46 +119,10 @@ for mode in online raw; do
   row "pf-record --call-graph=dwarf $extra" "$work/pf-$mode.pfs" "$work/pf-$mode.time" "${n:-0}" "${lost:-0}"
 done
 
-# --- folding perf's recording --------------------------------------------------------------
-t() {  # t LABEL CMD: the best wall time of 3 runs (after a warm-up: the binaries and debug
-       # files in the page cache) into $work/LABEL.time, output into $work/LABEL.out
-  local s e best="" i
-  bash -c "$2" >"$work/$1.out" 2>/dev/null
-  for i in 1 2 3; do
-    s=$(date +%s.%N)
-    bash -c "$2" >"$work/$1.out" 2>/dev/null
-    e=$(date +%s.%N)
-    best=$(echo "$e - $s" | bc | awk -v b="$best" '{ print (b == "" || $1 < b) ? $1 : b }')
-  done
-  echo "$best" >"$work/$1.time"
-  printf "%-46s %7.3f s\n" "$1" "$best"
-}
-ratio() { awk -v a="$(cat "$work/$1.time")" -v b="$(cat "$work/$2.time")" 'BEGIN { printf "%.1fx", b / a }'; }
 if [ $have_perf -eq 1 ]; then
-  in=$work/perf.data
+  fold "$work/perf.data"
   echo
-  echo "folding perf.data ($(stat -c %s "$in") bytes)"
-  t "pf-collapse" "'$BIN/pf-collapse' '$in'"
-  t "pf-collapse --no-inline" "'$BIN/pf-collapse' --no-inline '$in'"
-  t "perf script" "perf script -i '$in'"
-  t "perf script --no-inline" "perf script --no-inline -i '$in'"
-  echo "pf-collapse is $(ratio pf-collapse 'perf script') faster than perf script (inline frames)"
-  if [ -n "$SC" ]; then
-    t "perf script | stackcollapse-perf.pl" "perf script -i '$in' | perl '$SC'"
-    t "perf script --no-inline | stackcollapse-perf.pl" "perf script --no-inline -i '$in' | perl '$SC'"
-    echo "pf-collapse is $(ratio pf-collapse 'perf script | stackcollapse-perf.pl') faster than perf script | stackcollapse-perf.pl"
-    echo "pf-collapse --no-inline is $(ratio 'pf-collapse --no-inline' 'perf script --no-inline | stackcollapse-perf.pl') faster than perf script --no-inline | stackcollapse-perf.pl"
-    if cmp -s "$work/pf-collapse --no-inline.out" "$work/perf script --no-inline | stackcollapse-perf.pl.out"; then
-      echo "pf-collapse --no-inline output identical to perf script --no-inline | stackcollapse-perf.pl"
-    else
-      echo "--no-inline outputs differ in $(diff "$work/pf-collapse --no-inline.out" "$work/perf script --no-inline | stackcollapse-perf.pl.out" | grep -c '^[<>]') lines"
-    fi
-  else
-    echo "stackcollapse-perf.pl not found (set STACKCOLLAPSE_PL): skipped"
-  fi
-  /usr/bin/time -f "pf-collapse resident memory: %M KB" "$BIN/pf-collapse" "$in" >/dev/null
-  echo
-  "$BIN/pf_unwind_bench" "$in" 2
+  "$BIN/pf_unwind_bench" "$work/perf.data" 2
 else
   echo "perf is not installed: folding and unwinder comparisons skipped"
   "$BIN/pf_unwind_bench" "$work/pf-raw.pfs" 2
