@@ -2,9 +2,9 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,7 +29,7 @@ struct ImageBuffer {
 struct DwarfInfo::Handle {
   int fd = -1;
   Dwarf* dwarf = nullptr;
-  Elf* elf = nullptr;      // over `image`, when the sections were decompressed here
+  Elf* elf = nullptr;  // over `image`, when the sections were decompressed here
   ImageBuffer image;
   ~Handle() {
     if (dwarf) dwarf_end(dwarf);
@@ -105,10 +105,9 @@ namespace {
 bool WantedSection(std::string_view name, bool lines) {
   if (name.substr(0, 7) != ".debug_") return false;
   if (name == ".debug_line") return lines;
-  for (std::string_view skip : {".debug_loc", ".debug_loclists", ".debug_macro",
-                                ".debug_macinfo", ".debug_frame", ".debug_pubnames",
-                                ".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
-                                ".debug_names"}) {
+  for (std::string_view skip : {".debug_loc", ".debug_loclists", ".debug_macro", ".debug_macinfo",
+                                ".debug_frame", ".debug_pubnames", ".debug_pubtypes",
+                                ".debug_gnu_pubnames", ".debug_gnu_pubtypes", ".debug_names"}) {
     if (name == skip) return false;
   }
   return true;
@@ -275,10 +274,10 @@ struct DwarfInfo::Unit {
     uint64_t lo, hi;
     uint32_t function;
   };
-  std::vector<Range> ranges;                 // of the inlined subroutines
-  std::vector<Inline> inlines;               // contiguous per function, in tree order
+  std::vector<Range> ranges;    // of the inlined subroutines
+  std::vector<Inline> inlines;  // contiguous per function, in tree order
   std::vector<Function> functions;
-  std::vector<FunctionRange> by_address;     // sorted by lo
+  std::vector<FunctionRange> by_address;  // sorted by lo
   Dwarf_Files* files = nullptr;
   size_t nfiles = 0;
   // Read by the fast walk: its header and abbreviations. `full`: functions nested in
@@ -303,8 +302,8 @@ struct DwarfInfo::Unit {
   void AddInline(int32_t function, uint32_t depth, uint64_t die, const std::vector<Range>& code,
                  uint64_t call_file, uint64_t call_line) {
     if (function != appending) return;
-    inlines.push_back({static_cast<uint32_t>(ranges.size()),
-                       static_cast<uint32_t>(code.size()), depth, die, call_file, call_line});
+    inlines.push_back({static_cast<uint32_t>(ranges.size()), static_cast<uint32_t>(code.size()),
+                       depth, die, call_file, call_line});
     ranges.insert(ranges.end(), code.begin(), code.end());
     ++functions[static_cast<size_t>(function)].inline_count;
   }
@@ -372,8 +371,7 @@ bool NoCodeBelow(int tag) {
 // Reads one attribute value of `form`, returning constants, addresses and references in
 // *value (references as the form holds them); false on a form it does not know or a read
 // past the end.
-bool ReadForm(DwarfReader& r, uint64_t form, const DwarfInfo::Sections::Header& h,
-              int64_t implicit,
+bool ReadForm(DwarfReader& r, uint64_t form, const DwarfInfo::Sections::Header& h, int64_t implicit,
               uint64_t* value) {
   auto offset = [&]() { return h.offset_size == 8 ? r.U64() : r.U32(); };
   auto address = [&]() -> uint64_t { return h.address_size == 8 ? r.U64() : r.U32(); };
@@ -384,40 +382,95 @@ bool ReadForm(DwarfReader& r, uint64_t form, const DwarfInfo::Sections::Header& 
   *value = 0;
   for (int indirections = 0; indirections < 4; ++indirections) {
     switch (form) {
-      case DW_FORM_addr: *value = address(); return r.ok();
-      case DW_FORM_block2: r.Skip(r.U16()); return r.ok();
-      case DW_FORM_block4: r.Skip(r.U32()); return r.ok();
-      case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
-        *value = r.U16(); return r.ok();
-      case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_ref_sup4: case DW_FORM_strx4:
+      case DW_FORM_addr:
+        *value = address();
+        return r.ok();
+      case DW_FORM_block2:
+        r.Skip(r.U16());
+        return r.ok();
+      case DW_FORM_block4:
+        r.Skip(r.U32());
+        return r.ok();
+      case DW_FORM_data2:
+      case DW_FORM_ref2:
+      case DW_FORM_strx2:
+      case DW_FORM_addrx2:
+        *value = r.U16();
+        return r.ok();
+      case DW_FORM_data4:
+      case DW_FORM_ref4:
+      case DW_FORM_ref_sup4:
+      case DW_FORM_strx4:
       case DW_FORM_addrx4:
-        *value = r.U32(); return r.ok();
-      case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
-        *value = r.U64(); return r.ok();
-      case DW_FORM_data16: r.Skip(16); return r.ok();
+        *value = r.U32();
+        return r.ok();
+      case DW_FORM_data8:
+      case DW_FORM_ref8:
+      case DW_FORM_ref_sig8:
+      case DW_FORM_ref_sup8:
+        *value = r.U64();
+        return r.ok();
+      case DW_FORM_data16:
+        r.Skip(16);
+        return r.ok();
       case DW_FORM_string:
         while (r.ok() && r.U8() != 0) {
         }
         return r.ok();
-      case DW_FORM_block: case DW_FORM_exprloc: r.Skip(r.Uleb()); return r.ok();
-      case DW_FORM_block1: r.Skip(r.U8()); return r.ok();
-      case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
+      case DW_FORM_block:
+      case DW_FORM_exprloc:
+        r.Skip(r.Uleb());
+        return r.ok();
+      case DW_FORM_block1:
+        r.Skip(r.U8());
+        return r.ok();
+      case DW_FORM_data1:
+      case DW_FORM_ref1:
+      case DW_FORM_flag:
+      case DW_FORM_strx1:
       case DW_FORM_addrx1:
-        *value = r.U8(); return r.ok();
-      case DW_FORM_sdata: *value = static_cast<uint64_t>(r.Sleb()); return r.ok();
-      case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
-      case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index:
+        *value = r.U8();
+        return r.ok();
+      case DW_FORM_sdata:
+        *value = static_cast<uint64_t>(r.Sleb());
+        return r.ok();
+      case DW_FORM_udata:
+      case DW_FORM_ref_udata:
+      case DW_FORM_strx:
+      case DW_FORM_addrx:
+      case DW_FORM_loclistx:
+      case DW_FORM_rnglistx:
+      case DW_FORM_GNU_addr_index:
       case DW_FORM_GNU_str_index:
-        *value = r.Uleb(); return r.ok();
-      case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_sec_offset: case DW_FORM_strp_sup:
-      case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
-        *value = offset(); return r.ok();
-      case DW_FORM_ref_addr: *value = h.version <= 2 ? address() : offset(); return r.ok();
-      case DW_FORM_flag_present: *value = 1; return true;
-      case DW_FORM_implicit_const: *value = static_cast<uint64_t>(implicit); return true;
-      case DW_FORM_strx3: case DW_FORM_addrx3: *value = three(); return r.ok();
-      case DW_FORM_indirect: form = r.Uleb(); if (!r.ok()) return false; continue;
-      default: return false;
+        *value = r.Uleb();
+        return r.ok();
+      case DW_FORM_strp:
+      case DW_FORM_line_strp:
+      case DW_FORM_sec_offset:
+      case DW_FORM_strp_sup:
+      case DW_FORM_GNU_ref_alt:
+      case DW_FORM_GNU_strp_alt:
+        *value = offset();
+        return r.ok();
+      case DW_FORM_ref_addr:
+        *value = h.version <= 2 ? address() : offset();
+        return r.ok();
+      case DW_FORM_flag_present:
+        *value = 1;
+        return true;
+      case DW_FORM_implicit_const:
+        *value = static_cast<uint64_t>(implicit);
+        return true;
+      case DW_FORM_strx3:
+      case DW_FORM_addrx3:
+        *value = three();
+        return r.ok();
+      case DW_FORM_indirect:
+        form = r.Uleb();
+        if (!r.ok()) return false;
+        continue;
+      default:
+        return false;
     }
   }
   return false;
@@ -425,8 +478,13 @@ bool ReadForm(DwarfReader& r, uint64_t form, const DwarfInfo::Sections::Header& 
 
 bool IsConstantForm(uint64_t form) {
   switch (form) {
-    case DW_FORM_data1: case DW_FORM_data2: case DW_FORM_data4: case DW_FORM_data8:
-    case DW_FORM_udata: case DW_FORM_sdata: case DW_FORM_implicit_const:
+    case DW_FORM_data1:
+    case DW_FORM_data2:
+    case DW_FORM_data4:
+    case DW_FORM_data8:
+    case DW_FORM_udata:
+    case DW_FORM_sdata:
+    case DW_FORM_implicit_const:
       return true;
     default:
       return false;

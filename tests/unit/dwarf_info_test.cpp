@@ -4,9 +4,10 @@
 // 5 and 4, unwind_prog, a C program with a nested function, and glibc's debug file when
 // installed). Compressed
 // debug sections (zlib, zstd) are decompressed by pf and must read as the plain ones.
-#include <gtest/gtest.h>
+#include "symbolize/dwarf_info.h"
 
 #include <elf.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,15 +17,12 @@
 
 #include "base/error.h"
 #include "symbolize/addr2line_names.h"
-#include "symbolize/dwarf_info.h"
 #include "symbolize/elf_image.h"
 
 namespace pf {
 namespace {
 
-std::string Program(const std::string& name) {
-  return std::string(PF_PROGRAMS_DIR) + "/" + name;
-}
+std::string Program(const std::string& name) { return std::string(PF_PROGRAMS_DIR) + "/" + name; }
 
 struct TextRange {
   uint64_t lo = 0, hi = 0;
@@ -89,9 +87,7 @@ TEST(DwarfInfo, CuWalkMatchesLibdwOnCxxDwarf4) {
   ExpectScanMatchesLibdw(Program("inline_cxx_dwarf4"), 1, 500);
 }
 
-TEST(DwarfInfo, CuWalkMatchesLibdwOnC) {
-  ExpectScanMatchesLibdw(Program("unwind_prog"), 1, 10);
-}
+TEST(DwarfInfo, CuWalkMatchesLibdwOnC) { ExpectScanMatchesLibdw(Program("unwind_prog"), 1, 10); }
 
 TEST(DwarfInfo, NestedFunctionsAreFound) {
   std::string path = Program("nested_c");
@@ -268,8 +264,10 @@ TEST(Addr2lineNames, GlibcAliasesLikeAddr2line) {
   std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
   if (access(libc.c_str(), R_OK) != 0) GTEST_SKIP() << "no " << libc;
   std::string id = elf::ElfImage::Open(libc)->BuildId();
-  if (id.size() > 2 && access(("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" +
-                               id.substr(2) + ".debug").c_str(), R_OK) == 0) {
+  if (id.size() > 2 &&
+      access(
+          ("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug").c_str(),
+          R_OK) == 0) {
     GTEST_SKIP() << "glibc's debug file is installed: addr2line names from DWARF";
   }
   ExpectNamesLikeAddr2line(libc, 29);
