@@ -84,16 +84,16 @@ std::string Symbolizer::PerfMapPath(uint32_t pid) {
   return "/tmp/perf-" + std::to_string(pid) + ".map";
 }
 
-std::string Symbolizer::RootOf(uint32_t pid) {
-  if (pid == 0 || !options_.symfs.empty()) return {};
+const std::string& Symbolizer::RootOf(uint32_t pid) {
+  static const std::string kNone;
+  if (pid == 0 || !options_.symfs.empty()) return kNone;
   auto it = roots_.find(pid);
   if (it != roots_.end()) return it->second;
   std::string root;
   std::string proc = "/proc/" + std::to_string(pid);
   std::string theirs = ReadLink(proc + "/ns/mnt");
   if (!theirs.empty() && theirs != ReadLink("/proc/self/ns/mnt")) root = proc + "/root";
-  roots_.emplace(pid, root);
-  return root;
+  return roots_.emplace(pid, std::move(root)).first->second;
 }
 
 Symbolizer::Binary* Symbolizer::LoadVdso(std::string_view build_id) {
@@ -124,19 +124,22 @@ Symbolizer::Binary* Symbolizer::LoadVdso(std::string_view build_id) {
   }
   Binary* raw = binary.get();
   binaries_.push_back(std::move(binary));
-  by_path_.emplace(std::move(key), raw);
+  by_path_.emplace(key, raw);
   return raw;
 }
 
 Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_view build_id,
                                            uint32_t pid) {
   if (IsVdso(path)) return LoadVdso(build_id);
-  std::string root = RootOf(pid);
-  std::string key = root + std::string(path) + '\0' + std::string(build_id);
+  const std::string& root = RootOf(pid);
+  // Asked for every frame: the key is built in a buffer kept across calls (no allocation).
+  std::string& key = key_scratch_;
+  key.assign(root).append(path).push_back('\0');
+  key.append(build_id);
   if (auto it = by_path_.find(key); it != by_path_.end()) return it->second;
   if (!build_id.empty()) {
     if (auto it = by_build_id_.find(std::string(build_id)); it != by_build_id_.end()) {
-      by_path_.emplace(std::move(key), it->second);
+      by_path_.emplace(key, it->second);
       return it->second;
     }
   }
@@ -154,7 +157,7 @@ Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_vi
   }
   Binary* raw = binary.get();
   binaries_.push_back(std::move(binary));
-  by_path_.emplace(std::move(key), raw);
+  by_path_.emplace(key, raw);
   if (!build_id.empty() && raw->symbols != nullptr)
     by_build_id_.emplace(std::string(build_id), raw);
   return raw;

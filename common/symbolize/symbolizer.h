@@ -114,13 +114,14 @@ class Symbolizer {
   };
   Binary* FindBinary(std::string_view path, std::string_view build_id, uint32_t pid);
   Binary* LoadVdso(std::string_view build_id);
-  std::string RootOf(uint32_t pid);
+  const std::string& RootOf(uint32_t pid);
   Symbol NameIn(Binary* binary, uint64_t file_offset);
 
   Options options_;
   Interner names_;
   std::vector<std::unique_ptr<Binary>> binaries_;
   std::unordered_map<std::string, Binary*> by_path_;      // root + path + '\0' + build-id
+  std::string key_scratch_;                               // FindBinary's key, reused
   std::unordered_map<std::string, Binary*> by_build_id_;  // build-id
   std::unordered_map<uint32_t, std::string> roots_;       // pid -> /proc/PID/root or ""
   std::unordered_map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;  // null: none
