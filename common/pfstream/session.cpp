@@ -537,12 +537,17 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
     if (DwarfInfo* dwarf = DwarfFor(pid, *m)) loc = &dwarf->Lookup(vaddr);
   }
   if (srcline_) {
+    // What perf prints from addr2line's answer: the line; when addr2line places the address
+    // in a function but has no line (DWARF without one, or only a symbol table), "??:0" for
+    // a named frame and nothing for an unnamed one; else the dso and the address.
+    Addr2lineNames* names = nullptr;
+    const bool placed =
+        loc || ((names = NamesFor(pid, *m)) != nullptr && !names->NameAt(vaddr).empty());
     if (loc && !loc->srcline.empty()) {
       f.srcline = Intern(loc->srcline);
-    } else if (loc) {
-      f.srcline = "??:0";  // perf: DWARF without a line for the address (crt code)
+    } else if (placed) {
+      f.srcline = f.has_sym ? "??:0" : "";
     } else {
-      // perf: the dso's base name and the address, when the line is not known.
       f.srcline = UnknownSrcline(f.dso.substr(f.dso.rfind('/') + 1), vaddr);
     }
   }

@@ -319,5 +319,24 @@ TEST(PerfScriptFolder, SrclineAppendsTheLineAfterEachFrame) {
             "2002002\n");
 }
 
+
+// perf prints no source line after a frame it cannot place at all (an unnamed frame in a
+// binary whose symbols addr2line cannot search): the next frame line is a frame, not its
+// source line (the Perl script would swallow it).
+TEST(PerfScriptFolder, SrclineMissingAfterAnUnplacedFrame) {
+  const char text[] =
+      "xz  4119   243.93: 1001001 cpu-clock:ppp: \n"
+      "\t            3ac0 [unknown] (/usr/bin/xz)\n"
+      "\t           27249 __libc_start_call_main+0x79 (/lib/libc.so.6)\n"
+      "  libc_start_call_main.h:58\n"
+      "\n";
+  CollapseOptions o;
+  o.perf.srcline = true;
+  CollapseReport report;
+  EXPECT_EQ(test::Collapse(text, o, &report),
+            "xz;__libc_start_call_main:libc_start_call_main.h:58;[xz] 1001001\n");
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+}
+
 }  // namespace
 }  // namespace pf
