@@ -538,15 +538,23 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
   }
   if (srcline_) {
     // What perf prints from addr2line's answer: the line; when addr2line places the address
-    // in a function but has no line (DWARF without one, or only a symbol table), "??:0" for
-    // a named frame and nothing for an unnamed one; else the dso and the address.
-    Addr2lineNames* names = nullptr;
-    const bool placed =
-        loc || ((names = NamesFor(pid, *m)) != nullptr && !names->NameAt(vaddr).empty());
+    // in a function but has no line (DWARF without one, or only a symbol table), "FILE:0" or
+    // "??:0" for a named frame and nothing for an unnamed one; else the dso and the address.
+    // Placed from a symbol table, the file is the one BFD finds there (a Rust codegen
+    // unit's, a C file's for its static functions), with line 0.
+    Addr2lineNames* names = loc ? nullptr : NamesFor(pid, *m);
+    Addr2lineNames::Answer answer;
+    if (names) answer = names->At(vaddr);
+    const bool placed = loc || !answer.function.empty();
     if (loc && !loc->srcline.empty()) {
       f.srcline = Intern(loc->srcline);
+    } else if (placed && !f.has_sym) {
+      f.srcline = {};
+    } else if (placed && !answer.file.empty()) {
+      std::string_view file = answer.file.substr(answer.file.rfind('/') + 1);
+      f.srcline = Intern(std::string(file) + ":0");
     } else if (placed) {
-      f.srcline = f.has_sym ? "??:0" : "";
+      f.srcline = "??:0";
     } else {
       f.srcline = UnknownSrcline(f.dso.substr(f.dso.rfind('/') + 1), vaddr);
     }

@@ -22,11 +22,22 @@ Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) {
   std::string_view strings;
   if (t.link < sections.size()) strings = image.SectionData(sections[t.link]);
   size_t n = image.SymbolCount(t);
+  // BFD's walk: the latest STT_FILE symbol names the file of the symbols after it, but once
+  // a file symbol follows other symbols, only of local ones.
+  enum { kNothingSeen, kSymbolSeen, kFileAfterSymbol } state = kNothingSeen;
+  std::string_view file;
+  bool have_file = false;
   for (size_t i = 1; i < n; ++i) {
     elf::RawSymbol sym = image.ReadSymbol(data, i);
     unsigned type = ELF64_ST_TYPE(sym.info);
-    if (type == STT_OBJECT || type == STT_TLS || type == STT_SECTION || type == STT_FILE ||
-        type == STT_COMMON) {
+    if (type == STT_FILE) {
+      file = elf::CString(strings, sym.name);
+      have_file = true;
+      if (state == kSymbolSeen) state = kFileAfterSymbol;
+      continue;
+    }
+    if (state == kNothingSeen) state = kSymbolSeen;
+    if (type == STT_OBJECT || type == STT_TLS || type == STT_SECTION || type == STT_COMMON) {
       continue;
     }
     if (sym.shndx == SHN_UNDEF || sym.shndx >= SHN_LORESERVE || sym.shndx >= sections.size()) {
@@ -34,8 +45,11 @@ Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) {
     }
     std::string_view name = elf::CString(strings, sym.name);
     if (name.empty()) continue;
+    bool local = ELF64_ST_BIND(sym.info) == STB_LOCAL;
+    std::string_view own_file =
+        have_file && (local || state != kFileAfterSymbol) ? file : std::string_view();
     candidates_.push_back({sym.value, sym.size == 0 ? 1 : sym.size, static_cast<uint32_t>(i),
-                           sym.shndx, type == STT_FUNC || type == STT_GNU_IFUNC, name});
+                           sym.shndx, type == STT_FUNC || type == STT_GNU_IFUNC, name, own_file});
   }
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
     if (a.section != b.section) return a.section < b.section;
@@ -44,7 +58,7 @@ Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) {
   });
 }
 
-std::string_view Addr2lineNames::NameAt(uint64_t vaddr) const {
+Addr2lineNames::Answer Addr2lineNames::At(uint64_t vaddr) const {
   // The section holding the address (the first, in section order).
   const SectionRange* section = nullptr;
   for (const SectionRange& s : sections_) {
@@ -84,7 +98,7 @@ std::string_view Addr2lineNames::NameAt(uint64_t vaddr) const {
     }
     if (better) best = &*c;
   }
-  return best->name;
+  return {best->name, best->file};
 }
 
 }  // namespace pf

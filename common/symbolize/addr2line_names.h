@@ -10,7 +10,8 @@
 // The choice follows BFD's elf_find_function: among the symbols of the address's section
 // (.symtab, else .dynsym; not objects, TLS, sections or files) the nearest at or below the
 // address; of several there, in symbol table order, one that reaches the address over one
-// that does not, then a function over an untyped symbol, then the smallest.
+// that does not, then a function over an untyped symbol, then the smallest. perf prints the
+// file of that answer as the frame's source line ("FILE:0", or "??:0").
 
 #include <cstdint>
 #include <memory>
@@ -27,9 +28,16 @@ class Addr2lineNames {
   /// The symbol table of `image` (which must outlive this).
   explicit Addr2lineNames(const elf::ElfImage& image);
 
-  /// The raw (mangled) name addr2line prints for ELF address `vaddr`; empty when it finds
-  /// none ("??").
-  std::string_view NameAt(uint64_t vaddr) const;
+  /// What addr2line prints for an address it has no line for: the function's raw (mangled)
+  /// name, and the file: the name of the STT_FILE symbol before a local function's symbol
+  /// (BFD names no file for a global one once a second file symbol was seen).
+  struct Answer {
+    std::string_view function;  ///< empty when it finds none ("??")
+    std::string_view file;      ///< empty when none ("??")
+  };
+  Answer At(uint64_t vaddr) const;
+  /// At(vaddr).function.
+  std::string_view NameAt(uint64_t vaddr) const { return At(vaddr).function; }
 
  private:
   struct Candidate {
@@ -38,6 +46,7 @@ class Addr2lineNames {
     uint16_t section;
     bool function;
     std::string_view name;
+    std::string_view file;  // as BFD would report it with this symbol
   };
   struct SectionRange {
     uint64_t lo, hi;

@@ -187,7 +187,8 @@ TEST(DwarfInfo, NotElfOrMissing) {
 namespace pf {
 namespace {
 
-// addr2line -f's function names for `addrs` in `path` ("??" when it finds none).
+// addr2line -f's answers for `addrs` in `path`: "FUNCTION FILE" ("??" for none; the file
+// without its ":LINE").
 std::vector<std::string> Addr2line(const std::string& path, const std::vector<uint64_t>& addrs) {
   char in[] = "/tmp/pf-a2l-XXXXXX";
   int fd = mkstemp(in);
@@ -200,21 +201,26 @@ std::vector<std::string> Addr2line(const std::string& path, const std::vector<ui
   }
   bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   close(fd);
-  std::vector<std::string> names;
+  std::vector<std::string> answers;
   if (written) {
     std::string cmd = "addr2line -f -e '" + path + "' < " + in + " 2>/dev/null";
     if (FILE* p = popen(cmd.c_str(), "r")) {
       char line[8192];
+      std::string function;
       for (size_t n = 0; std::fgets(line, sizeof line, p); ++n) {
         std::string s(line);
         if (!s.empty() && s.back() == '\n') s.pop_back();
-        if (n % 2 == 0) names.push_back(s);  // then its file:line
+        if (n % 2 == 0) {
+          function = s;
+        } else {
+          answers.push_back(function + " " + s.substr(0, s.rfind(':')));
+        }
       }
       pclose(p);
     }
   }
   unlink(in);
-  return names;
+  return answers;
 }
 
 void ExpectNamesLikeAddr2line(const std::string& path, uint64_t step) {
@@ -232,9 +238,10 @@ void ExpectNamesLikeAddr2line(const std::string& path, uint64_t step) {
   ASSERT_EQ(theirs.size(), addrs.size());
   size_t differing = 0, named = 0;
   for (size_t i = 0; i < addrs.size(); ++i) {
-    std::string ours(names.NameAt(addrs[i]));
-    if (ours.empty()) ours = "??";
+    Addr2lineNames::Answer a = names.At(addrs[i]);
+    std::string ours = a.function.empty() ? "??" : std::string(a.function);
     named += ours != "??";
+    ours.append(" ").append(a.file.empty() ? std::string_view("??") : a.file);
     if (ours != theirs[i] && ++differing <= 5) {
       ADD_FAILURE() << std::hex << addrs[i] << ": " << ours << " vs addr2line's " << theirs[i];
     }
