@@ -16,12 +16,14 @@
 // depths. An address then costs a binary search for its function and a pass over that
 // function's inline tree (as gimli's addr2line does). Results are cached per address.
 //
-// The walk reads .debug_info itself (abbreviations decoded once per DIE, subtrees without
-// code jumped over by DW_AT_sibling), 3-4x faster than libdw's dwarf_child/dwarf_siblingof,
-// which decode each DIE again per call; libdw still gives the ranges of DW_AT_ranges, names
-// and lines, and walks the units the fast walk does not read (split and type units). A file
-// whose debug sections are compressed is handed to libdw decompressed by pf (libdeflate;
-// zstd too, which libdw 0.188 cannot read), without the sections never read here.
+// The walk reads .debug_info itself (abbreviations decoded once per DIE, where libdw's
+// dwarf_child/dwarf_siblingof decode each DIE again per call), first without entering
+// functions (their subtrees jumped over by DW_AT_sibling); a function's inline tree is read
+// when one of its addresses is looked up. libdw still gives the ranges of DW_AT_ranges,
+// names and lines, and walks the units the fast walk does not read (split and type units).
+// Folding a recording of a large C++ program took 0.14 s instead of 0.36. A file whose debug
+// sections are compressed is handed to libdw decompressed by pf (libdeflate; zstd too, which
+// libdw 0.188 cannot read), without the sections never read here.
 
 #include <cstdint>
 #include <memory>
