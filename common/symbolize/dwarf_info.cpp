@@ -833,12 +833,44 @@ const std::string& DwarfInfo::NameOf(uint64_t die_offset) {
   return names_.emplace(die_offset, std::move(name)).first->second;
 }
 
+// The CU holding `vaddr` from the CUs' own ranges: libdw 0.188 finds CUs through
+// .debug_aranges only, which clang does not emit by default. The index (each CU DIE's
+// ranges, sorted) is built the first time it is needed.
+bool DwarfInfo::UnitByRanges(uint64_t vaddr, void* cu_die) {
+  if (!unit_ranges_built_) {
+    unit_ranges_built_ = true;
+    Dwarf_Off off = 0, next = 0;
+    size_t header = 0;
+    Ranges code;
+    for (int n = 0; n < 1000000 && dwarf_next_unit(h_->dwarf, off, &next, &header, nullptr,
+                                                   nullptr, nullptr, nullptr, nullptr,
+                                                   nullptr) == 0;
+         ++n, off = next) {
+      Dwarf_Die die;
+      if (dwarf_offdie(h_->dwarf, off + header, &die) == nullptr) continue;
+      RangesOf(&die, &code);
+      for (const Unit::Range& r : code) unit_ranges_.push_back({r.lo, r.hi, off + header});
+    }
+    std::sort(unit_ranges_.begin(), unit_ranges_.end(),
+              [](const UnitRange& a, const UnitRange& b) { return a.lo < b.lo; });
+  }
+  auto it = std::upper_bound(unit_ranges_.begin(), unit_ranges_.end(), vaddr,
+                             [](uint64_t v, const UnitRange& r) { return v < r.lo; });
+  for (int back = 0; back < 8 && it != unit_ranges_.begin(); ++back) {
+    --it;
+    if (vaddr >= it->lo && vaddr < it->hi) {
+      return dwarf_offdie(h_->dwarf, it->die, static_cast<Dwarf_Die*>(cu_die)) != nullptr;
+    }
+  }
+  return false;
+}
+
 const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   auto it = cache_.find(vaddr);
   if (it != cache_.end()) return it->second;
   Location& loc = cache_[vaddr];
   Dwarf_Die cu;
-  if (dwarf_addrdie(h_->dwarf, vaddr, &cu) == nullptr) return loc;
+  if (dwarf_addrdie(h_->dwarf, vaddr, &cu) == nullptr && !UnitByRanges(vaddr, &cu)) return loc;
 
   // The line: the line table's row for the address, the file's base name.
   if (Dwarf_Line* line = lines_ ? dwarf_getsrc_die(&cu, vaddr) : nullptr) {

@@ -90,6 +90,12 @@ class DwarfInfo {
   std::unordered_map<uint64_t, Location> cache_;
   std::unordered_map<uint64_t, std::unique_ptr<Unit>> units_;  // by CU offset
   std::unordered_map<uint64_t, std::string> names_;            // by DIE offset
+  struct UnitRange {
+    uint64_t lo, hi, die;
+  };
+  std::vector<UnitRange> unit_ranges_;  // CU DIEs by address (without .debug_aranges)
+  bool unit_ranges_built_ = false;
+  bool UnitByRanges(uint64_t vaddr, void* cu_die);
 };
 
 }  // namespace pf
