@@ -611,7 +611,10 @@ TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
   auto table = Chains(sink.data(), UnwindMethod::kTable, &fallbacks);
   auto libdw = Chains(sink.data(), UnwindMethod::kLibdw, nullptr);
   ASSERT_EQ(table.size(), libdw.size());
-  EXPECT_EQ(fallbacks, 0u);  // the program's and libc's CFI are all expressible
+  // The program's and libc's CFI are expressible but for rare spots (ld.so's lazy-binding
+  // trampoline keeps its CFA in rbx while it resolves a PLT call): a sample landing there
+  // goes to libdw, and must still agree.
+  EXPECT_LE(fallbacks, table.size() / 100);
   size_t equal = 0, user_frames = 0, deep = 0;
   for (size_t i = 0; i < table.size(); ++i) {
     // libdw may add the end-of-copy mark where the tables find no CFI (a pc at the very
