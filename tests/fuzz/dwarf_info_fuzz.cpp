@@ -1,6 +1,7 @@
 // Fuzz target: inline chains and source lines from DWARF (DwarfInfo: the CU index of
-// functions and inline trees, the line tables). The input is an ELF file with DWARF; every
-// address of its .text (sampled) is looked up. Must never crash or hang.
+// functions and inline trees, the line tables), and the names addr2line gives from the
+// symbol table (Addr2lineNames). The input is an ELF file with DWARF; addresses of its .text
+// (sampled) are looked up. Must never crash or hang.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "symbolize/addr2line_names.h"
 #include "symbolize/dwarf_info.h"
 #include "symbolize/elf_image.h"
 
@@ -28,6 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       lo = image->sections()[static_cast<size_t>(text)].addr;
       hi = lo + std::min<uint64_t>(image->sections()[static_cast<size_t>(text)].size, 1 << 20);
     }
+    pf::Addr2lineNames names(*image);
+    uint64_t step = (hi - lo) / 256 + 1;
+    for (uint64_t a = lo; a < hi; a += step) names.At(a);
   } catch (const pf::Error&) {
   }
   if (std::unique_ptr<pf::DwarfInfo> info = pf::DwarfInfo::Open(path)) {
