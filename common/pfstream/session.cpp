@@ -577,9 +577,21 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
       if (srcline_ && !loc->call_sites[i].empty()) line = Intern(loc->call_sites[i]);
     }
     f.srcline = line;
-    if (!loc->function.empty() && loc->function != "??" && loc->function != f.sym) {
-      f.sym = Intern(loc->function);
-      f.inlined = true;
+    if (!loc->function.empty() && loc->function != "??") {
+      // A function without a linkage name (C++ with internal linkage, main; C's plain
+      // names count as linkage names) binutils names once from the symbol table, and keeps
+      // that name when the symbol starts at the function's entry, else its DWARF name.
+      std::string name = loc->function;
+      if (!loc->function_linkage) {
+        Addr2lineNames* names = NamesFor(pid, *m);
+        Addr2lineNames::Answer a =
+            names ? names->At(loc->function_entry) : Addr2lineNames::Answer{};
+        if (!a.function.empty() && a.value == loc->function_entry) name = Demangle(a.function);
+      }
+      if (name != f.sym) {
+        f.sym = Intern(name);
+        f.inlined = true;
+      }
     }
   } else if (inlines && f.has_sym) {
     // No DWARF function here: addr2line names the address from the symbol table, and perf

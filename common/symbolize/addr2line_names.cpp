@@ -98,7 +98,7 @@ Addr2lineNames::Answer Addr2lineNames::At(uint64_t vaddr) const {
     }
     if (better) best = &*c;
   }
-  return {best->name, best->file};
+  return {best->name, best->file, best->value};
 }
 
 }  // namespace pf

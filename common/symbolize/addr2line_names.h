@@ -34,6 +34,7 @@ class Addr2lineNames {
   struct Answer {
     std::string_view function;  ///< empty when it finds none ("??")
     std::string_view file;      ///< empty when none ("??")
+    uint64_t value = 0;         ///< the symbol's address
   };
   Answer At(uint64_t vaddr) const;
   /// At(vaddr).function.

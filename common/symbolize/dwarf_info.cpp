@@ -83,6 +83,21 @@ const char* StringAttr(Dwarf_Die* die, unsigned name) {
   return dwarf_formstring(&attr);
 }
 
+// True for languages whose names are not mangled (C, Fortran, ...): binutils takes a plain
+// DW_AT_name there for a linkage name, as its mangle_style() does.
+bool UnmangledLanguage(int lang) {
+  switch (lang) {
+    case DW_LANG_C89: case DW_LANG_C: case DW_LANG_C99: case DW_LANG_C11:
+    case DW_LANG_Cobol74: case DW_LANG_Cobol85: case DW_LANG_Fortran77:
+    case DW_LANG_Fortran90: case DW_LANG_Fortran95: case DW_LANG_Fortran03:
+    case DW_LANG_Fortran08: case DW_LANG_Pascal83: case DW_LANG_PLI: case DW_LANG_UPC:
+    case DW_LANG_Mips_Assembler:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The name perf would give the function of `die`: its linkage name demangled (without
 // parameters, as perf prints symbols), else its plain name.
 std::string FunctionName(Dwarf_Die* die, bool demangle) {
@@ -268,6 +283,7 @@ struct DwarfInfo::Unit {
   struct Function {
     uint32_t first_inline = 0, inline_count = 0;
     uint64_t die = 0;     // the subprogram's DIE
+    uint64_t entry = 0;   // the start of its first range, in DWARF's order
     bool loaded = false;  // its inlines were read
   };
   struct FunctionRange {
@@ -294,7 +310,7 @@ struct DwarfInfo::Unit {
     if (code.empty()) return -1;
     uint32_t index = static_cast<uint32_t>(functions.size());
     for (const Range& r : code) by_address.push_back({r.lo, r.hi, index});
-    functions.push_back({0, 0, die, false});
+    functions.push_back({0, 0, die, code.front().lo, false});
     return static_cast<int32_t>(index);
   }
   // An inlined subroutine at `depth` inside function `function`, in tree order: a function's
@@ -896,6 +912,13 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   if (!u.functions[static_cast<size_t>(index)].loaded) LoadInlines(u, index);
   const Unit::Function* function = &u.functions[static_cast<size_t>(index)];
   loc.function = NameOf(function->die);
+  loc.function_entry = function->entry;
+  Dwarf_Die die;
+  loc.function_linkage = UnmangledLanguage(dwarf_srclang(&cu));
+  if (!loc.function_linkage && dwarf_offdie(h_->dwarf, function->die, &die) != nullptr) {
+    loc.function_linkage = StringAttr(&die, DW_AT_linkage_name) != nullptr ||
+                           StringAttr(&die, DW_AT_MIPS_linkage_name) != nullptr;
+  }
   std::vector<const Unit::Inline*> chain;
   for (uint32_t i = 0; i < function->inline_count; ++i) {
     const Unit::Inline& in = u.inlines[function->first_inline + i];

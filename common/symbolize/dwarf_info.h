@@ -43,8 +43,12 @@ class DwarfInfo {
     /// around inlined[i], of that call ("" when unknown). So the frame of inlined[0] is at
     /// `srcline`, that of inlined[i] at call_sites[i - 1], the real function's at the last.
     std::vector<std::string> call_sites;
-    /// The DWARF name of the function holding the address ("" when none does).
+    /// The DWARF name of the function holding the address ("" when none does), whether
+    /// binutils takes it for a linkage name (it is one, demangled; or the language does not
+    /// mangle names), and the start of the function's first range.
     std::string function;
+    bool function_linkage = false;
+    uint64_t function_entry = 0;
   };
 
   struct Options {

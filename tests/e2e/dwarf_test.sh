@@ -3,13 +3,16 @@
 # inlined code, a 12 KiB frame, recursion, a shared library through the PLT, a signal
 # handler, the vdso): pf-record unwinding while it records, with --raw-stacks, and with 16 KiB copies;
 # pf-script and pf-collapse on those streams and on perf record's own DWARF recordings
-# (file and pipe format), against perf script when perf is installed.
+# (file and pipe format), against perf script when perf is installed; and a C++ program with
+# internal-linkage functions (tests/programs/internal_cxx.cpp), whose names perf takes from
+# the symbol table.
 # Skips (77) where the kernel refuses perf_event_open.
 set -u
 REC=$1
 SCRIPT=$2
 COLLAPSE=$3
 PROG=$4
+INTERNAL=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
@@ -161,6 +164,15 @@ if command -v perf >/dev/null 2>&1; then
     echo "perf.data: $(grep -c '^unwind_prog ' "$tmp/pf.txt") samples, same text as perf script (with and without inline frames)"
   else
     echo "note: perf record --call-graph dwarf failed here; its recordings are not compared"
+  fi
+  if [ -n "$INTERNAL" ] &&
+     perf record -q -F 999 --call-graph dwarf -o "$tmp/cxx.data" -- "$INTERNAL" 1500 \
+       >/dev/null 2>&1; then
+    perf script -i "$tmp/cxx.data" >"$tmp/cxx-perf.txt" 2>/dev/null
+    "$SCRIPT" "$tmp/cxx.data" >"$tmp/cxx-pf.txt" || fail "pf-script cxx.data"
+    grep -q 'ns::helper+' "$tmp/cxx-pf.txt" || fail "internal_cxx: no ns::helper frame"
+    diff -u "$tmp/cxx-perf.txt" "$tmp/cxx-pf.txt" >"$tmp/cxx.diff" ||
+      fail "internal_cxx: perf script and pf-script differ: $(head -20 "$tmp/cxx.diff")"
   fi
   if perf record -q -F 999 --call-graph dwarf -o - -- "$PROG" 1 >"$tmp/pipe.data" 2>/dev/null; then
     perf script --no-inline -i - <"$tmp/pipe.data" >"$tmp/pipe-perf.txt" 2>/dev/null
