@@ -649,16 +649,15 @@ void PerfScriptFolder::OnStackLine(std::string_view line, const StackLine& sl) {
 // --srcline: perf script -F +srcline prints each frame's source line on the line after it
 // ("  file.c:12"); the Perl script takes that next line as the source line. But perf prints
 // none after a frame it cannot place at all (an unnamed frame where addr2line finds no
-// function): a line that is itself a frame ("ADDR NAME (DSO)", ADDR in hex) is taken as the
-// next frame, where the Perl script would swallow it.
+// function): a line that is itself a frame ("ADDR NAME (DSO)", or an inlined frame's
+// "ADDR NAME", ADDR in hex) is taken as the next frame, where the Perl script would swallow
+// it. (A source line's first word is never all hex digits: "file.c:12", "??:0", "dso[ad]".)
 bool PerfScriptFolder::TakeSrcline(std::string_view line) {
   if (!opt_.srcline || pending_.empty()) return false;
   std::string_view t = TrimLeft(line);
   size_t n = 0;
   while (n < t.size() && IsLowerHex(t[n])) ++n;
-  StackLine next;
-  if (n > 0 && n < t.size() && t[n] == ' ' && t.size() < line.size() && !pending_bare_ &&
-      MatchStackLine(line, &next)) {
+  if (n > 0 && n + 1 < t.size() && t[n] == ' ' && t.size() < line.size() && !pending_bare_) {
     FlushPending({});
     return false;
   }

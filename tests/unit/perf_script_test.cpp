@@ -336,6 +336,19 @@ TEST(PerfScriptFolder, SrclineMissingAfterAnUnplacedFrame) {
   EXPECT_EQ(test::Collapse(text, o, &report),
             "xz;__libc_start_call_main:libc_start_call_main.h:58;[xz] 1001001\n");
   EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+  // Followed by an inlined frame, printed without its dso.
+  const char bare[] =
+      "prog  4119   243.93: 1001001 cpu-clock:ppp: \n"
+      "\t           8aeec [unknown] (/lib/libc.so.6)\n"
+      "\t           3bfb1 gsignal+0x11\n"
+      "  ??:0 (inlined)\n"
+      "\t            1524 signal_site+0x14 (/bin/prog)\n"
+      "  prog.c:148\n"
+      "\n";
+  CollapseReport bare_report;
+  EXPECT_EQ(test::Collapse(bare, o, &bare_report),
+            "prog;signal_site:prog.c:148;gsignal:??:0;[libc.so.6] 1001001\n");
+  EXPECT_TRUE(bare_report.warnings.empty()) << bare_report.warnings[0];
 }
 
 }  // namespace
