@@ -152,36 +152,37 @@ TEST(DwarfInfo, WithoutLinesNamesStayTheSame) {
   EXPECT_GT(inlined, 100u);
 }
 
+// Opens `variant` (the same code as `plain`, its DWARF stored differently) and `plain`, and
+// expects the same answers for every address.
+void ExpectReadAsThePlainOne(const std::string& variant, const std::string& plain) {
+  SCOPED_TRACE(variant);
+  auto a = DwarfInfo::Open(variant);
+  auto b = DwarfInfo::Open(plain);
+  ASSERT_TRUE(a && b);
+  EXPECT_GE(ExpectSameLookups(*a, *b, TextOf(plain), 1), 500u);
+}
+
 TEST(DwarfInfo, ZlibCompressedSectionsReadAsPlainOnes) {
   std::string plain = Program("inline_cxx_dwarf4"), gz = Program("inline_cxx_gz");
   ASSERT_TRUE(DebugInfoCompressed(gz)) << gz << " was built without -gz";
   ASSERT_FALSE(DebugInfoCompressed(plain));
-  auto a = DwarfInfo::Open(gz);
-  auto b = DwarfInfo::Open(plain);
-  ASSERT_TRUE(a && b);
-  EXPECT_GE(ExpectSameLookups(*a, *b, TextOf(plain), 1), 500u);
+  ExpectReadAsThePlainOne(gz, plain);
 }
 
 TEST(DwarfInfo, ZstdCompressedSectionsReadAsPlainOnes) {
-  std::string plain = Program("inline_cxx"), zst = Program("inline_cxx_zstd");
+  std::string zst = Program("inline_cxx_zstd");
   if (access(zst.c_str(), R_OK) != 0 || !DebugInfoCompressed(zst)) {
     GTEST_SKIP() << "objcopy here cannot compress with zstd";
   }
-  auto a = DwarfInfo::Open(zst);
-  auto b = DwarfInfo::Open(plain);
-  ASSERT_TRUE(a && b);
-  EXPECT_GE(ExpectSameLookups(*a, *b, TextOf(plain), 1), 500u);
+  ExpectReadAsThePlainOne(zst, Program("inline_cxx"));
 }
 
 TEST(DwarfInfo, FindsUnitsWithoutArangesByTheirRanges) {
   // clang writes no .debug_aranges by default, and libdw 0.188 finds CUs only through them.
-  std::string plain = Program("inline_cxx"), bare = Program("inline_cxx_noaranges");
+  std::string bare = Program("inline_cxx_noaranges");
   if (access(bare.c_str(), R_OK) != 0) GTEST_SKIP() << "objcopy missing: " << bare;
   ASSERT_LT(elf::ElfImage::Open(bare)->FindSection(".debug_aranges"), 0);
-  auto a = DwarfInfo::Open(bare);
-  auto b = DwarfInfo::Open(plain);
-  ASSERT_TRUE(a && b);
-  EXPECT_GE(ExpectSameLookups(*a, *b, TextOf(plain), 1), 500u);
+  ExpectReadAsThePlainOne(bare, Program("inline_cxx"));
 }
 
 TEST(DwarfInfo, NotElfOrMissing) {
