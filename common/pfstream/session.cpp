@@ -536,15 +536,32 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
   if ((inlines && f.has_sym) || srcline_) {
     if (DwarfInfo* dwarf = DwarfFor(pid, *m)) loc = &dwarf->Lookup(vaddr);
   }
+  // addr2line's answer from the symbol table, for an address DWARF does not place (asked
+  // once).
+  Addr2lineNames::Answer from_symbols;
+  bool asked = false;
+  auto symbols_at_ip = [&]() -> const Addr2lineNames::Answer& {
+    if (!asked) {
+      asked = true;
+      if (Addr2lineNames* names = NamesFor(pid, *m)) from_symbols = names->At(vaddr);
+    }
+    return from_symbols;
+  };
+  // perf prints a name addr2line gives other than its own symbol's "(inlined)", in place of
+  // the frame.
+  auto rename = [&](const std::string& name) {
+    if (name != f.sym) {
+      f.sym = Intern(name);
+      f.inlined = true;
+    }
+  };
   if (srcline_) {
     // What perf prints from addr2line's answer: the line; when addr2line places the address
     // in a function but has no line (DWARF without one, or only a symbol table), "FILE:0" or
     // "??:0" for a named frame and nothing for an unnamed one; else the dso and the address.
     // Placed from a symbol table, the file is the one BFD finds there (a Rust codegen
     // unit's, a C file's for its static functions), with line 0.
-    Addr2lineNames* names = loc ? nullptr : NamesFor(pid, *m);
-    Addr2lineNames::Answer answer;
-    if (names) answer = names->At(vaddr);
+    Addr2lineNames::Answer answer = loc ? Addr2lineNames::Answer{} : symbols_at_ip();
     const bool placed = loc || !answer.function.empty();
     if (loc && !loc->srcline.empty()) {
       f.srcline = Intern(loc->srcline);
@@ -588,24 +605,12 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
             names ? names->At(loc->function_entry) : Addr2lineNames::Answer{};
         if (!a.function.empty() && a.value == loc->function_entry) name = Demangle(a.function);
       }
-      if (name != f.sym) {
-        f.sym = Intern(name);
-        f.inlined = true;
-      }
+      rename(name);
     }
-  } else if (inlines && f.has_sym) {
-    // No DWARF function here: addr2line names the address from the symbol table, and perf
-    // prints that name "(inlined)" in place of the frame when it is another alias.
-    if (Addr2lineNames* names = NamesFor(pid, *m)) {
-      std::string_view raw = names->NameAt(vaddr);
-      if (!raw.empty()) {
-        std::string name = Demangle(raw);
-        if (name != f.sym) {
-          f.sym = Intern(name);
-          f.inlined = true;
-        }
-      }
-    }
+  } else if (inlines && f.has_sym && !symbols_at_ip().function.empty()) {
+    // No DWARF function here: addr2line names the address from the symbol table (another
+    // alias than perf's, perhaps).
+    rename(Demangle(symbols_at_ip().function));
   }
   out->push_back(f);
 }

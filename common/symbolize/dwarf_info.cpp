@@ -166,6 +166,7 @@ bool DecompressedImage(std::string_view file, bool lines, ImageBuffer* image) {
   keep[eh.e_shstrndx] = 1;
 
   // Where each kept section goes, then one buffer (not zeroed), filled in place.
+  const std::vector<Elf64_Shdr> in = sh;  // the file's headers, to copy the data from
   auto align = [](uint64_t v) { return (v + 15) & ~uint64_t{15}; };
   uint64_t end = sizeof eh;
   for (size_t i = 1; i < sh.size(); ++i) {
@@ -186,7 +187,7 @@ bool DecompressedImage(std::string_view file, bool lines, ImageBuffer* image) {
     s.sh_flags &= ~static_cast<uint64_t>(SHF_COMPRESSED);
     s.sh_size = size;
     end = align(end);
-    s.sh_offset = end;  // the file's offset is read again from its header when copying
+    s.sh_offset = end;
     end += size;
   }
   end = align(end);
@@ -198,9 +199,7 @@ bool DecompressedImage(std::string_view file, bool lines, ImageBuffer* image) {
   std::memset(out, 0, sizeof eh);
   for (size_t i = 1; i < sh.size(); ++i) {
     if (!keep[i]) continue;
-    Elf64_Shdr orig;
-    if (!ReadAt(file, eh.e_shoff + i * sizeof(Elf64_Shdr), &orig)) return false;
-    std::string_view data = Slice(file, orig.sh_offset, orig.sh_size);
+    std::string_view data = Slice(file, in[i].sh_offset, in[i].sh_size);
     const Elf64_Shdr& s = sh[i];
     if (keep[i] == 2) {
       if (!DecompressSectionInto(data, out + s.sh_offset, s.sh_size)) return false;
