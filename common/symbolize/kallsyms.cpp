@@ -2,12 +2,15 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "base/error.h"
 #include "symbolize/elf_symbols.h"
@@ -18,6 +21,7 @@ namespace {
 
 // perf reads at most KSYM_NAME_LEN (512) + 1 bytes of a name.
 constexpr size_t kMaxName = 513;
+constexpr size_t kNone = std::string_view::npos;
 
 struct Line {
   uint64_t address = 0;
@@ -47,15 +51,28 @@ bool ParseLine(std::string_view line, Line* out) {
   return true;
 }
 
+// The start of the line holding text[pos] (pos <= size).
+size_t LineStart(std::string_view text, size_t pos) {
+  const void* nl = pos == 0 ? nullptr : memrchr(text.data(), '\n', pos);
+  return nl == nullptr ? 0 : static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+}
+
+// The line starting at `pos`, without its newline, and where the next one starts.
+std::string_view LineAt(std::string_view text, size_t pos, size_t* next) {
+  size_t nl = text.find('\n', pos);
+  if (nl == kNone) nl = text.size();
+  *next = nl + 1;
+  return text.substr(pos, nl - pos);
+}
+
 template <typename Fn>
 void ForEachLine(std::string_view text, Fn&& fn) {
   size_t pos = 0;
   while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
+    size_t next;
     Line line;
-    if (ParseLine(text.substr(pos, nl - pos), &line)) fn(line);
-    pos = nl + 1;
+    if (ParseLine(LineAt(text, pos, &next), &line)) fn(line);
+    pos = next;
   }
 }
 
@@ -64,34 +81,37 @@ bool KeptType(char type) {
   return t == 'T' || t == 'W' || t == 'D' || t == 'B';
 }
 
+bool Kept(const Line& line) {
+  return KeptType(line.type) && !line.field.empty() && line.field[0] != '$';
+}
+
 uint8_t Binding(char type) {
   if (type == 'W') return STB_WEAK;
   return std::isupper(static_cast<unsigned char>(type)) ? STB_GLOBAL : STB_LOCAL;
 }
 
+// The end perf gives the core kernel's last symbol before the modules, and the last symbol.
+uint64_t PageAfter(uint64_t start) { return ((start + 4096) + 4095) & ~uint64_t{4095}; }
+
 }  // namespace
 
-KernelSymbols KernelSymbols::ParseOwned(std::string&& text) {
-  KernelSymbols k;
-  k.text_ = std::move(text);
-  std::string_view all(k.text_);
-
+void KernelSymbols::BuildTable(size_t from) {
+  std::string_view all = text_;
+  std::string_view part = all.substr(from);
   std::vector<TableSymbol> table;
   std::vector<std::string_view> fields;
-  table.reserve(all.size() / 32);
-  fields.reserve(all.size() / 32);
   bool any_address = false;
-  ForEachLine(all, [&](const Line& line) {
+  ForEachLine(part, [&](const Line& line) {
     if (line.address != 0) any_address = true;
-    if (!KeptType(line.type) || line.field.empty() || line.field[0] == '$') return;
+    if (!Kept(line)) return;
     uint32_t id = static_cast<uint32_t>(fields.size());
     fields.push_back(line.field);
     table.push_back({line.address, line.address, id, Binding(line.type),
                      line.field.find('[') != std::string_view::npos});
   });
-  if (!table.empty() && !any_address) {
-    k.restricted_ = true;
-    return k;
+  if (!table.empty() && !any_address && !core_kept_) {
+    restricted_ = true;
+    return;
   }
 
   // The kernel lists its symbols in address order, modules' after: sorted, or nearly.
@@ -99,12 +119,13 @@ KernelSymbols KernelSymbols::ParseOwned(std::string&& text) {
   if (!std::is_sorted(table.begin(), table.end(), by_start)) {
     std::stable_sort(table.begin(), table.end(), by_start);
   }
+  core_reaches_table_ = !table.empty() && !table.front().module;
   // perf's order for kallsyms: extend, then drop duplicates (so the last alias, the one
   // the extension reached, is the one with a size and wins).
   FixupSymbolEnds(table, true);
   RemoveDuplicateSymbols(table, [&](uint32_t id) { return fields[id]; });
 
-  k.symbols_.reserve(table.size());
+  symbols_.reserve(table.size());
   for (const TableSymbol& t : table) {
     std::string_view field = fields[t.id];
     std::string_view name = field, module;
@@ -118,26 +139,129 @@ KernelSymbols KernelSymbols::ParseOwned(std::string&& text) {
         if (close != std::string_view::npos) module = module.substr(0, close);
       }
     }
-    k.symbols_.push_back({t.start, t.end, static_cast<uint32_t>(name.data() - all.data()),
-                          static_cast<uint16_t>(name.size()),
-                          static_cast<uint32_t>(module.empty() ? 0 : module.data() - all.data()),
-                          static_cast<uint16_t>(module.size())});
+    symbols_.push_back({t.start, t.end, static_cast<uint32_t>(name.data() - all.data()),
+                        static_cast<uint16_t>(name.size()),
+                        static_cast<uint32_t>(module.empty() ? 0 : module.data() - all.data()),
+                        static_cast<uint16_t>(module.size())});
+  }
+}
+
+KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::string_view text,
+                                      bool eager) {
+  KernelSymbols k;
+  k.owner_ = std::move(owner);
+  k.text_ = text;
+  // Names are stored as 32-bit offsets.
+  if (text.size() >= (uint64_t{1} << 32)) k.text_ = text = text.substr(0, (uint64_t{1} << 32) - 1);
+  if (eager) {
+    k.BuildTable(0);
+    return k;
+  }
+
+  // The core kernel: the lines before the first with a tab or a bracket (a module's).
+  size_t core_end = std::min(text.find('\t'), text.find('['));
+  core_end = core_end == kNone ? text.size() : LineStart(text, core_end);
+
+  // Its first and last lines with an address, the first kept symbol, and a spot check of
+  // the order at 64 places: any doubt, and the whole text is parsed.
+  auto lazy = [&]() {
+    Line line, first, last;
+    size_t next;
+    bool have_first = false, have_last = false;
+    for (size_t p = 0; p < core_end && !k.core_kept_; p = next) {
+      if (!ParseLine(LineAt(text, p, &next), &line)) continue;
+      if (!have_first) first = line, have_first = true;
+      k.core_kept_ = Kept(line);
+    }
+    if (!k.core_kept_) return false;
+    for (size_t p = core_end; p > 0 && !have_last;) {
+      p = LineStart(text, p - 1);
+      have_last = ParseLine(LineAt(text, p, &next), &last);
+    }
+    if (!have_last || (first.address == 0 && last.address == 0)) return false;
+    uint64_t previous = first.address;
+    constexpr size_t kProbes = 64;
+    for (size_t i = 1; i < kProbes; ++i) {
+      size_t p = LineStart(text, core_end / kProbes * i);
+      if (!ParseLine(LineAt(text, p, &next), &line)) continue;
+      if (line.address < previous) return false;
+      previous = line.address;
+    }
+    return last.address >= previous;
+  };
+  if (!lazy()) {
+    k.core_kept_ = false;
+    k.BuildTable(0);
+    return k;
+  }
+  k.core_end_ = core_end;
+  k.BuildTable(core_end);
+  // The table must start above the core's last kept symbol, as in the whole parse.
+  if (!k.symbols_.empty()) {
+    size_t next;
+    Line line;
+    uint64_t last_kept = 0;
+    for (size_t p = core_end; p > 0;) {
+      p = LineStart(text, p - 1);
+      if (ParseLine(LineAt(text, p, &next), &line) && Kept(line)) {
+        last_kept = line.address;
+        break;
+      }
+    }
+    if (k.symbols_.front().start <= last_kept) {
+      k.core_end_ = 0;
+      k.core_kept_ = false;
+      k.core_reaches_table_ = false;
+      k.symbols_.clear();
+      k.BuildTable(0);
+    }
   }
   return k;
 }
 
+KernelSymbols KernelSymbols::Parse(std::string_view text) {
+  auto copy = std::make_shared<const std::string>(text);
+  return FromText(copy, *copy, false);
+}
+
+KernelSymbols KernelSymbols::ParseEagerly(std::string_view text) {
+  auto copy = std::make_shared<const std::string>(text);
+  return FromText(copy, *copy, true);
+}
+
 KernelSymbols KernelSymbols::Load(const std::string& path) {
-  // One read into one buffer (/proc/kallsyms has no size: read until the end).
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path, "cannot open kernel symbols");
   struct stat st;
-  std::string text;
-  text.resize(fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1
-                                                      : size_t{1} << 20);
-  size_t used = 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    // A copy in the build-id cache: mapped; a lookup touches only the pages it reads.
+    size_t size = static_cast<size_t>(st.st_size);
+    void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) throw Error(path, "cannot map kernel symbols");
+    std::shared_ptr<const void> owner(
+        map, [size](const void* p) { munmap(const_cast<void*>(p), size); });
+    return FromText(std::move(owner), std::string_view(static_cast<const char*>(map), size),
+                    false);
+  }
+  // /proc/kallsyms has no size: read until the end into one buffer (not zero-filled).
+  struct Buffer {
+    char* data = nullptr;
+    ~Buffer() { std::free(data); }
+  } buffer;
+  size_t capacity = 0, used = 0;
   for (;;) {
-    if (used == text.size()) text.resize(text.size() * 2);
-    ssize_t n = read(fd, text.data() + used, text.size() - used);
+    if (used == capacity) {
+      size_t grown = capacity == 0 ? size_t{8} << 20 : capacity * 2;
+      char* data = static_cast<char*>(std::realloc(buffer.data, grown));
+      if (data == nullptr) {
+        close(fd);
+        throw std::bad_alloc();
+      }
+      buffer.data = data;
+      capacity = grown;
+    }
+    ssize_t n = read(fd, buffer.data + used, capacity - used);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       close(fd);
@@ -147,11 +271,59 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
     used += static_cast<size_t>(n);
   }
   close(fd);
-  text.resize(used);
-  return ParseOwned(std::move(text));
+  std::string_view text(buffer.data, used);
+  std::shared_ptr<const void> owner(buffer.data,
+                                    [](const void* p) { std::free(const_cast<void*>(p)); });
+  buffer.data = nullptr;
+  return FromText(std::move(owner), text, false);
+}
+
+bool KernelSymbols::LookupCore(uint64_t ip, Hit* hit) const {
+  std::string_view text = text_;
+  // The last line with an address at or below ip (lines that do not parse are passed over).
+  size_t lo = 0, hi = core_end_, best = kNone, next = 0;
+  Line line;
+  while (lo < hi) {
+    size_t mid = std::max(lo, LineStart(text, lo + (hi - lo) / 2));
+    size_t p = mid;
+    bool found = false;
+    while (p < hi && !(found = ParseLine(LineAt(text, p, &next), &line))) p = next;
+    if (!found || line.address > ip) {
+      hi = mid;
+    } else {
+      best = p;
+      lo = next;
+    }
+  }
+  if (best == kNone) return false;
+  // Back to the last kept symbol at or below it: the last alias, the one perf keeps.
+  Line kept;
+  size_t at = best;
+  while (!(ParseLine(LineAt(text, at, &next), &kept) && Kept(kept))) {
+    if (at == 0) return false;
+    at = LineStart(text, at - 1);
+  }
+  // It reaches the next kept symbol; the core's last one, the table's first symbol or a page.
+  uint64_t end = 0;
+  bool found = false;
+  for (size_t p = next; p < core_end_ && !found; p = next)
+    found = ParseLine(LineAt(text, p, &next), &line) && Kept(line);
+  if (found) {
+    end = line.address;
+  } else if (core_reaches_table_ && !symbols_.empty()) {
+    end = symbols_.front().start;
+  } else {
+    end = PageAfter(kept.address);
+  }
+  if (ip < kept.address || ip >= end) return false;
+  hit->name = kept.field;
+  hit->module = {};
+  hit->offset = ip - kept.address;
+  return true;
 }
 
 bool KernelSymbols::Lookup(uint64_t ip, Hit* hit) const {
+  if (core_kept_ && (symbols_.empty() || ip < symbols_.front().start)) return LookupCore(ip, hit);
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), ip,
                              [](uint64_t v, const Sym& s) { return v < s.start; });
   if (it == symbols_.begin()) return false;

@@ -7,10 +7,19 @@
 // (`name\t[module]`) carry their module's name; the core kernel's symbol before the first
 // module symbol ends one page after its start instead of reaching the modules.
 //
+// The core kernel's lines (those before the first line with a tab) are listed in address
+// order (scripts/kallsyms sorts them), so they are not parsed up front: a lookup binary-
+// searches the text and reads the few lines around the answer. Only the module and
+// trampoline lines after them are parsed into a table. A file whose core lines are out of
+// order (spot-checked when loading) or overlap the modules' is parsed whole, as is text with
+// every address zero. Either way the answers are those of the whole parse
+// (ParseEagerly, which the tests compare against).
+//
 // When kptr_restrict hides the addresses (all zero), the table is empty and restricted()
 // says why.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,11 +30,12 @@ class KernelSymbols {
  public:
   /// An empty table.
   KernelSymbols() = default;
-  /// Parses kallsyms text ("ADDRESS TYPE NAME[\t[MODULE]]" per line); bad lines are skipped.
-  static KernelSymbols Parse(std::string_view text) { return ParseOwned(std::string(text)); }
-  /// The same, keeping `text` (no copy).
-  static KernelSymbols ParseOwned(std::string&& text);
-  /// Reads and parses a kallsyms file (/proc/kallsyms). Throws pf::Error when unreadable.
+  /// Kallsyms text ("ADDRESS TYPE NAME[\t[MODULE]]" per line; bad lines are skipped), copied.
+  static KernelSymbols Parse(std::string_view text);
+  /// The same, with every line parsed into the table now (no binary search of the text).
+  static KernelSymbols ParseEagerly(std::string_view text);
+  /// A kallsyms file (/proc/kallsyms, or perf's copy in the build-id cache, which is mapped
+  /// rather than read). Throws pf::Error when unreadable.
   static KernelSymbols Load(const std::string& path);
 
   /// What a lookup found.
@@ -39,8 +49,8 @@ class KernelSymbols {
   /// The address of the first symbol called `name` of any type (e.g. "_text", "_etext").
   bool AddressOf(std::string_view name, uint64_t* address) const;
 
-  /// Number of symbols kept.
-  size_t size() const { return symbols_.size(); }
+  /// True when no symbol is kept.
+  bool empty() const { return symbols_.empty() && !core_kept_; }
   /// True when the text had symbols but every address was zero (kptr_restrict).
   bool restricted() const { return restricted_; }
 
@@ -53,7 +63,19 @@ class KernelSymbols {
     uint32_t module_offset;
     uint16_t module_size;
   };
-  std::string text_;
+  static KernelSymbols FromText(std::shared_ptr<const void> owner, std::string_view text,
+                                bool eager);
+  // Parses text_[from, end) into symbols_ (perf's rules over those lines alone).
+  void BuildTable(size_t from);
+  bool LookupCore(uint64_t ip, Hit* hit) const;
+
+  std::shared_ptr<const void> owner_;  // keeps text_ alive (a copy, a buffer or a mapping)
+  std::string_view text_;
+  size_t core_end_ = 0;     // text_[0, core_end_) is binary-searched; 0 when not lazy
+  bool core_kept_ = false;  // that part has a kept symbol
+  // How the core's last kept symbol ends when the table's first symbol is not a module's:
+  // at that symbol (perf extends across); otherwise one page after it.
+  bool core_reaches_table_ = false;
   std::vector<Sym> symbols_;  // sorted by start, disjoint
   bool restricted_ = false;
 };

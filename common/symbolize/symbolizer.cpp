@@ -229,7 +229,7 @@ bool Symbolizer::KernelSymbolsMissing() {
     kernel_loaded_ = true;
     kernel_ = kernel_future_.valid() ? kernel_future_.get() : LoadKernelSymbols(KallsymsPath());
   }
-  return kernel_->size() == 0;
+  return kernel_->empty();
 }
 
 Symbol Symbolizer::LookupKernel(uint64_t ip) {

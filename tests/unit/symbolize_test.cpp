@@ -622,12 +622,70 @@ TEST(KernelSymbols, RestrictedAndEmpty) {
   KernelSymbols r = KernelSymbols::Parse(
       "0000000000000000 T _text\n0000000000000000 t foo\n0000000000000000 T bar\n");
   EXPECT_TRUE(r.restricted());
-  EXPECT_EQ(r.size(), 0u);
+  EXPECT_TRUE(r.empty());
   KernelSymbols::Hit hit;
   EXPECT_FALSE(r.Lookup(0xffffffff81000000, &hit));
   KernelSymbols e = KernelSymbols::Parse("");
-  EXPECT_EQ(e.size(), 0u);
+  EXPECT_TRUE(e.empty());
   EXPECT_FALSE(e.restricted());
+}
+
+// The lazy lookup (binary search of the core kernel's lines) answers as the whole parse
+// does, at every line's address and around it.
+namespace {
+void ExpectLazyAsEager(const KernelSymbols& lazy, const KernelSymbols& eager,
+                       std::string_view text) {
+  std::vector<uint64_t> probes = {0, 1, ~uint64_t{0}};
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    uint64_t a = std::strtoull(std::string(text.substr(pos, 16)).c_str(), nullptr, 16);
+    for (uint64_t d : {uint64_t{0}, uint64_t{1}, uint64_t{4095}, uint64_t{4096}})
+      probes.insert(probes.end(), {a + d, a - d});
+    uint64_t page_after = ((a + 4096) + 4095) & ~uint64_t{4095};
+    probes.insert(probes.end(), {page_after - 1, page_after});
+    pos = nl + 1;
+  }
+  EXPECT_EQ(lazy.empty(), eager.empty());
+  EXPECT_EQ(lazy.restricted(), eager.restricted());
+  for (uint64_t ip : probes) {
+    KernelSymbols::Hit a, b;
+    bool found = lazy.Lookup(ip, &a);
+    ASSERT_EQ(found, eager.Lookup(ip, &b)) << std::hex << ip;
+    if (!found) continue;
+    ASSERT_EQ(a.name, b.name) << std::hex << ip;
+    ASSERT_EQ(a.module, b.module) << std::hex << ip;
+    ASSERT_EQ(a.offset, b.offset) << std::hex << ip;
+  }
+}
+}  // namespace
+
+TEST(KernelSymbols, LazyLookupAnswersAsTheWholeParse) {
+  const char* texts[] = {
+      // sorted core, garbage, aliases at the end of the core, a module
+      "ffffffff81000000 T _text\nffffffff81000000 t a\nzz\nffffffff81000010 R ro\n"
+      "ffffffff81000020 T b\nffffffff81000020 W b2\nffffffff81000030 A abs\n"
+      "ffffffffc0000000 t m1\t[mod]\nffffffffc0000100 t m0\t[mod]\n",
+      // a core with no module after it; the last line has no newline
+      "ffffffff81000000 T x\nffffffff81000100 t $d\nffffffff81000200 t y",
+      // the core's last symbol followed by a non-module tab line: extended to it
+      "ffffffff81000000 T x\nffffffff81000100 t y\nffffffff81009000 t z\tnot-a-module\n",
+      // out of order core: parsed whole
+      "ffffffff81000200 T late\nffffffff81000000 T early\nffffffff81000100 T mid\n"
+      "ffffffff81000050 T back\n",
+      // modules below the core: parsed whole
+      "ffffffff81000000 T x\nffffffff81000100 t y\nffffffff80000000 t m\t[mod]\n",
+      // kptr_restrict, nothing kept, nothing at all
+      "0000000000000000 T _text\n0000000000000000 t foo\n",
+      "ffffffff81000000 R ro\nffffffff81000100 A abs\n",
+      "",
+      "\n\n garbage\n",
+  };
+  for (const char* text : texts) {
+    SCOPED_TRACE(text);
+    ExpectLazyAsEager(KernelSymbols::Parse(text), KernelSymbols::ParseEagerly(text), text);
+  }
 }
 
 TEST(KernelSymbols, ThisMachine) {
@@ -638,6 +696,13 @@ TEST(KernelSymbols, ThisMachine) {
   ASSERT_TRUE(k.AddressOf("_text", &text));
   KernelSymbols::Hit hit;
   EXPECT_TRUE(k.Lookup(text + 1, &hit));
+  // The lazy lookup against the whole parse on every line of this kernel's table.
+  std::string all;
+  {
+    std::ifstream in("/proc/kallsyms");
+    all.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ExpectLazyAsEager(KernelSymbols::Parse(all), KernelSymbols::ParseEagerly(all), all);
 }
 
 // ---------------------------------------------------------------------------------------------
