@@ -49,29 +49,32 @@ class MemorySource : public ByteSource {
 class FdSource : public ByteSource {
  public:
   FdSource(std::string name, int fd, bool owned)
-      : ByteSource(std::move(name)), fd_(fd), owned_(owned), buf_(kReadBlock) {}
+      : ByteSource(std::move(name)),
+        fd_(fd),
+        owned_(owned),
+        buf_(std::make_unique_for_overwrite<char[]>(kReadBlock)) {}
   ~FdSource() override {
     if (owned_) close(fd_);
   }
   std::string_view Next() override {
     if (!pending_) Fill();
     pending_ = false;
-    return {buf_.data(), len_};
+    return {buf_.get(), len_};
   }
   std::string_view Peek() override {
     if (!pending_) {
       Fill();
       pending_ = true;
     }
-    return {buf_.data(), len_};
+    return {buf_.get(), len_};
   }
 
  private:
   // Reads until the buffer is full or the input ends, so chunks are large.
   void Fill() {
     len_ = 0;
-    while (len_ < buf_.size()) {
-      ssize_t n = read(fd_, buf_.data() + len_, buf_.size() - len_);
+    while (len_ < kReadBlock) {
+      ssize_t n = read(fd_, buf_.get() + len_, kReadBlock - len_);
       if (n < 0) {
         if (errno == EINTR) continue;
         throw Error(name(), "cannot read: " + ErrnoText());
@@ -83,7 +86,7 @@ class FdSource : public ByteSource {
 
   int fd_;
   bool owned_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;  // not zero-filled: a small input touches few pages
   size_t len_ = 0;
   bool pending_ = false;
 };

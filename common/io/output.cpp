@@ -79,21 +79,22 @@ bool OutputIsTerminal(const std::string& path) {
   return (path.empty() || path == "-") && isatty(1);
 }
 
-BufferedWriter::BufferedWriter(ByteSink& sink, size_t capacity) : sink_(sink), buf_(capacity) {}
+BufferedWriter::BufferedWriter(ByteSink& sink, size_t capacity)
+    : sink_(sink), buf_(std::make_unique_for_overwrite<char[]>(capacity)), capacity_(capacity) {}
 
 BufferedWriter::~BufferedWriter() = default;
 
 void BufferedWriter::Flush() {
-  if (len_) sink_.WriteAll(std::string_view(buf_.data(), len_));
+  if (len_) sink_.WriteAll(std::string_view(buf_.get(), len_));
   len_ = 0;
 }
 
 void BufferedWriter::Slow(std::string_view s) {
   Flush();
-  if (s.size() >= buf_.size()) {
+  if (s.size() >= capacity_) {
     sink_.WriteAll(s);
   } else {
-    std::memcpy(buf_.data(), s.data(), s.size());
+    std::memcpy(buf_.get(), s.data(), s.size());
     len_ = s.size();
   }
 }

@@ -41,15 +41,15 @@ class BufferedWriter {
   explicit BufferedWriter(ByteSink& sink, size_t capacity = 1 << 20);
   ~BufferedWriter();  // does not flush: call Flush() on the success path
   void Append(std::string_view s) {
-    if (s.size() > buf_.size() - len_) {
+    if (s.size() > capacity_ - len_) {
       Slow(s);
       return;
     }
-    std::memcpy(buf_.data() + len_, s.data(), s.size());
+    std::memcpy(buf_.get() + len_, s.data(), s.size());
     len_ += s.size();
   }
   void Append(char c) {
-    if (len_ == buf_.size()) Flush();
+    if (len_ == capacity_) Flush();
     buf_[len_++] = c;
   }
   void AppendU64(uint64_t v);
@@ -58,7 +58,8 @@ class BufferedWriter {
  private:
   void Slow(std::string_view s);
   ByteSink& sink_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;  // not zero-filled: pages are touched only as output grows
+  size_t capacity_;
   size_t len_ = 0;
 };
 
