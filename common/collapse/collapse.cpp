@@ -186,6 +186,7 @@ class Collapser {
     Session session(symbolizer);
     session.SetInline(opt_.perf.inline_frames);
     session.SetSrcline(opt_.perf.srcline);
+    session.PrefetchDwarf(reader);
     PerfScriptFolder folder(opt_.perf, event_filter_);
     ScriptFields fields;  // perf script's default output (with -F +srcline for --srcline)
     fields.srcline = opt_.perf.srcline;

@@ -70,7 +70,44 @@ struct Session::Process {
 
 Session::Session(Symbolizer& symbolizer) : sym_(symbolizer) {}
 Session::~Session() {
+  stop_prefetch_ = true;
+  if (dwarf_worker_.joinable()) dwarf_worker_.join();
   for (auto& [image, fd] : memory_files_) close(fd);
+}
+
+void Session::PrefetchDwarf(const PerfDataReader& reader) {
+  if ((!inline_ && !srcline_) || dwarf_worker_.joinable()) return;
+  struct Job {
+    std::string path, build_id;
+    std::promise<Prefetched> done;
+  };
+  std::vector<Job> jobs;
+  for (const PerfDataReader::BuildId& b : reader.build_ids()) {
+    if (b.path.empty() || b.path[0] != '/') continue;  // the kernel, [vdso]
+    std::string id = BuildIdOf(reader, b.path);
+    std::string key = b.path + '\0' + id;
+    if (dwarf_prefetch_.count(key)) continue;
+    jobs.push_back({b.path, id, {}});
+    dwarf_prefetch_.emplace(std::move(key), jobs.back().done.get_future());
+  }
+  if (jobs.empty()) return;
+  DwarfInfo::Options options{.demangle = true, .lines = srcline_};
+  const std::string root = sym_.options().symfs;
+  const std::string cache = sym_.options().build_id_cache;
+  dwarf_worker_ = std::thread([this, jobs = std::move(jobs), options, root, cache]() mutable {
+    for (Job& job : jobs) {
+      Prefetched p;
+      if (!stop_prefetch_) {
+        try {
+          p.path = Symbolizer::FindDebugInfo(root, job.path, job.build_id, cache);
+          if (!p.path.empty()) p.info = DwarfInfo::Open(p.path, options);
+        } catch (...) {  // left to DwarfFor, which opens it again
+          p = Prefetched();
+        }
+      }
+      job.done.set_value(std::move(p));
+    }
+  });
 }
 
 Session::Process& Session::Proc(uint32_t pid) {
@@ -476,6 +513,14 @@ void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
 DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
   if (m.dwarf_loaded) return m.dwarf;
   m.dwarf_loaded = true;
+  if (!dwarf_prefetch_.empty()) {
+    auto it = dwarf_prefetch_.find(m.path + '\0' + m.build_id);
+    if (it != dwarf_prefetch_.end()) {
+      Prefetched p = it->second.get();
+      dwarf_prefetch_.erase(it);
+      if (p.info && !dwarf_[p.path]) dwarf_[p.path] = std::move(p.info);
+    }
+  }
   std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
   if (path.empty()) return nullptr;
   auto& info = dwarf_[path];

@@ -8,12 +8,15 @@
 // Frames are resolved once per distinct (process maps, address) through the symbolizer's own
 // caches; callers fold by address first where they can.
 
+#include <atomic>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <span>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -105,6 +108,11 @@ class Session {
   void SetInline(bool on) { inline_ = on; }
   /// A source line for each frame, as perf script -F +srcline prints it.
   void SetSrcline(bool on) { srcline_ = on; }
+  /// Starts opening, on another thread, the DWARF of the binaries the recording's build-id
+  /// table names (perf lists the ones samples hit), so that inflating and indexing a large
+  /// debug file overlaps reading and unwinding. Call after SetInline and SetSrcline; does
+  /// nothing when neither needs DWARF.
+  void PrefetchDwarf(const PerfDataReader& reader);
   /// Samples the tables handed to libdw.
   uint64_t libdw_fallbacks() const { return libdw_fallbacks_; }
 
@@ -134,6 +142,14 @@ class Session {
   bool inline_ = true;
   bool srcline_ = false;
   std::unordered_map<std::string, std::unique_ptr<DwarfInfo>> dwarf_;  // by debug file path
+  // DWARF being opened by PrefetchDwarf's thread, by binary path + '\0' + build-id.
+  struct Prefetched {
+    std::string path;  // the debug file
+    std::unique_ptr<DwarfInfo> info;
+  };
+  std::unordered_map<std::string, std::future<Prefetched>> dwarf_prefetch_;
+  std::thread dwarf_worker_;
+  std::atomic<bool> stop_prefetch_{false};
   struct NamesEntry {
     std::shared_ptr<const elf::ElfImage> image;
     std::unique_ptr<Addr2lineNames> names;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -225,7 +226,8 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
   try {
     std::unique_ptr<elf::ElfBytes> file = elf::ElfBytes::Map(path);
     if (DecompressedImage(file->data(), options.lines, &h->image)) {
-      elf_version(EV_CURRENT);
+      static std::once_flag libelf_ready;  // (elf_version sets a global)
+      std::call_once(libelf_ready, [] { elf_version(EV_CURRENT); });
       h->elf = elf_memory(h->image.bytes.get(), h->image.size);
       if (h->elf) h->dwarf = dwarf_begin_elf(h->elf, DWARF_C_READ, nullptr);
     }

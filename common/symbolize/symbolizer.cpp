@@ -329,6 +329,15 @@ std::string Symbolizer::DebugInfoPath(std::string_view path, std::string_view bu
   std::string root = options_.symfs.empty() ? RootOf(pid) : options_.symfs;
   std::string key = root + std::string(path) + '\0' + std::string(build_id);
   if (auto it = debug_info_paths_.find(key); it != debug_info_paths_.end()) return it->second;
+  std::string found = FindDebugInfo(root, path, build_id, options_.build_id_cache);
+  debug_info_paths_.emplace(std::move(key), found);
+  return found;
+}
+
+std::string Symbolizer::FindDebugInfo(const std::string& root, std::string_view path,
+                                      std::string_view build_id,
+                                      const std::string& build_id_cache) {
+  if (IsVdso(path) || path.empty() || path[0] != '/') return {};
   std::string real = root + std::string(path);
   std::string own_id = std::string(build_id), debuglink;
   std::string file_id;
@@ -350,26 +359,23 @@ std::string Symbolizer::DebugInfoPath(std::string_view path, std::string_view bu
       tail = file_id.substr(0, 2) + "/" + file_id.substr(2);
     }
     candidates.push_back(root + "/usr/lib/debug/.build-id/" + tail + ".debug");
-    if (!options_.build_id_cache.empty()) {
-      candidates.push_back(options_.build_id_cache + "/.build-id/" + tail + "/debug");
-      candidates.push_back(options_.build_id_cache + "/.build-id/" + tail + "/elf");
+    if (!build_id_cache.empty()) {
+      candidates.push_back(build_id_cache + "/.build-id/" + tail + "/debug");
+      candidates.push_back(build_id_cache + "/.build-id/" + tail + "/elf");
     }
   }
   candidates.push_back(root + "/usr/lib/debug" + std::string(path) + ".debug");
   candidates.push_back(real);
-  std::string found;
   for (const std::string& c : candidates) {
     try {
       std::unique_ptr<elf::ElfImage> image = elf::ElfImage::Open(c);
       if (!own_id.empty() && !elf::BuildIdMatches(own_id, image->BuildId())) continue;
       if (image->FindSection(".debug_info") < 0) continue;
-      found = c;
-      break;
+      return c;
     } catch (const Error&) {
     }
   }
-  debug_info_paths_.emplace(std::move(key), found);
-  return found;
+  return {};
 }
 
 }  // namespace pf

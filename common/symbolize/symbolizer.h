@@ -101,6 +101,13 @@ class Symbolizer {
   /// .gnu_debuglink file, its debug file by build-id or path, perf's build-id cache, or the
   /// binary itself. "" when there is none. Cached.
   std::string DebugInfoPath(std::string_view path, std::string_view build_id, uint32_t pid);
+  /// The same search under `root` ("" for this file system; --symfs), without the cache:
+  /// safe to call on any thread. `build_id_cache` as in Options (resolved).
+  static std::string FindDebugInfo(const std::string& root, std::string_view path,
+                                   std::string_view build_id,
+                                   const std::string& build_id_cache);
+  /// The options, with the build-id cache's directory resolved ("" when not used).
+  const Options& options() const { return options_; }
 
   /// Starts reading kallsyms on another thread (the kernel takes tens of milliseconds to
   /// print it), so that it is ready, or nearly, when the first kernel address comes.
