@@ -158,8 +158,8 @@ KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::st
     return k;
   }
 
-  // The core kernel: the lines before the first with a tab or a bracket (a module's).
-  size_t core_end = std::min(text.find('\t'), text.find('['));
+  // The core kernel: the lines before the first with a tab (a module's).
+  size_t core_end = text.find('\t');
   core_end = core_end == kNone ? text.size() : LineStart(text, core_end);
 
   // Its first and last lines with an address, the first kept symbol, and a spot check of
@@ -308,6 +308,26 @@ bool KernelSymbols::LookupCore(uint64_t ip, Hit* hit) const {
   bool found = false;
   for (size_t p = next; p < core_end_ && !found; p = next)
     found = ParseLine(LineAt(text, p, &next), &line) && Kept(line);
+  // perf takes a name with a bracket for a module's, which changes how the symbols around it
+  // end (and which alias wins). No kernel names its own symbols so; if one does, the whole
+  // parse answers.
+  auto bracket = [](const Line& l) { return l.field.find('[') != std::string_view::npos; };
+  bool odd = bracket(kept) || (found && bracket(line));
+  for (size_t p = at; p > 0 && !odd;) {  // the aliases before it
+    Line alias;
+    p = LineStart(text, p - 1);
+    if (!ParseLine(LineAt(text, p, &next), &alias)) continue;
+    if (alias.address != kept.address) break;
+    odd = Kept(alias) && bracket(alias);
+  }
+  if (odd) {
+    if (!whole_) {
+      whole_ = std::make_shared<KernelSymbols>();
+      whole_->text_ = text_;
+      whole_->BuildTable(0);
+    }
+    return whole_->Lookup(ip, hit);
+  }
   if (found) {
     end = line.address;
   } else if (core_reaches_table_ && !symbols_.empty()) {

@@ -9,7 +9,8 @@
 //
 // The core kernel's lines (those before the first line with a tab) are listed in address
 // order (scripts/kallsyms sorts them), so they are not parsed up front: a lookup binary-
-// searches the text and reads the few lines around the answer. Only the module and
+// searches the text and reads the few lines around the answer (near a core name with a
+// bracket, which perf takes for a module's, the whole parse answers). Only the module and
 // trampoline lines after them are parsed into a table. A file whose core lines are out of
 // order (spot-checked when loading) or overlap the modules' is parsed whole, as is text with
 // every address zero. Either way the answers are those of the whole parse
@@ -78,6 +79,8 @@ class KernelSymbols {
   bool core_reaches_table_ = false;
   std::vector<Sym> symbols_;  // sorted by start, disjoint
   bool restricted_ = false;
+  // The whole parse, for a lookup near a core name with a bracket (built when first needed).
+  mutable std::shared_ptr<KernelSymbols> whole_;
 };
 
 }  // namespace pf

@@ -245,12 +245,18 @@ Symbol Symbolizer::LookupKernel(uint64_t ip) {
     return out;
   }
   if (KernelSymbolsMissing()) return out;
+  // A kallsyms lookup reads a few dozen lines of text; the same addresses come again and
+  // again.
+  auto [it, added] = kernel_answers_.try_emplace(ip);
+  if (!added) return it->second;
   KernelSymbols::Hit hit;
-  if (!kernel_->Lookup(ip, &hit)) return out;
-  out.name = hit.name;
-  out.module = hit.module;
-  out.offset = hit.offset;
-  out.found = true;
+  if (kernel_->Lookup(ip, &hit)) {
+    out.name = hit.name;
+    out.module = hit.module;
+    out.offset = hit.offset;
+    out.found = true;
+  }
+  it->second = out;
   return out;
 }
 

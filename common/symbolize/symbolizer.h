@@ -135,6 +135,7 @@ class Symbolizer {
   std::unique_ptr<KernelSymbols> kernel_;
   bool kernel_loaded_ = false;
   std::future<std::unique_ptr<KernelSymbols>> kernel_future_;
+  std::unordered_map<uint64_t, Symbol> kernel_answers_;  // by address
   const EmbeddedSymbols* embedded_ = nullptr;
   std::string kernel_build_id_;
   std::string KallsymsPath() const;

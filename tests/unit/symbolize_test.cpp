@@ -667,6 +667,12 @@ TEST(KernelSymbols, LazyLookupAnswersAsTheWholeParse) {
       "ffffffff81000000 T _text\nffffffff81000000 t a\nzz\nffffffff81000010 R ro\n"
       "ffffffff81000020 T b\nffffffff81000020 W b2\nffffffff81000030 A abs\n"
       "ffffffffc0000000 t m1\t[mod]\nffffffffc0000100 t m0\t[mod]\n",
+      // brackets in core names (perf takes them for modules' symbols): the whole parse
+      "ffffffff81000000 T a\nffffffff81000100 T we[ird\nffffffff81000200 T b\n"
+      "ffffffff81000300 t c\nffffffff81000300 t c[2]\nffffffff81000400 T d\n"
+      "ffffffff81000500 t e[3]\nffffffff81000500 T e\nffffffff81000600 T f\n"
+      "ffffffff81000700 T g[1]\nffffffff81000700 t g\nffffffff81000800 T h\n"
+      "ffffffffc0000000 t m\t[mod]\n",
       // a core with no module after it; the last line has no newline
       "ffffffff81000000 T x\nffffffff81000100 t $d\nffffffff81000200 t y",
       // the core's last symbol followed by a non-module tab line: extended to it
