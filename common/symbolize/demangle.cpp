@@ -148,6 +148,15 @@ struct FreeDeleter {
 std::string Demangle(std::string_view mangled) {
   // cplus_demangle needs a NUL-terminated string; names with an embedded NUL cannot be.
   if (mangled.empty() || mangled.find('\0') != std::string_view::npos) return std::string(mangled);
+  // In its default (auto) style cplus_demangle takes only the Itanium ABI's names (`_Z`,
+  // `_GLOBAL_`) and Rust v0's (`_R`); the rest (most of a C library's) skip the call.
+  if (!MayDemangle(mangled)) return std::string(mangled);
+  if (!mangled.starts_with("_Z") && !mangled.starts_with("_R") &&
+      !mangled.starts_with("_GLOBAL_")) {
+    std::string ocaml;
+    if (DemangleOcaml(mangled, &ocaml)) return ocaml;
+    return std::string(mangled);
+  }
   std::string name(mangled);
   std::unique_ptr<char, FreeDeleter> out(cplus_demangle(name.c_str(), DMGL_NO_OPTS));
   if (out != nullptr) {

@@ -17,4 +17,11 @@ namespace pf {
 /// The name perf prints for the symbol-table name `mangled` (unchanged when not mangled).
 std::string Demangle(std::string_view mangled);
 
+/// False when Demangle(name) is certainly `name` itself: only the Itanium ABI's names
+/// (`_Z`, `_GLOBAL_`), Rust v0's (`_R`) and OCaml's (`caml`) can change.
+inline bool MayDemangle(std::string_view name) {
+  return name.starts_with("_Z") || name.starts_with("_R") || name.starts_with("_GLOBAL_") ||
+         name.starts_with("caml");
+}
+
 }  // namespace pf

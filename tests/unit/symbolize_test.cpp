@@ -12,12 +12,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "symbolize/demangle.h"
+#include "symbolize/elf_image.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/perf_map.h"
@@ -565,6 +567,49 @@ TEST(Demangle, OtherNamesUnchanged) {
   EXPECT_EQ(Demangle(std::string_view("_Z3f\0oo", 7)), std::string_view("_Z3f\0oo", 7));
   EXPECT_EQ(Demangle("camlStdlib__list__map_123"), "Stdlib.list.map_123");
   EXPECT_EQ(Demangle("caml_alloc"), "caml_alloc");
+  // Old GNU, Ada and D manglings: not in cplus_demangle's default style either.
+  EXPECT_EQ(Demangle("foo__3Bar"), "foo__3Bar");
+  EXPECT_EQ(Demangle("__ct__3Foo"), "__ct__3Foo");
+  EXPECT_EQ(Demangle("pkg__sub"), "pkg__sub");
+  EXPECT_EQ(Demangle("_D3foo3barFZv"), "_D3foo3barFZv");
+}
+
+// Demangle skips cplus_demangle for names outside its prefixes: the answers are the same as
+// asking it, on every symbol of this test binary, libstdc++ and the C library.
+extern "C" char* cplus_demangle(const char* mangled, int options);
+TEST(Demangle, PrefixShortcutAnswersAsLibiberty) {
+  size_t checked = 0;
+  for (const char* path : {"/proc/self/exe", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+                           "/lib/x86_64-linux-gnu/libc.so.6"}) {
+    std::unique_ptr<elf::ElfImage> image;
+    try {
+      image = elf::ElfImage::Open(path);
+    } catch (const Error&) {
+      continue;
+    }
+    for (int table : {image->symtab(), image->dynsym()}) {
+      if (table < 0) continue;
+      const auto& sec = image->sections()[table];
+      std::string_view syms = image->SectionData(sec);
+      std::string_view strtab = image->SectionData(image->sections()[sec.link]);
+      for (size_t i = 0; i < image->SymbolCount(sec); ++i) {
+        uint32_t at = image->ReadSymbol(syms, i).name;
+        if (at >= strtab.size()) continue;
+        std::string name(strtab.substr(at, strtab.find('\0', at) - at));
+        if (name.empty()) continue;
+        char* slow = cplus_demangle(name.c_str(), 0);
+        if (slow != nullptr) {
+          // (Rust's hash and escapes are Demangle's own steps after libiberty's.)
+          if (name.find("17h") == std::string::npos) EXPECT_EQ(Demangle(name), slow) << name;
+          std::free(slow);
+        } else if (name.rfind("caml", 0) != 0) {
+          EXPECT_EQ(Demangle(name), name) << name;
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000u);
 }
 
 // ---------------------------------------------------------------------------------------------
