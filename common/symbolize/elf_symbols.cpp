@@ -35,6 +35,8 @@ size_t LeadingUnderscores(std::string_view s) {
 }
 
 
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // A replay of perf's red-black tree of symbols (the kernel's lib/rbtree.c balancing, which is
 // the textbook algorithm): same insertions in the same order, same erasures, same search. Used
@@ -253,6 +255,8 @@ class RbReplay {
   int root_ = -1;
 };
 
+namespace {
+
 bool IsRegularFile(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -334,22 +338,22 @@ std::vector<uint32_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
 }
 
 void SymbolRanges::Insert(const TableSymbol& s) {
-  index_[s.id] = symbols_.size();
+  if (s.id >= index_.size()) index_.resize(size_t{s.id} + 1, kNone);
+  index_[s.id] = static_cast<uint32_t>(symbols_.size());
   ops_.push_back({false, symbols_.size()});
   symbols_.push_back(s);
 }
 
 void SymbolRanges::Erase(uint32_t id) {
-  auto it = index_.find(id);
-  if (it != index_.end()) ops_.push_back({true, it->second});
+  if (id < index_.size() && index_[id] != kNone) ops_.push_back({true, index_[id]});
 }
 
 void SymbolRanges::SetEnd(uint32_t id, uint64_t end) {
-  auto it = index_.find(id);
-  if (it != index_.end()) symbols_[it->second].end = end;
+  if (id < index_.size() && index_[id] != kNone) symbols_[index_[id]].end = end;
 }
 
 void SymbolRanges::Finish() {
+  tree_.reset();
   // The symbols alive at the end, in address order (stable: insertion order on ties).
   std::vector<TableSymbol> alive;
   {
@@ -380,28 +384,20 @@ void SymbolRanges::Finish() {
       ranges_.push_back({last(t), kNone});
     }
   } else {
-    RbReplay tree;
+    // The search's answer depends on the tree's shape: keep the replayed tree and search it
+    // (a lookup walks one path; flattening it would search at every start and end).
+    auto tree = std::make_shared<RbReplay>();
     std::vector<int> node_of(symbols_.size(), -1);
     for (const auto& [erase, at] : ops_) {
       const TableSymbol& t = symbols_[at];
       if (!erase) {
-        node_of[at] = tree.Insert(t.start, t.end, t.id);
+        node_of[at] = tree->Insert(t.start, t.end, t.id);
       } else if (node_of[at] >= 0) {
-        tree.Erase(node_of[at]);
+        tree->Erase(node_of[at]);
         node_of[at] = -1;
       }
     }
-    // The search's answer only changes at a symbol's start or end.
-    std::vector<uint64_t> points;
-    points.reserve(alive.size() * 2);
-    for (const TableSymbol& t : alive) {
-      points.push_back(t.start);
-      points.push_back(t.end);
-      points.push_back(t.start + 1);
-    }
-    std::sort(points.begin(), points.end());
-    points.erase(std::unique(points.begin(), points.end()), points.end());
-    for (uint64_t p : points) ranges_.push_back({p, tree.Find(p)});
+    tree_ = std::move(tree);
   }
   // Merge neighbours with the same answer.
   size_t out = 0;
@@ -416,6 +412,10 @@ void SymbolRanges::Finish() {
 }
 
 bool SymbolRanges::Find(uint64_t address, uint32_t* id) const {
+  if (tree_) {
+    *id = tree_->Find(address);
+    return *id != kNone;
+  }
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), address,
                              [](uint64_t v, const Range& r) { return v < r.start; });
   if (it == ranges_.begin()) return false;
@@ -458,7 +458,7 @@ class ElfSymbols::Builder {
   }
 
   std::string_view CompareName(uint32_t id) {
-    if (!demangle_) return out_->RawName(id);
+    if (!demangle_ || !MayDemangle(out_->RawName(id))) return out_->RawName(id);
     auto it = demangled_.find(id);
     if (it == demangled_.end()) it = demangled_.emplace(id, Demangle(out_->RawName(id))).first;
     return it->second;

@@ -73,9 +73,11 @@ std::vector<uint32_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
 /// The symbol perf's tree search finds for each address. perf keeps symbols in a red-black
 /// tree searched with "below start: left; past end, or at the end of a symbol with a size:
 /// right; else found" (so a zero-size symbol matches its own address), so when ranges
-/// overlap the answer depends on the tree's shape. The tree is replayed (same insertions and
-/// erasures; the kernel's rbtree balancing is the textbook one) and its answers flattened into
-/// disjoint ranges; without overlaps the replay is skipped.
+/// overlap the answer depends on the tree's shape. The tree is then replayed (same insertions
+/// and erasures; the kernel's rbtree balancing is the textbook one) and searched as perf
+/// searches it; without overlaps the answers are disjoint ranges and the replay is skipped.
+class RbReplay;
+
 class SymbolRanges {
  public:
   /// perf inserts `s` (equal starts go after the existing ones); ids are unique.
@@ -96,10 +98,11 @@ class SymbolRanges {
     uint64_t start;
     uint32_t id;
   };
-  std::vector<TableSymbol> symbols_;            // in insertion order
-  std::unordered_map<uint32_t, size_t> index_;  // id -> position in symbols_
-  std::vector<std::pair<bool, size_t>> ops_;    // (erase?, position)
+  std::vector<TableSymbol> symbols_;          // in insertion order
+  std::vector<uint32_t> index_;               // id -> position in symbols_ (ids are indexes)
+  std::vector<std::pair<bool, size_t>> ops_;  // (erase?, position)
   std::vector<Range> ranges_;
+  std::shared_ptr<const RbReplay> tree_;  // when ranges overlap: the replayed tree
 };
 
 /// Where to look for a binary's symbols.
