@@ -739,6 +739,40 @@ TEST(KernelSymbols, LazyLookupAnswersAsTheWholeParse) {
   }
 }
 
+// Random tables in kallsyms' shape: sorted core lines with aliases, every type, names with
+// brackets or `$`, unparsable lines, then module lines in any order.
+TEST(KernelSymbols, LazyLookupAnswersAsTheWholeParseOnRandomTables) {
+  std::mt19937_64 rng(6);
+  const char kTypes[] = "TtWwDdBbRrAaUu";
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    uint64_t address = 0xffffffff81000000u + (rng() % 4) * 0x1000;
+    int lines = 1 + static_cast<int>(rng() % 40);
+    char hex[32];
+    for (int i = 0; i < lines; ++i) {
+      if (rng() % 3 != 0) address += rng() % 3 == 0 ? 0x1800 : rng() % 0x80;
+      if (rng() % 25 == 0) text += "not a line\n";
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(address));
+      std::string name = "s" + std::to_string(i);
+      if (rng() % 15 == 0) name += "[x]";
+      if (rng() % 20 == 0) name = "$" + name;
+      text += std::string(hex) + " " + kTypes[rng() % (sizeof kTypes - 1)] + " " + name + "\n";
+    }
+    int modules = static_cast<int>(rng() % 6);
+    for (int i = 0; i < modules; ++i) {
+      uint64_t m = (rng() % 8 == 0 ? address - rng() % 0x3000 : 0xffffffffc0000000u) +
+                   rng() % 0x400;
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(m));
+      text += std::string(hex) + " " + kTypes[rng() % 4] + " m" + std::to_string(i) +
+              (rng() % 5 == 0 ? "\tplain\n" : "\t[mod]\n");
+    }
+    if (rng() % 2) text.pop_back();  // no newline at the end
+    SCOPED_TRACE(text);
+    ExpectLazyAsEager(KernelSymbols::Parse(text), KernelSymbols::ParseEagerly(text), text);
+    if (HasFatalFailure()) return;
+  }
+}
+
 TEST(KernelSymbols, ThisMachine) {
   if (access("/proc/kallsyms", R_OK) != 0) GTEST_SKIP() << "no /proc/kallsyms";
   KernelSymbols k = KernelSymbols::Load("/proc/kallsyms");
