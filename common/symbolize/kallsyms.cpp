@@ -51,10 +51,17 @@ bool ParseLine(std::string_view line, Line* out) {
   return true;
 }
 
-// The start of the line holding text[pos] (pos <= size).
+// The start of the line holding text[pos] (pos <= size). Searched back in growing windows:
+// lines are short, and a search of everything before pos would cost that much where memory
+// reads are checked (AddressSanitizer checks the whole range memrchr is given).
 size_t LineStart(std::string_view text, size_t pos) {
-  const void* nl = pos == 0 ? nullptr : memrchr(text.data(), '\n', pos);
-  return nl == nullptr ? 0 : static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+  for (size_t window = 256;; window *= 2) {
+    size_t from = pos > window ? pos - window : 0;
+    const void* nl = memrchr(text.data() + from, '\n', pos - from);
+    if (nl != nullptr) return static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+    if (from == 0) return 0;
+    pos = from;
+  }
 }
 
 // The line starting at `pos`, without its newline, and where the next one starts.
