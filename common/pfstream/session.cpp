@@ -314,7 +314,11 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry*
   f.dso = m->path;
   uint64_t off = ip - m->start + m->pgoff;
   f.addr = off;
-  Symbol s = sym_.Lookup(m->path, m->build_id, off, pid);
+  if (!m->binary_loaded) {
+    m->binary = sym_.BinaryOf(m->path, m->build_id, pid);
+    m->binary_loaded = true;
+  }
+  Symbol s = sym_.LookupIn(m->binary, m->path, off);
   if (s.found) {
     f.sym = s.name;
     f.symoff = s.offset;

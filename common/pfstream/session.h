@@ -49,6 +49,9 @@ struct MapEntry {
   // The names addr2line would give from its symbol table (for perf's inline frames).
   Addr2lineNames* names = nullptr;
   bool names_loaded = false;
+  // Its binary's symbols, as the symbolizer found them on first use.
+  Symbolizer::Binary* binary = nullptr;
+  bool binary_loaded = false;
 };
 
 /// A process's maps by start address, non-overlapping. A tree, not a sorted vector: a JIT or

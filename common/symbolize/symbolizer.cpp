@@ -186,7 +186,16 @@ Symbol Symbolizer::NameIn(Binary* binary, uint64_t file_offset) {
 Symbol Symbolizer::Lookup(std::string_view path, std::string_view build_id, uint64_t file_offset,
                           uint32_t pid) {
   if (UsesPerfMap(path)) return {};
-  Symbol s = NameIn(FindBinary(path, build_id, pid), file_offset);
+  return LookupIn(BinaryOf(path, build_id, pid), path, file_offset);
+}
+
+Symbolizer::Binary* Symbolizer::BinaryOf(std::string_view path, std::string_view build_id,
+                                         uint32_t pid) {
+  return UsesPerfMap(path) ? nullptr : FindBinary(path, build_id, pid);
+}
+
+Symbol Symbolizer::LookupIn(Binary* binary, std::string_view path, uint64_t file_offset) {
+  Symbol s = NameIn(binary, file_offset);
   if (!s.found && embedded_) {
     uint64_t start;
     if (const EmbeddedSymbols::Range* r = embedded_->Find(std::string(path), file_offset, &start)) {

@@ -64,6 +64,11 @@ class Symbolizer {
   /// (UsesPerfMap) are not found here: use LookupJit with the address itself.
   Symbol Lookup(std::string_view path, std::string_view build_id, uint64_t file_offset,
                 uint32_t pid);
+  /// The same in two steps, for a caller that keeps the first per mapping: the binary
+  /// Lookup finds for (path, build_id, pid) (null when none can be), then a symbol in it.
+  struct Binary;
+  Binary* BinaryOf(std::string_view path, std::string_view build_id, uint32_t pid);
+  Symbol LookupIn(Binary* binary, std::string_view path, uint64_t file_offset);
   /// Kernel addresses, from kallsyms (loaded once, lazily). perf names only addresses inside
   /// the kernel map of the recording ([kernel.kallsyms]_text MMAP: _text.._etext, shrunk to
   /// the last symbol's end) and the module maps; the caller checks that. Module symbols come
@@ -113,12 +118,14 @@ class Symbolizer {
   /// print it), so that it is ready, or nearly, when the first kernel address comes.
   void PrefetchKernelSymbols();
 
- private:
-  struct Binary {
+ public:
+  struct Binary {  // (opaque to callers)
     std::unique_ptr<ElfSymbols> symbols;  // null: no symbols
     std::vector<StrId> names;             // interned display names, by symbol index
     std::vector<bool> named;
   };
+
+ private:
   Binary* FindBinary(std::string_view path, std::string_view build_id, uint32_t pid);
   Binary* LoadVdso(std::string_view build_id);
   const std::string& RootOf(uint32_t pid);
