@@ -610,13 +610,21 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
     // "??:0" for a named frame and nothing for an unnamed one; else the dso and the address.
     // Placed from a symbol table, the file is the one BFD finds there (a Rust codegen
     // unit's, a C file's for its static functions), with line 0.
-    Addr2lineNames::Answer answer = loc ? Addr2lineNames::Answer{} : symbols_at_ip();
-    const bool placed = loc || !answer.function.empty();
+    // As BFD: where DWARF finds nothing at the address, the symbol table places it (function
+    // and file); where DWARF finds a function without a linkage name and no line, the
+    // symbol table gives the file too. A file symbol may have an empty name (ld writes one
+    // before its own local symbols): that is ":0", not "??:0".
+    const bool dwarf_found =
+        loc && (!loc->srcline.empty() || !loc->function.empty() || !loc->inlined.empty());
+    Addr2lineNames::Answer answer;
+    if (!dwarf_found || (loc->srcline.empty() && !loc->function.empty() && !loc->function_linkage))
+      answer = symbols_at_ip();
+    const bool placed = dwarf_found || !answer.function.empty();
     if (loc && !loc->srcline.empty()) {
       f.srcline = Intern(loc->srcline);
     } else if (placed && !f.has_sym) {
       f.srcline = {};
-    } else if (placed && !answer.file.empty()) {
+    } else if (placed && answer.has_file) {
       std::string_view file = answer.file.substr(answer.file.rfind('/') + 1);
       f.srcline = Intern(std::string(file) + ":0");
     } else if (placed) {

@@ -46,10 +46,10 @@ Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) {
     std::string_view name = elf::CString(strings, sym.name);
     if (name.empty()) continue;
     bool local = ELF64_ST_BIND(sym.info) == STB_LOCAL;
-    std::string_view own_file =
-        have_file && (local || state != kFileAfterSymbol) ? file : std::string_view();
+    bool own_file = have_file && (local || state != kFileAfterSymbol);
     candidates_.push_back({sym.value, sym.size == 0 ? 1 : sym.size, static_cast<uint32_t>(i),
-                           sym.shndx, type == STT_FUNC || type == STT_GNU_IFUNC, name, own_file});
+                           sym.shndx, type == STT_FUNC || type == STT_GNU_IFUNC, name,
+                           own_file ? file : std::string_view(), own_file});
   }
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
     if (a.section != b.section) return a.section < b.section;
@@ -98,7 +98,7 @@ Addr2lineNames::Answer Addr2lineNames::At(uint64_t vaddr) const {
     }
     if (better) best = &*c;
   }
-  return {best->name, best->file, best->value};
+  return {best->name, best->file, best->has_file, best->value};
 }
 
 }  // namespace pf

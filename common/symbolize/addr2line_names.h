@@ -33,7 +33,8 @@ class Addr2lineNames {
   /// (BFD names no file for a global one once a second file symbol was seen).
   struct Answer {
     std::string_view function;  ///< empty when it finds none ("??")
-    std::string_view file;      ///< empty when none ("??")
+    std::string_view file;      ///< the STT_FILE symbol's name ("" when has_file is false)
+    bool has_file = false;      ///< false: none ("??"); a file symbol may have an empty name
     uint64_t value = 0;         ///< the symbol's address
   };
   Answer At(uint64_t vaddr) const;
@@ -48,6 +49,7 @@ class Addr2lineNames {
     bool function;
     std::string_view name;
     std::string_view file;  // as BFD would report it with this symbol
+    bool has_file;
   };
   struct SectionRange {
     uint64_t lo, hi;

@@ -253,7 +253,7 @@ void ExpectNamesLikeAddr2line(const std::string& path, uint64_t step) {
     Addr2lineNames::Answer a = names.At(addrs[i]);
     std::string ours = a.function.empty() ? "??" : std::string(a.function);
     named += ours != "??";
-    ours.append(" ").append(a.file.empty() ? std::string_view("??") : a.file);
+    ours.append(" ").append(a.has_file ? a.file : std::string_view("??"));
     if (ours != theirs[i] && ++differing <= 5) {
       ADD_FAILURE() << std::hex << addrs[i] << ": " << ours << " vs addr2line's " << theirs[i];
     }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/elf_symbols.h"
@@ -231,6 +232,32 @@ TEST(ElfSymbols, OverlapsAnswerLikePerfsTree) {
   EXPECT_EQ(At(*elf, 0x1008), "outer+0x8");
   EXPECT_EQ(At(*elf, 0x1014), "inner+0x4");
   EXPECT_EQ(At(*elf, 0x1018), "[unknown]");
+}
+
+// The file BFD reports with a symbol-table name: the latest STT_FILE's, even an empty one
+// (ld writes one before its own local symbols; addr2line then prints ":?", perf ":0"), and
+// for a global symbol after a file symbol that follows other symbols, none.
+TEST(Addr2lineNames, FileSymbols) {
+  std::vector<TestSym> syms = {
+      {"", 0, 0, STB_LOCAL, STT_FILE},
+      {"asm_fn", 0x1100, 0, STB_LOCAL, STT_NOTYPE},
+      {"a.c", 0, 0, STB_LOCAL, STT_FILE},
+      {"c_fn", 0x1200, 0x10, STB_LOCAL, STT_FUNC},
+      {"glob", 0x1300, 0x10, STB_GLOBAL, STT_FUNC},
+  };
+  auto image = elf::ElfImage::FromBytes(Elf64(syms), "t");
+  Addr2lineNames names(*image);
+  Addr2lineNames::Answer a = names.At(0x1105);
+  EXPECT_EQ(a.function, "asm_fn");
+  EXPECT_TRUE(a.has_file);
+  EXPECT_EQ(a.file, "");
+  a = names.At(0x1205);
+  EXPECT_EQ(a.function, "c_fn");
+  EXPECT_TRUE(a.has_file);
+  EXPECT_EQ(a.file, "a.c");
+  a = names.At(0x1305);
+  EXPECT_EQ(a.function, "glob");
+  EXPECT_FALSE(a.has_file);
 }
 
 TEST(SymbolRanges, ReplaysInsertionOrder) {
