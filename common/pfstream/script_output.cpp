@@ -51,16 +51,31 @@ void AppendF(std::string* out, const char* fmt, A... args) {
   }
 }
 
+// printf's "%*" PRIx64 without printf (two of them a frame; the frames are most of the text).
+void AppendHex(std::string* out, uint64_t v, size_t width) {
+  char buf[16];
+  size_t n = 0;
+  do {
+    buf[sizeof buf - ++n] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v != 0);
+  if (width > n) out->append(width - n, ' ');
+  out->append(buf + sizeof buf - n, n);
+}
+
 void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* out) {
   bool any = false;
   if (f.ip) {
-    AppendF(out, "%16" PRIx64, fr.addr);
+    AppendHex(out, fr.addr, 16);
     any = true;
   }
   if (f.sym) {
     if (any) *out += ' ';
     out->append(fr.sym);
-    if (f.symoff && fr.has_sym) AppendF(out, "+0x%" PRIx64, fr.symoff);
+    if (f.symoff && fr.has_sym) {
+      out->append("+0x");
+      AppendHex(out, fr.symoff, 0);
+    }
     any = true;
   }
   if (f.dso && !fr.inlined) {
