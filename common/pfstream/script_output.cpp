@@ -51,6 +51,19 @@ void AppendF(std::string* out, const char* fmt, A... args) {
   }
 }
 
+// printf's "%*u" (or "%0*u", or "%-*u" with `left`) without printf: a sample's header.
+void AppendDecimal(std::string* out, uint64_t v, size_t width, char fill = ' ', bool left = false) {
+  char buf[20];
+  size_t n = 0;
+  do {
+    buf[sizeof buf - ++n] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  if (!left && width > n) out->append(width - n, fill);
+  out->append(buf + sizeof buf - n, n);
+  if (left && width > n) out->append(width - n, ' ');
+}
+
 // printf's "%*" PRIx64 without printf (two of them a frame; the frames are most of the text).
 void AppendHex(std::string* out, uint64_t v, size_t width) {
   char buf[16];
@@ -108,22 +121,39 @@ void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_
     }
   }
   if (f.pid && f.tid) {
-    AppendF(out, "%5u/%-5u ", s.pid, s.tid);
-  } else if (f.pid) {
-    AppendF(out, "%5u ", s.pid);
-  } else if (f.tid) {
-    AppendF(out, "%5u ", s.tid);
+    AppendDecimal(out, s.pid, 5);
+    *out += '/';
+    AppendDecimal(out, s.tid, 5, ' ', true);
+    *out += ' ';
+  } else if (f.pid || f.tid) {
+    AppendDecimal(out, f.pid ? s.pid : s.tid, 5);
+    *out += ' ';
   }
-  if (f.cpu) AppendF(out, "[%03u] ", s.cpu);
+  if (f.cpu) {
+    *out += '[';
+    AppendDecimal(out, s.cpu, 3, '0');
+    out->append("] ");
+  }
   if (f.time) {
-    char t[48];
-    std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, s.time / 1000000000,
-                  (s.time % 1000000000) / 1000);
-    AppendF(out, "%12s: ", t);
+    // "%12s: " of SECONDS.MICROSECONDS
+    std::string t;
+    AppendDecimal(&t, s.time / 1000000000, 0);
+    t += '.';
+    AppendDecimal(&t, (s.time % 1000000000) / 1000, 6, '0');
+    if (t.size() < 12) out->append(12 - t.size(), ' ');
+    out->append(t);
+    out->append(": ");
   }
-  if (f.period) AppendF(out, "%10" PRIu64 " ", s.period);
+  if (f.period) {
+    AppendDecimal(out, s.period, 10);
+    *out += ' ';
+  }
   if (f.event) {
-    AppendF(out, "%*s: ", f.name_width, s.attr->name.c_str());
+    const std::string& name = s.attr->name;
+    if (f.name_width > 0 && name.size() < static_cast<size_t>(f.name_width))
+      out->append(static_cast<size_t>(f.name_width) - name.size(), ' ');
+    out->append(name);
+    out->append(": ");
   }
   session.Frames(s, callchain, frames);
   if (chain && (f.ip || f.sym || f.dso)) {
