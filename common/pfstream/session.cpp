@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <system_error>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -94,7 +95,7 @@ void Session::PrefetchDwarf(const PerfDataReader& reader) {
   DwarfInfo::Options options{.demangle = true, .lines = srcline_};
   const std::string root = sym_.options().symfs;
   const std::string cache = sym_.options().build_id_cache;
-  dwarf_worker_ = std::thread([this, jobs = std::move(jobs), options, root, cache]() mutable {
+  auto work = [this, jobs = std::move(jobs), options, root, cache]() mutable {
     for (Job& job : jobs) {
       Prefetched p;
       if (!stop_prefetch_) {
@@ -107,7 +108,12 @@ void Session::PrefetchDwarf(const PerfDataReader& reader) {
       }
       job.done.set_value(std::move(p));
     }
-  });
+  };
+  try {
+    dwarf_worker_ = std::thread(std::move(work));
+  } catch (const std::system_error&) {  // no thread to be had: DwarfFor opens them itself
+    dwarf_prefetch_.clear();
+  }
 }
 
 Session::Process& Session::Proc(uint32_t pid) {
