@@ -77,7 +77,11 @@ Session::~Session() {
 }
 
 void Session::PrefetchDwarf(const PerfDataReader& reader) {
-  if ((!inline_ && !srcline_) || dwarf_worker_.joinable()) return;
+  // Inline frames are added to frames unwound from stack copies only (see Frames): a
+  // frame-pointer recording needs DWARF for source lines alone.
+  bool stack_copies = false;
+  for (const EventAttr& a : reader.attrs()) stack_copies |= a.sample_stack_user != 0;
+  if ((!(inline_ && stack_copies) && !srcline_) || dwarf_worker_.joinable()) return;
   struct Job {
     std::string path, build_id;
     std::promise<Prefetched> done;

@@ -114,8 +114,11 @@ class Session {
   /// Starts opening, on another thread, the DWARF of the binaries the recording's build-id
   /// table names (perf lists the ones samples hit), so that inflating and indexing a large
   /// debug file overlaps reading and unwinding. Call after SetInline and SetSrcline; does
-  /// nothing when neither needs DWARF.
+  /// nothing when neither needs DWARF (inline frames need it only for a recording with
+  /// stack copies).
   void PrefetchDwarf(const PerfDataReader& reader);
+  /// True when PrefetchDwarf started its thread.
+  bool prefetching() const { return dwarf_worker_.joinable(); }
   /// Samples the tables handed to libdw.
   uint64_t libdw_fallbacks() const { return libdw_fallbacks_; }
 

@@ -633,5 +633,24 @@ TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
   EXPECT_GT(user_frames, table.size() * 5);
 }
 
+// The DWARF of a recording's binaries is opened ahead only when it will be read: for inline
+// frames, which only frames unwound from stack copies get, or for source lines.
+TEST(PrefetchDwarf, OnlyWhereDwarfWillBeRead) {
+  // perf record -g (frame pointers) of callpath, with a build-id table naming it.
+  std::string data = test::ReadFile(std::string(PF_SOURCE_DIR) +
+                                    "/tests/fuzz/corpus/perf_data/file.data");
+  ASSERT_FALSE(data.empty());
+  for (bool srcline : {false, true}) {
+    std::unique_ptr<ByteSource> src = MemoryInput(data, "file.data");
+    PerfDataReader reader(*src);
+    ASSERT_FALSE(reader.build_ids().empty());
+    Symbolizer symbolizer(Symbolizer::Options{});
+    Session session(symbolizer);
+    session.SetSrcline(srcline);
+    session.PrefetchDwarf(reader);
+    EXPECT_EQ(session.prefetching(), srcline) << "srcline " << srcline;
+  }
+}
+
 }  // namespace
 }  // namespace pf
