@@ -398,6 +398,7 @@ bool PerfDataReader::Next(Record* r) {
         uint32_t attr_size;
         std::memcpy(&attr_size, r->body.data() + 4, 4);
         if (attr_size < 64 || attr_size > r->body.size()) attr_size = 64;
+        if (attr_size > r->body.size()) attr_size = static_cast<uint32_t>(r->body.size());
         AddAttr(r->body.subspan(0, attr_size), r->body.subspan(attr_size));
       }
       continue;
