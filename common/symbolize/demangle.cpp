@@ -151,22 +151,17 @@ std::string Demangle(std::string_view mangled) {
   // In its default (auto) style cplus_demangle takes only the Itanium ABI's names (`_Z`,
   // `_GLOBAL_`) and Rust v0's (`_R`); the rest (most of a C library's) skip the call.
   if (!MayDemangle(mangled)) return std::string(mangled);
-  if (!mangled.starts_with("_Z") && !mangled.starts_with("_R") &&
-      !mangled.starts_with("_GLOBAL_")) {
+  if (mangled.starts_with("caml")) {  // (libiberty takes none of OCaml's names)
     std::string ocaml;
     if (DemangleOcaml(mangled, &ocaml)) return ocaml;
     return std::string(mangled);
   }
   std::string name(mangled);
   std::unique_ptr<char, FreeDeleter> out(cplus_demangle(name.c_str(), DMGL_NO_OPTS));
-  if (out != nullptr) {
-    std::string result(out.get());
-    if (LooksLikeRustWithHash(result)) return RustUnescape(result);
-    return result;
-  }
-  std::string ocaml;
-  if (DemangleOcaml(mangled, &ocaml)) return ocaml;
-  return name;
+  if (out == nullptr) return name;
+  std::string result(out.get());
+  if (LooksLikeRustWithHash(result)) return RustUnescape(result);
+  return result;
 }
 
 }  // namespace pf
