@@ -3,15 +3,15 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "base/dwarf_reader.h"
@@ -33,8 +33,8 @@ struct ImageBuffer {
   std::unique_ptr<char, Unmap> bytes{nullptr, Unmap{0}};
   size_t size = 0;
   bool Allocate(size_t n) {
-    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                   -1, 0);
+    void* p =
+        mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (p == MAP_FAILED) return false;
     bytes = std::unique_ptr<char, Unmap>(static_cast<char*>(p), Unmap{n});
     size = n;
@@ -99,20 +99,35 @@ const char* StringAttr(Dwarf_Die* die, unsigned name) {
   return dwarf_formstring(&attr);
 }
 
-// True for languages whose names are not mangled (C, Fortran, ...): binutils takes a plain
-// DW_AT_name there for a linkage name, as its mangle_style() does.
-bool UnmangledLanguage(int lang) {
-  switch (lang) {
-    case DW_LANG_C89: case DW_LANG_C: case DW_LANG_C99: case DW_LANG_C11:
-    case DW_LANG_Cobol74: case DW_LANG_Cobol85: case DW_LANG_Fortran77:
-    case DW_LANG_Fortran90: case DW_LANG_Fortran95: case DW_LANG_Fortran03:
-    case DW_LANG_Fortran08: case DW_LANG_Pascal83: case DW_LANG_PLI: case DW_LANG_UPC:
+}  // namespace
+
+// binutils 2.40's mangle_style(): the languages it demangles nothing for. Fortran 90 to 2008
+// are not among them (gfortran's `program m` is DW_AT_name "m" for the symbol MAIN__, and
+// addr2line says MAIN__). DW_LANG_HP_* are HP's numbers, which dwarf.h does not name.
+bool BinutilsTakesPlainNames(int dw_lang) {
+  switch (dw_lang) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+    case DW_LANG_Cobol74:
+    case DW_LANG_Cobol85:
+    case DW_LANG_Fortran77:
+    case DW_LANG_Pascal83:
+    case DW_LANG_PLI:
+    case DW_LANG_UPC:
     case DW_LANG_Mips_Assembler:
+    case 0x8765:  // DW_LANG_Upc
+    case 0x8004:  // DW_LANG_HP_Basic91
+    case 0x8006:  // DW_LANG_HP_IMacro
+    case 0x8007:  // DW_LANG_HP_Assembler
       return true;
     default:
       return false;
   }
 }
+
+namespace {
 
 // The name perf would give the function of `die`: its linkage name demangled (without
 // parameters, as perf prints symbols), else its plain name.
@@ -873,9 +888,8 @@ bool DwarfInfo::UnitByRanges(uint64_t vaddr, void* cu_die) {
     Dwarf_Off off = 0, next = 0;
     size_t header = 0;
     Ranges code;
-    for (int n = 0; n < 1000000 && dwarf_next_unit(h_->dwarf, off, &next, &header, nullptr,
-                                                   nullptr, nullptr, nullptr, nullptr,
-                                                   nullptr) == 0;
+    for (int n = 0; n < 1000000 && dwarf_next_unit(h_->dwarf, off, &next, &header, nullptr, nullptr,
+                                                   nullptr, nullptr, nullptr, nullptr) == 0;
          ++n, off = next) {
       Dwarf_Die die;
       if (dwarf_offdie(h_->dwarf, off + header, &die) == nullptr) continue;
@@ -929,7 +943,7 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   loc.function = NameOf(function->die);
   loc.function_entry = function->entry;
   Dwarf_Die die;
-  loc.function_linkage = UnmangledLanguage(dwarf_srclang(&cu));
+  loc.function_linkage = BinutilsTakesPlainNames(dwarf_srclang(&cu));
   if (!loc.function_linkage && dwarf_offdie(h_->dwarf, function->die, &die) != nullptr) {
     loc.function_linkage = StringAttr(&die, DW_AT_linkage_name) != nullptr ||
                            StringAttr(&die, DW_AT_MIPS_linkage_name) != nullptr;

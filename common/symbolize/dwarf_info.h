@@ -33,6 +33,11 @@
 
 namespace pf {
 
+/// True for a DW_AT_language (DW_LANG_*) whose plain DW_AT_name binutils takes for a linkage
+/// name, as it does for C; else a function without DW_AT_linkage_name is named from the
+/// symbol table where a symbol starts at its entry.
+bool BinutilsTakesPlainNames(int dw_lang);
+
 class DwarfInfo {
  public:
   /// What an address holds.

@@ -6,6 +6,7 @@
 // debug sections (zlib, zstd) are decompressed by pf and must read as the plain ones.
 #include "symbolize/dwarf_info.h"
 
+#include <dwarf.h>
 #include <elf.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -150,6 +151,56 @@ TEST(DwarfInfo, WithoutLinesNamesStayTheSame) {
     inlined += !b.inlined.empty();
   }
   EXPECT_GT(inlined, 100u);
+}
+
+// binutils takes a DW_AT_name for a linkage name in C-like languages only; Fortran 90 and
+// later are named from the symbol table (MAIN__, not the program's name).
+TEST(DwarfInfo, PlainNamesCountAsLinkageNamesWhereBinutilsSays) {
+  for (int lang : std::initializer_list<int>{DW_LANG_C89, DW_LANG_C, DW_LANG_C99, DW_LANG_C11,
+                                             DW_LANG_Fortran77, DW_LANG_Mips_Assembler}) {
+    EXPECT_TRUE(BinutilsTakesPlainNames(lang)) << lang;
+  }
+  for (int lang : std::initializer_list<int>{DW_LANG_C_plus_plus, DW_LANG_C_plus_plus_14,
+                                             DW_LANG_Rust, DW_LANG_Fortran90, DW_LANG_Fortran95,
+                                             DW_LANG_Fortran03, DW_LANG_Fortran08, DW_LANG_Go, 0}) {
+    EXPECT_FALSE(BinutilsTakesPlainNames(lang)) << lang;
+  }
+}
+
+TEST(DwarfInfo, FortranProgramNameIsNoLinkageName) {
+  if (std::system("gfortran --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gfortran";
+  char dir[] = "/tmp/pf-fortran-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string src = std::string(dir) + "/m.f90", bin = std::string(dir) + "/m";
+  FILE* f = std::fopen(src.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(
+      "program m\n  integer :: i\n  real(8) :: s = 0\n  do i = 1, 10\n"
+      "    s = s + sin(real(i, 8))\n  end do\n  print *, s\nend program\n",
+      f);
+  std::fclose(f);
+  int rc = std::system(("gfortran -std=f2008 -O2 -g -o " + bin + " " + src).c_str());
+  unlink(src.c_str());
+  if (rc != 0) {
+    rmdir(dir);
+    GTEST_SKIP() << "gfortran failed";
+  }
+  auto image = elf::ElfImage::Open(bin);
+  Addr2lineNames names(*image);
+  auto dwarf = DwarfInfo::Open(bin);
+  ASSERT_TRUE(dwarf);
+  TextRange text = TextOf(bin);
+  bool found = false;
+  for (uint64_t addr = text.lo; addr < text.hi && !found; ++addr) {
+    if (names.NameAt(addr) != "MAIN__") continue;
+    const DwarfInfo::Location& loc = dwarf->Lookup(addr);
+    EXPECT_EQ(loc.function, "m");
+    EXPECT_FALSE(loc.function_linkage);
+    found = true;
+  }
+  EXPECT_TRUE(found) << "no address in MAIN__";
+  unlink(bin.c_str());
+  rmdir(dir);
 }
 
 // Opens `variant` (the same code as `plain`, its DWARF stored differently) and `plain`, and
