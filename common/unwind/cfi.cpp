@@ -63,28 +63,27 @@ struct CfiTable::Cie {
 
 CfiTable::~CfiTable() = default;
 
+std::string_view CfiTable::SectionBytes(const char* name, uint64_t* vaddr) {
+  if (!image_) return {};
+  const elf::ElfImage& im = *image_;
+  int i = im.FindSection(name);
+  if (i < 0) return {};
+  const elf::Section& s = im.sections()[static_cast<size_t>(i)];
+  if (vaddr) *vaddr = s.addr;
+  if (s.flags & SHF_COMPRESSED) {
+    if (std::string_view(name) != ".debug_frame") return {};
+    if (!DecompressSection(im.SectionData(s), &debug_frame_copy_)) return {};
+    return debug_frame_copy_;
+  }
+  return im.SectionData(s);
+}
+
 std::unique_ptr<CfiTable> CfiTable::FromElf(std::shared_ptr<const elf::ElfImage> image) {
   auto t = std::unique_ptr<CfiTable>(new CfiTable);
   t->image_ = std::move(image);
-  const elf::ElfImage& im = *t->image_;
-  auto section = [&](const char* name, uint64_t* vaddr) -> std::string_view {
-    int i = im.FindSection(name);
-    if (i < 0) return {};
-    const elf::Section& s = im.sections()[static_cast<size_t>(i)];
-    if (vaddr) *vaddr = s.addr;
-    if (s.flags & SHF_COMPRESSED) {
-      if (std::string_view(name) != ".debug_frame") return {};
-      if (!DecompressSection(im.SectionData(s), &t->debug_frame_copy_)) return {};
-      return t->debug_frame_copy_;
-    }
-    return im.SectionData(s);
-  };
-  t->eh_frame_ = section(".eh_frame", &t->eh_frame_vaddr_);
-  t->eh_frame_hdr_ = section(".eh_frame_hdr", &t->hdr_vaddr_);
-  if (t->eh_frame_.empty()) t->debug_frame_ = section(".debug_frame", nullptr);
-  t->IndexFromHdr();
-  if (t->fdes_.empty() && !t->eh_frame_.empty()) t->IndexByScan(t->eh_frame_, false);
-  if (t->fdes_.empty() && !t->debug_frame_.empty()) t->IndexByScan(t->debug_frame_, true);
+  t->eh_frame_ = t->SectionBytes(".eh_frame", &t->eh_frame_vaddr_);
+  t->eh_frame_hdr_ = t->SectionBytes(".eh_frame_hdr", &t->hdr_vaddr_);
+  t->Index();
   return t;
 }
 
@@ -97,10 +96,23 @@ std::unique_ptr<CfiTable> CfiTable::FromSections(std::string_view eh_frame, uint
   t->eh_frame_hdr_ = eh_frame_hdr;
   t->hdr_vaddr_ = hdr_vaddr;
   t->debug_frame_ = debug_frame;
-  t->IndexFromHdr();
-  if (t->fdes_.empty() && !t->eh_frame_.empty()) t->IndexByScan(t->eh_frame_, false);
-  if (t->fdes_.empty() && !t->debug_frame_.empty()) t->IndexByScan(t->debug_frame_, true);
+  t->Index();
   return t;
+}
+
+void CfiTable::Index() {
+  IndexFromHdr();
+  if (fdes_.empty() && !eh_frame_.empty()) IndexByScan(eh_frame_, false, &fdes_);
+  if (fdes_.empty()) IndexDebugFrame(&fdes_);
+}
+
+// .debug_frame: the index when .eh_frame has no FDEs (Go's binaries), else the fallback for
+// pcs no .eh_frame FDE covers (C built with -fno-asynchronous-unwind-tables), read on the
+// first such pc. libdw's unwinder looks there too; perf's libunwind does not, on x86-64.
+void CfiTable::IndexDebugFrame(std::vector<Fde>* into) {
+  debug_indexed_ = true;
+  if (debug_frame_.empty()) debug_frame_ = SectionBytes(".debug_frame", nullptr);
+  if (!debug_frame_.empty()) IndexByScan(debug_frame_, true, into);
 }
 
 // .eh_frame_hdr: version 1, three encodings, eh_frame_ptr, fde_count, then the binary-search
@@ -132,7 +144,8 @@ void CfiTable::IndexFromHdr() {
 }
 
 // Without a usable .eh_frame_hdr: one pass over the entries, reading each FDE's range.
-void CfiTable::IndexByScan(std::string_view section, bool debug) {
+void CfiTable::IndexByScan(std::string_view section, bool debug, std::vector<Fde>* into) {
+  std::vector<Fde>& fdes = *into;
   std::unordered_map<uint64_t, Cie> cies;
   DwarfReader r(section);
   while (!r.at_end()) {
@@ -172,15 +185,15 @@ void CfiTable::IndexByScan(std::string_view section, bool debug) {
           range = p.Pointer(it->second.fde_encoding & 0x0f);
         }
         if (p.ok() && range > 0 && start <= UINT32_MAX) {
-          fdes_.push_back({begin, begin + range, static_cast<uint32_t>(start), -1, 0, debug});
+          fdes.push_back({begin, begin + range, static_cast<uint32_t>(start), -1, 0, debug});
         }
       }
     }
     r.Seek(next);
   }
-  std::stable_sort(fdes_.begin(), fdes_.end(),
+  std::stable_sort(fdes.begin(), fdes.end(),
                    [](const Fde& a, const Fde& b) { return a.pc_begin < b.pc_begin; });
-  source_ = fdes_.empty() ? "" : debug ? ".debug_frame" : ".eh_frame";
+  if (into == &fdes_) source_ = fdes_.empty() ? "" : debug ? ".debug_frame" : ".eh_frame";
 }
 
 bool CfiTable::ParseCie(std::string_view section, uint64_t offset, bool debug, Cie* cie) const {
@@ -292,6 +305,7 @@ bool CfiTable::Compile(Fde& fde) {
     CfiRow row;
     row.pc = pc;
     row.signal_frame = cie.signal;
+    row.debug_frame = fde.debug;
     if (s.cfa_is_expr) {
       row.cfa = expr_index(s.cfa_expr, &row.cfa_expr) ? CfiRow::kCfaExpr : CfiRow::kCfaUnsupported;
     } else if (s.cfa_reg < kDwRegs && FitsInt32(s.cfa_offset)) {
@@ -494,9 +508,15 @@ bool CfiTable::Compile(Fde& fde) {
 }
 
 bool CfiTable::Find(uint64_t pc, CfiRow* row) {
-  auto it = std::upper_bound(fdes_.begin(), fdes_.end(), pc,
+  if (FindIn(fdes_, pc, row)) return true;
+  if (!debug_indexed_) IndexDebugFrame(&fallback_fdes_);
+  return FindIn(fallback_fdes_, pc, row);
+}
+
+bool CfiTable::FindIn(std::vector<Fde>& fdes, uint64_t pc, CfiRow* row) {
+  auto it = std::upper_bound(fdes.begin(), fdes.end(), pc,
                              [](uint64_t v, const Fde& f) { return v < f.pc_begin; });
-  if (it == fdes_.begin()) return false;
+  if (it == fdes.begin()) return false;
   Fde& fde = *--it;
   if (fde.rows == -1 && !Compile(fde)) fde.rows = -2;
   if (fde.rows < 0 || pc >= fde.pc_end || fde.row_count == 0) return false;

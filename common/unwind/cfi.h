@@ -4,9 +4,10 @@
 //
 // Where the rules come from: .eh_frame, whose FDEs are found through the sorted table of
 // .eh_frame_hdr (no parsing of the section up front), else by one scan of .eh_frame, else
-// .debug_frame (in the binary or its debug file). Rules are compiled lazily, per FDE, the
-// first time a pc inside it is looked up: the CIE's initial instructions and the FDE's
-// instructions are run once (every DW_CFA_* operation of DWARF 5 and GNU's two), and each
+// the binary's .debug_frame; a pc that no .eh_frame FDE covers is looked up in .debug_frame
+// too, as libdw does (perf's libunwind reads no .debug_frame on x86-64). Rules are compiled
+// lazily, per FDE, the first time a pc inside it is looked up: the CIE's initial
+// instructions and the FDE's instructions are run once (every DW_CFA_* operation of DWARF 5 and GNU's two), and each
 // row of the resulting table is reduced to what an unwinder needs on x86-64:
 //   CFA      = register + offset, or a DWARF expression (PLT stubs, signal frames);
 //   rbp      = unchanged, saved at CFA + offset, or at an expression's address;
@@ -62,6 +63,7 @@ struct CfiRow {
   Reg rbp = kSame;
   Reg ra = kUnsupported;
   bool signal_frame = false;  // the CIE says 'S': a signal trampoline (__restore_rt)
+  bool debug_frame = false;   // from .debug_frame, which perf's libunwind does not read
 };
 
 class CfiTable {
@@ -89,6 +91,7 @@ class CfiTable {
   size_t fde_count() const { return fdes_.size(); }
   size_t compiled_count() const { return compiled_; }
   /// Where the FDE index came from: ".eh_frame_hdr", ".eh_frame", ".debug_frame" or "".
+  /// (.debug_frame also backs an .eh_frame index, for pcs none of its FDEs cover.)
   const char* source() const { return source_; }
 
  private:
@@ -102,8 +105,12 @@ class CfiTable {
   };
   struct Cie;
   CfiTable() = default;
+  std::string_view SectionBytes(const char* name, uint64_t* vaddr);
+  void Index();
   void IndexFromHdr();
-  void IndexByScan(std::string_view section, bool debug);
+  void IndexByScan(std::string_view section, bool debug, std::vector<Fde>* into);
+  void IndexDebugFrame(std::vector<Fde>* into);
+  bool FindIn(std::vector<Fde>& fdes, uint64_t pc, CfiRow* row);
   bool ParseCie(std::string_view section, uint64_t offset, bool debug, Cie* cie) const;
   bool Compile(Fde& fde);
   bool ReadFdeHeader(const Fde& fde, Cie* cie, uint64_t* pc_begin, uint64_t* pc_end,
@@ -113,7 +120,9 @@ class CfiTable {
   std::string_view eh_frame_, eh_frame_hdr_, debug_frame_;
   std::string debug_frame_copy_;  // a decompressed .debug_frame
   uint64_t eh_frame_vaddr_ = 0, hdr_vaddr_ = 0;
-  std::vector<Fde> fdes_;  // sorted by pc_begin
+  std::vector<Fde> fdes_;           // sorted by pc_begin
+  std::vector<Fde> fallback_fdes_;  // .debug_frame's, where .eh_frame's do not cover a pc
+  bool debug_indexed_ = false;      // .debug_frame was read (into one of the two)
   std::vector<CfiRow> rows_;
   std::vector<std::span<const uint8_t>> expressions_;
   size_t compiled_ = 0;

@@ -159,8 +159,10 @@ UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max
     if (row.rbp == CfiRow::kSame || row.rbp == CfiRow::kValCfa) rbp_lost = rbp_lost && !rbp_known;
 
     // A return address of 0 where the CFI says where it is: libunwind takes 0 for the
-    // caller, and perf prints it as the mark of a cut chain (ffffffffffffffff).
-    if (ra == 0) return UnwindEnd::kZeroReturn;
+    // caller, and perf prints it as the mark of a cut chain (ffffffffffffffff). Rules from
+    // .debug_frame, which libunwind does not read, end as libdw ends there: cleanly (Go's
+    // goroutines start at runtime.goexit, whose return address is 0).
+    if (ra == 0) return row.debug_frame ? UnwindEnd::kComplete : UnwindEnd::kZeroReturn;
     // A frame must move up the stack, except out of a signal handler (sigaltstack).
     if (cfa <= regs[kDwRsp] && !row.signal_frame) return UnwindEnd::kBadFrame;
 

@@ -199,42 +199,80 @@ TEST(UnwindCfi, PltExpressionAndSignalFrames) {
   EXPECT_EQ(row.ra, CfiRow::kAtExpr);
 }
 
-// .debug_frame (binaries built with -fno-asynchronous-unwind-tables have no .eh_frame): CIE id
-// 0xffffffff, FDEs point at their CIE by section offset, addresses are absolute.
-TEST(UnwindCfi, ReadsDebugFrameWhenThereIsNoEhFrame) {
+// .debug_frame: CIE id 0xffffffff, FDEs point at their CIE by section offset, addresses are
+// absolute. One CIE (kCieProgram) of `version`, then an FDE per (pc, range, program).
+struct DebugFde {
+  uint64_t pc, range;
+  std::string program;
+};
+std::string DebugFrame(int version, const std::vector<DebugFde>& fdes) {
   auto put32 = [](std::string* s, uint32_t v) { s->append(reinterpret_cast<char*>(&v), 4); };
   auto put64 = [](std::string* s, uint64_t v) { s->append(reinterpret_cast<char*>(&v), 8); };
-  std::string d;
-  for (int version : {1, 4}) {
-    d.clear();
-    std::string cie;
-    put32(&cie, 0xffffffff);
-    cie += static_cast<char>(version);
-    cie += '\0';  // no augmentation
-    if (version == 4) cie += std::string("\x08\x00", 2);  // address size, segment size
-    cie += Ops({0x01, 0x78, 0x10});                       // code 1, data -8, ra 16
-    cie += kCieProgram;
-    while ((cie.size() + 4) % 8) cie += '\0';
-    put32(&d, static_cast<uint32_t>(cie.size()));
-    d += cie;
+  std::string d, cie;
+  put32(&cie, 0xffffffff);
+  cie += static_cast<char>(version);
+  cie += '\0';  // no augmentation
+  if (version == 4) cie += std::string("\x08\x00", 2);  // address size, segment size
+  cie += Ops({0x01, 0x78, 0x10});                       // code 1, data -8, ra 16
+  cie += kCieProgram;
+  while ((cie.size() + 4) % 8) cie += '\0';
+  put32(&d, static_cast<uint32_t>(cie.size()));
+  d += cie;
+  for (const DebugFde& f : fdes) {
     std::string fde;
     put32(&fde, 0);  // the CIE at offset 0
-    put64(&fde, 0x401000);
-    put64(&fde, 0x20);
-    fde += Ops({0x41, 0x0e, 0x10});
+    put64(&fde, f.pc);
+    put64(&fde, f.range);
+    fde += f.program;
     while ((fde.size() + 4) % 8) fde += '\0';
     put32(&d, static_cast<uint32_t>(fde.size()));
     d += fde;
+  }
+  return d;
+}
+
+// Binaries built with -fno-asynchronous-unwind-tables (and Go's) have no .eh_frame.
+TEST(UnwindCfi, ReadsDebugFrameWhenThereIsNoEhFrame) {
+  for (int version : {1, 4}) {
+    std::string d = DebugFrame(version, {{0x401000, 0x20, Ops({0x41, 0x0e, 0x10})}});
     auto t = CfiTable::FromSections({}, 0, {}, 0, d);
     EXPECT_STREQ(t->source(), ".debug_frame") << "version " << version;
     CfiRow row;
     ASSERT_TRUE(t->Find(0x401000, &row)) << "version " << version;
     EXPECT_EQ(row.cfa_offset, 8);
+    EXPECT_TRUE(row.debug_frame);
     ASSERT_TRUE(t->Find(0x401005, &row));
     EXPECT_EQ(row.cfa_offset, 16);
     EXPECT_EQ(row.ra, CfiRow::kAtCfa);
     EXPECT_FALSE(t->Find(0x401020, &row));
   }
+}
+
+// An .eh_frame that covers part of the code (the C runtime's, or none but a CIE) leaves the
+// rest to .debug_frame, as libdw does.
+TEST(UnwindCfi, DebugFrameCoversWhatEhFrameDoesNot) {
+  EhFrameBuilder b(0x9000);
+  size_t cie = b.Cie(kCieProgram);
+  b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10}));
+  std::string eh = b.Finish();
+  std::string d = DebugFrame(4, {{0x1000, 0x40, ""}, {0x3000, 0x40, Ops({0x42, 0x0e, 0x18})}});
+  auto t = CfiTable::FromSections(eh, 0x9000, {}, 0, d);
+  EXPECT_STREQ(t->source(), ".eh_frame");
+  CfiRow row;
+  ASSERT_TRUE(t->Find(0x1005, &row));  // .eh_frame's rules win where both cover a pc
+  EXPECT_EQ(row.cfa_offset, 16);
+  EXPECT_FALSE(row.debug_frame);
+  ASSERT_TRUE(t->Find(0x3005, &row));
+  EXPECT_EQ(row.cfa_offset, 24);
+  EXPECT_TRUE(row.debug_frame);
+  EXPECT_FALSE(t->Find(0x2000, &row));
+  // An .eh_frame with a CIE alone indexes .debug_frame up front.
+  EhFrameBuilder bare(0x9000);
+  bare.Cie(kCieProgram);
+  std::string only_cie = bare.Finish();
+  auto u = CfiTable::FromSections(only_cie, 0x9000, {}, 0, d);
+  EXPECT_STREQ(u->source(), ".debug_frame");
+  EXPECT_EQ(u->fde_count(), 2u);
 }
 
 TEST(UnwindCfi, CorruptInputGivesNoRowsNotACrash) {
@@ -310,6 +348,21 @@ TEST(UnwindWalk, ReportsReturnAddressesMinusOne) {
   // caller, which perf prints as a cut chain's mark (Session adds it for kZeroReturn).
   EXPECT_EQ(UnwindUserStack(f.User(48), modules, 127, &ips), UnwindEnd::kZeroReturn);
   EXPECT_EQ(ips, (std::vector<uint64_t>{0x1010, 0x300f}));  // exact pc, then ra - 1
+}
+
+// The same two frames described by .debug_frame (as in Go's binaries, whose goroutines
+// start at runtime.goexit with a return address of 0): the chain ends cleanly, as libdw ends
+// it; libunwind, whose answer perf marks, does not read .debug_frame.
+TEST(UnwindWalk, AZeroReturnAddressFromDebugFrameEndsCleanly) {
+  TwoFrames f;
+  std::string d = DebugFrame(
+      4, {{0x1000, 0x40, Ops({0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06})},
+          {0x3000, 0x40, ""}});
+  auto t = CfiTable::FromSections({}, 0, {}, 0, d);
+  OneModule modules(t.get());
+  std::vector<uint64_t> ips;
+  EXPECT_EQ(UnwindUserStack(f.User(48), modules, 127, &ips), UnwindEnd::kComplete);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{0x1010, 0x300f}));
 }
 
 TEST(UnwindWalk, StopsAtTheEndOfTheCopy) {
