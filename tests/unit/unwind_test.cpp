@@ -642,14 +642,10 @@ std::vector<std::vector<uint64_t>> Chains(const std::string& stream, UnwindMetho
   return out;
 }
 
-TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
-  if (UnwindProg().empty()) GTEST_SKIP() << "PF_CALLPATH (or PF_UNWIND_PROG) is not set";
-  if (!test::PerfEventsUsable()) {
-    GTEST_SKIP() << "perf_event_open is refused here (" << std::strerror(errno)
-                 << "); see pf-record(1), PERMISSIONS";
-  }
+void ExpectTablesAgreeWithLibdw(const std::string& program) {
+  SCOPED_TRACE(program);
   RecordOptions o;
-  o.command = {UnwindProg(), "1.5"};
+  o.command = {program, "1.5"};
   o.frequency = 2500;
   o.call_graph = CallGraph::kDwarf;
   o.raw_stacks = true;
@@ -684,6 +680,18 @@ TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
   EXPECT_EQ(equal, table.size());
   EXPECT_GT(deep, table.size() / 2);  // real stacks, not one-frame chains
   EXPECT_GT(user_frames, table.size() * 5);
+}
+
+TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
+  if (UnwindProg().empty()) GTEST_SKIP() << "PF_CALLPATH (or PF_UNWIND_PROG) is not set";
+  if (!test::PerfEventsUsable()) {
+    GTEST_SKIP() << "perf_event_open is refused here (" << std::strerror(errno)
+                 << "); see pf-record(1), PERMISSIONS";
+  }
+  ExpectTablesAgreeWithLibdw(UnwindProg());
+  // Built without unwind tables: its functions are described in .debug_frame alone.
+  std::string debug_frame = UnwindProg() + "_debug_frame";
+  if (std::getenv("PF_UNWIND_PROG") == nullptr) ExpectTablesAgreeWithLibdw(debug_frame);
 }
 
 // The DWARF of a recording's binaries is opened ahead only when it will be read: for inline
