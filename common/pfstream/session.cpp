@@ -386,7 +386,9 @@ std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64
     scratch->push_back(ip);
   }
   UserStack stack{s.regs_abi, s.attr->sample_regs_user, s.regs_user, s.stack_user};
-  if (stack.regs.empty()) return *scratch;
+  // As perf: no user frames, not even the sampled pc, when the kernel copied no stack (a
+  // fault in execve after the old image is gone samples the old registers).
+  if (stack.regs.empty() || stack.stack.empty()) return *scratch;
   scratch->push_back(kContextUser);
   const size_t user_at = scratch->size();
   auto p = procs_.find(s.pid);

@@ -571,6 +571,22 @@ TEST(UnwindRewrite, UnwoundSamplesCarryAPlainChain) {
   EXPECT_LT(rw.bytes_out(), rw.bytes_in());
 }
 
+// perf unwinds nothing when the kernel copied no stack (dyn_size 0: a fault in execve, the
+// registers the old image's): the chain is the kernel's part alone.
+TEST(UnwindRewrite, NoStackCopiedMeansNoUserFrames) {
+  perf_event_attr attr = DwarfAttr();
+  SampleRewriter rw(SampleRewriter::Mode::kUnwind);
+  uint64_t id = 1;
+  rw.AddAttr(attr, std::span<const uint64_t>(&id, 1));
+  std::vector<uint64_t> in = DwarfSample();
+  in.back() = 0;  // dyn_size
+  auto bytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), in.size() * 8);
+  std::span<const uint8_t> out = rw.Rewrite(bytes);
+  ReadBack back(SampleRewriter::StreamAttr(attr, SampleRewriter::Mode::kUnwind), out);
+  EXPECT_EQ(std::vector<uint64_t>(back.s.callchain.begin(), back.s.callchain.end()),
+            (std::vector<uint64_t>{kContextKernel, 0xffffffff81000100}));
+}
+
 // --- the test program's own CFI -----------------------------------------------------------
 
 // tests/programs/unwind_prog.c, built beside callpath (PF_CALLPATH, set by ctest).
