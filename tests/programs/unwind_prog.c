@@ -123,7 +123,7 @@ NOINLINE long call_lib(long n)
 NOINLINE long call_tiny(long n)
 {
     long acc = 0;
-    for (long i = 0; i < n / 4; i++) acc += lib_tiny(i);
+    for (long i = 0; i < 2 * n; i++) acc += lib_tiny(i);
     return acc;
 }
 
