@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -434,14 +436,18 @@ UnwindEnd Session::UnwindWithLibdw(const Sample& s, const UserStack& stack, size
   Process& proc = *p->second;
   if (proc.libdw_generation != proc.generation + 1) {
     proc.libdw_maps.clear();
-    // Each file's map with the lowest file offset first: its bias is unambiguous (a page
-    // shared by two segments, such as the start of .data, would give a wrong one).
+    // A file's bias from its maps of the lowest file offset: it is unambiguous there (a page
+    // shared by two segments, such as the start of .data, would give a wrong one). A file
+    // mapped twice that way (a child's copy of its parent's library, left from before exec)
+    // gives libdw a module for each copy.
     std::vector<MapEntry*> order;
     for (auto& [start, m] : proc.maps) order.push_back(&m);
     std::stable_sort(order.begin(), order.end(),
                      [](const MapEntry* a, const MapEntry* b) { return a->pgoff < b->pgoff; });
+    std::unordered_map<std::string_view, uint64_t> lowest_pgoff;
     for (MapEntry* mp : order) {
       MapEntry& m = *mp;
+      if (lowest_pgoff.emplace(m.path, m.pgoff).first->second != m.pgoff) continue;
       if (Symbolizer::UsesPerfMap(m.path)) continue;
       std::shared_ptr<const elf::ElfImage> image = sym_.RuntimeImage(m.path, m.build_id, s.pid);
       CfiTable* cfi = CfiFor(s.pid, m);

@@ -113,9 +113,11 @@ UnwindEnd LibdwUnwinder::Unwind(uint32_t pid, uint32_t tid, uint64_t generation,
     p.attached = false;
     if (p.dwfl == nullptr) return UnwindEnd::kUnsupported;
     dwfl_report_begin(p.dwfl);
-    std::set<std::string> reported;
+    // A file can be there at two load addresses: a child keeps the maps its parent had
+    // before it called exec, and only one of the copies is live.
+    std::set<std::pair<std::string, uint64_t>> reported;
     for (const LibdwMap& m : maps) {
-      if (m.file.empty() || !reported.insert(m.file).second) continue;
+      if (m.file.empty() || !reported.emplace(m.file, m.bias).second) continue;
       dwfl_report_elf(p.dwfl, m.file.c_str(), m.file.c_str(), -1, m.bias, false);
     }
     dwfl_report_end(p.dwfl, nullptr, nullptr);
