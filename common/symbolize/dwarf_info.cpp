@@ -17,6 +17,7 @@
 #include "base/dwarf_reader.h"
 #include "base/error.h"
 #include "symbolize/demangle.h"
+#include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/section_data.h"
 
@@ -252,9 +253,25 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
   auto h = std::make_unique<Handle>();
   h->fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (h->fd < 0) return nullptr;
+  bool from_cache = false;
   try {
-    std::unique_ptr<elf::ElfBytes> file = elf::ElfBytes::Map(path);
-    if (DecompressedImage(file->data(), options.lines, &h->image)) {
+    // The image of a compressed debug file from the cache on disk, else built and stored.
+    const std::string cache = CacheDir();
+    const std::string key = cache.empty() ? "" : DwarfCacheKey(h->fd, options.lines);
+    size_t image_size = 0, mapped_size = 0;
+    if (char* p = MapCachedImage(cache, key, &image_size, &mapped_size)) {
+      h->image.bytes = std::unique_ptr<char, ImageBuffer::Unmap>(p, {mapped_size});
+      h->image.size = image_size;
+      from_cache = true;
+    } else {
+      std::unique_ptr<elf::ElfBytes> file = elf::ElfBytes::Map(path);
+      if (!DecompressedImage(file->data(), options.lines, &h->image)) {
+        h->image = ImageBuffer();
+      } else if (!key.empty()) {
+        StoreCachedImage(cache, key, std::string_view(h->image.bytes.get(), h->image.size));
+      }
+    }
+    if (h->image.bytes) {
       static std::once_flag libelf_ready;  // (elf_version sets a global)
       std::call_once(libelf_ready, [] { elf_version(EV_CURRENT); });
       h->elf = elf_memory(h->image.bytes.get(), h->image.size);
@@ -267,6 +284,7 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
     if (h->elf) elf_end(h->elf);
     h->elf = nullptr;
     h->image = ImageBuffer();
+    from_cache = false;
     h->dwarf = dwarf_begin(h->fd, DWARF_C_READ);
   }
   if (h->dwarf == nullptr) return nullptr;
@@ -275,6 +293,7 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
   info->demangle_ = options.demangle;
   info->lines_ = options.lines;
   info->libdw_walk_ = options.libdw_walk;
+  info->from_cache_ = from_cache;
   // The sections the fast walk reads, as libelf holds them (decompressed by libdw at open
   // when they were compressed in the file).
   info->sections_ = std::make_unique<Sections>();

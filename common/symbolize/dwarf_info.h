@@ -67,6 +67,9 @@ class DwarfInfo {
   static std::unique_ptr<DwarfInfo> Open(const std::string& path) { return Open(path, {}); }
   ~DwarfInfo();
 
+  /// True when the sections came inflated from the cache on disk (see dwarf_cache.h).
+  bool from_cache() const { return from_cache_; }
+
   /// The inline chain and line of ELF address `vaddr` (cached).
   const Location& Lookup(uint64_t vaddr);
 
@@ -94,6 +97,7 @@ class DwarfInfo {
   bool demangle_ = true;
   bool lines_ = true;
   bool libdw_walk_ = false;
+  bool from_cache_ = false;
   size_t libdw_walks_ = 0;
   std::unique_ptr<Sections> sections_;
   std::unordered_map<uint64_t, Location> cache_;

@@ -3,7 +3,8 @@
 // functions walking whole CUs are the oracle, on real binaries (the C++ test program in DWARF
 // 5 and 4, unwind_prog, a C program with a nested function, and glibc's debug file when
 // installed). Compressed
-// debug sections (zlib, zstd) are decompressed by pf and must read as the plain ones.
+// debug sections (zlib, zstd) are decompressed by pf and must read as the plain ones, also when
+// they come from the cache on disk.
 #include "symbolize/dwarf_info.h"
 
 #include <dwarf.h>
@@ -12,7 +13,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -226,6 +230,79 @@ TEST(DwarfInfo, ZstdCompressedSectionsReadAsPlainOnes) {
     GTEST_SKIP() << "objcopy here cannot compress with zstd";
   }
   ExpectReadAsThePlainOne(zst, Program("inline_cxx"));
+}
+
+// The inflated image of a compressed debug file goes to the cache on disk and later opens map
+// it; an entry for another version of the file, or one that fails its checks, is not used.
+TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
+  char tmpl[] = "/tmp/pf-dwarf-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl, cache = dir + "/cache", gz = dir + "/inline_cxx_gz";
+  std::filesystem::copy_file(Program("inline_cxx_gz"), gz);
+  const char* saved = std::getenv("PF_CACHE_DIR");
+  std::string saved_value = saved ? saved : "";
+  setenv("PF_CACHE_DIR", cache.c_str(), 1);
+  auto entries = [&] {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(cache + "/dwarf", ec)) {
+      names.push_back(e.path().string());
+    }
+    return names;
+  };
+  const std::string plain_path = Program("inline_cxx_dwarf4");
+  auto plain = DwarfInfo::Open(plain_path);
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->from_cache());
+  EXPECT_TRUE(entries().empty()) << "an uncompressed file was cached";
+
+  auto first = DwarfInfo::Open(gz);
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(first->from_cache());
+  ASSERT_EQ(entries().size(), 1u);
+  const std::string entry = entries()[0];
+  auto second = DwarfInfo::Open(gz);
+  ASSERT_TRUE(second);
+  EXPECT_TRUE(second->from_cache());
+  EXPECT_GE(ExpectSameLookups(*second, *plain, TextOf(plain_path), 1), 500u);
+  // Without line tables: an entry of its own.
+  auto no_lines = DwarfInfo::Open(gz, {.lines = false});
+  EXPECT_FALSE(no_lines->from_cache());
+  EXPECT_EQ(entries().size(), 2u);
+
+  // A byte changed in the entry: not used, and written again.
+  {
+    std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(100);
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x5a);
+    f.seekp(100);
+    f.write(&c, 1);
+  }
+  auto after_flip = DwarfInfo::Open(gz);
+  EXPECT_FALSE(after_flip->from_cache());
+  EXPECT_GE(ExpectSameLookups(*after_flip, *plain, TextOf(plain_path), 1), 500u);
+  EXPECT_TRUE(DwarfInfo::Open(gz)->from_cache());
+  // A cut entry: not used.
+  std::filesystem::resize_file(entry, std::filesystem::file_size(entry) - 1);
+  EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
+  EXPECT_TRUE(DwarfInfo::Open(gz)->from_cache());
+  // The file changed (a new modification time): a new entry.
+  std::filesystem::last_write_time(gz, std::filesystem::last_write_time(gz) +
+                                           std::chrono::seconds(5));
+  EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
+  EXPECT_EQ(entries().size(), 3u);
+  // PF_CACHE_DIR set empty: no cache.
+  setenv("PF_CACHE_DIR", "", 1);
+  EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
+
+  if (saved) {
+    setenv("PF_CACHE_DIR", saved_value.c_str(), 1);
+  } else {
+    unsetenv("PF_CACHE_DIR");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DwarfInfo, FindsUnitsWithoutArangesByTheirRanges) {

@@ -1,0 +1,125 @@
+#include "symbolize/dwarf_cache.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace pf {
+
+namespace {
+
+// The entries' format; a new one makes new names, and old entries are never read.
+constexpr uint64_t kFormat = 1;
+constexpr char kMagic[8] = {'p', 'f', 'D', 'W', 'A', 'R', 'F', '1'};
+
+struct Trailer {
+  char magic[8];
+  uint64_t image_size;
+  uint64_t checksum;  // XXH3 of the image
+  uint64_t reserved;
+};
+static_assert(sizeof(Trailer) == 32);
+
+std::string EntryPath(const std::string& dir, const std::string& key) {
+  return dir + "/dwarf/" + key + ".img";
+}
+
+bool WriteAll(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string CacheDir() {
+  if (const char* dir = std::getenv("PF_CACHE_DIR")) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/') {
+    return std::string(xdg) + "/pf";
+  }
+  if (const char* home = std::getenv("HOME"); home && home[0] != '\0') {
+    return std::string(home) + "/.cache/pf";
+  }
+  return "";
+}
+
+std::string DwarfCacheKey(int fd, bool lines) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return "";
+  const uint64_t identity[] = {kFormat,
+                               static_cast<uint64_t>(st.st_dev),
+                               static_cast<uint64_t>(st.st_ino),
+                               static_cast<uint64_t>(st.st_size),
+                               static_cast<uint64_t>(st.st_mtim.tv_sec),
+                               static_cast<uint64_t>(st.st_mtim.tv_nsec),
+                               lines ? uint64_t{1} : uint64_t{0}};
+  char name[17];
+  std::snprintf(name, sizeof name, "%016" PRIx64, XXH3_64bits(identity, sizeof identity));
+  return name;
+}
+
+char* MapCachedImage(const std::string& dir, const std::string& key, size_t* image_size,
+                     size_t* mapped_size) {
+  if (dir.empty() || key.empty()) return nullptr;
+  int fd = open(EntryPath(dir, key).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= static_cast<off_t>(sizeof(Trailer))) {
+    close(fd);
+    return nullptr;
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  // Not populated: a write fault would copy each page, and reads map the page cache.
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return nullptr;
+  char* bytes = static_cast<char*>(p);
+  Trailer t;
+  std::memcpy(&t, bytes + size - sizeof t, sizeof t);
+  if (std::memcmp(t.magic, kMagic, sizeof kMagic) != 0 || t.image_size != size - sizeof t ||
+      XXH3_64bits(bytes, t.image_size) != t.checksum) {
+    munmap(p, size);
+    return nullptr;
+  }
+  *image_size = t.image_size;
+  *mapped_size = size;
+  return bytes;
+}
+
+bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image) {
+  if (dir.empty() || key.empty() || image.empty()) return false;
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/dwarf", ec);
+  if (ec) return false;
+  std::string path = EntryPath(dir, key);
+  std::string tmp = path + ".XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) return false;
+  Trailer t;
+  std::memcpy(t.magic, kMagic, sizeof kMagic);
+  t.image_size = image.size();
+  t.checksum = XXH3_64bits(image.data(), image.size());
+  t.reserved = 0;
+  bool ok = WriteAll(fd, image.data(), image.size()) &&
+            WriteAll(fd, reinterpret_cast<const char*>(&t), sizeof t) && fchmod(fd, 0644) == 0;
+  ok = close(fd) == 0 && ok;
+  if (ok && rename(tmp.c_str(), path.c_str()) == 0) return true;
+  unlink(tmp.c_str());
+  return false;
+}
+
+}  // namespace pf

@@ -1,0 +1,38 @@
+#pragma once
+// A cache on disk of the DWARF images DwarfInfo builds from debug files whose sections are
+// compressed (Debian's libc6-dbg and every -dbgsym package): the wanted sections inflated, as
+// one ELF image. Inflating glibc's .debug_info is most of what folding a small recording with
+// inline frames costs (about 10 ms of 25); a later run maps the image instead.
+//
+// An entry is named by a hash of the debug file's identity (device, inode, size, modification
+// time) and of what the image holds, so a changed or replaced file is never answered from the
+// cache. Each entry ends in a trailer with its size and a checksum of its bytes; an entry that
+// fails them is ignored (and replaced). Entries are written to a temporary file and renamed,
+// so concurrent runs never see half an entry. Every failure (no HOME, a read-only or full
+// disk) just means no cache.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace pf {
+
+/// The cache's directory: $PF_CACHE_DIR when it is set (empty: no cache), else
+/// $XDG_CACHE_HOME/pf, else $HOME/.cache/pf; "" for no cache.
+std::string CacheDir();
+
+/// The name of the entry for the image of the open file `fd` (holding line tables or not);
+/// "" when the file cannot be stat'ed.
+std::string DwarfCacheKey(int fd, bool lines);
+
+/// A copy-on-write mapping of the entry `key` under `dir` (libelf may write to the image it is
+/// given): its address, with *image_size its image's bytes and *mapped_size the length to
+/// munmap. Null when there is no entry or it fails its checks.
+char* MapCachedImage(const std::string& dir, const std::string& key, size_t* image_size,
+                     size_t* mapped_size);
+
+/// Stores `image` as the entry `key` under `dir` (creating the directories); false when it
+/// could not.
+bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image);
+
+}  // namespace pf
