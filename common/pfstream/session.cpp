@@ -600,8 +600,10 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
   uint64_t vaddr = f.addr;
   if (cfi) cfi->FileOffsetToVaddr(f.addr, &vaddr);
   const DwarfInfo::Location* loc = nullptr;
+  DwarfInfo* dwarf = nullptr;
   if ((inlines && f.has_sym) || srcline_) {
-    if (DwarfInfo* dwarf = DwarfFor(pid, *m)) loc = &dwarf->Lookup(vaddr);
+    dwarf = DwarfFor(pid, *m);
+    if (dwarf) loc = &dwarf->Lookup(vaddr);
   }
   // addr2line's answer from the symbol table, for an address DWARF does not place (asked
   // once).
@@ -670,17 +672,32 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
     }
     f.srcline = line;
     if (!loc->function.empty() && loc->function != "??") {
-      // A function without a linkage name (C++ with internal linkage, main; C's plain
-      // names count as linkage names) binutils names once from the symbol table, and keeps
-      // that name when the symbol starts at the function's entry, else its DWARF name.
-      std::string name = loc->function;
-      if (!loc->function_linkage) {
-        Addr2lineNames* names = NamesFor(pid, *m);
-        Addr2lineNames::Answer a =
-            names ? names->At(loc->function_entry) : Addr2lineNames::Answer{};
-        if (!a.function.empty() && a.value == loc->function_entry) name = Demangle(a.function);
+      if (loc->function_linkage) {
+        rename(loc->function);
+      } else {
+        // A function without a linkage name (C++ with internal linkage, a lambda, main; C's
+        // plain names count as linkage names): named as binutils named it when perf first
+        // asked about this address (see function_name_at_).
+        auto [at, fresh] = function_name_at_.try_emplace({dwarf, vaddr});
+        if (fresh) {
+          auto settled = settled_name_.find({dwarf, loc->function_entry});
+          if (settled != settled_name_.end()) {
+            at->second = settled->second;
+          } else if (!loc->inlined.empty()) {
+            at->second = Intern(loc->function);
+          } else {
+            // Its own address: the symbol holding it names it this once, and names the
+            // function from now on if it starts at the function's entry.
+            const Addr2lineNames::Answer& a = symbols_at_ip();
+            std::string_view dwarf_name = Intern(loc->function);
+            std::string_view symbol_name = a.function.empty() ? "" : Intern(Demangle(a.function));
+            at->second = a.function.empty() ? dwarf_name : symbol_name;
+            settled_name_[{dwarf, loc->function_entry}] =
+                !a.function.empty() && a.value == loc->function_entry ? symbol_name : dwarf_name;
+          }
+        }
+        rename(std::string(at->second));
       }
-      rename(name);
     }
   } else if (inlines && f.has_sym && !symbols_at_ip().function.empty()) {
     // No DWARF function here: addr2line names the address from the symbol table (another

@@ -161,6 +161,25 @@ class Session {
     std::unique_ptr<Addr2lineNames> names;
   };
   std::unordered_map<std::string, NamesEntry> names_;  // by file path
+  // binutils' addr2line, which perf runs once per binary and asks once per address, names a
+  // function without a linkage name from the symbol table the first time it is asked about an
+  // address of the function's own (in no inlined subroutine), and keeps that name for it
+  // (the symbol's when it starts at the function's entry, else the DWARF name); until then,
+  // as the caller of an inlined subroutine, the function has its DWARF name. The name given
+  // to each (DWARF, address) the first time, and the name each (DWARF, function entry)
+  // settled on.
+  struct DwarfAddr {
+    const DwarfInfo* dwarf;
+    uint64_t addr;
+    bool operator==(const DwarfAddr&) const = default;
+  };
+  struct DwarfAddrHash {
+    size_t operator()(const DwarfAddr& k) const {
+      return std::hash<uint64_t>()(k.addr ^ (reinterpret_cast<uintptr_t>(k.dwarf) << 16));
+    }
+  };
+  std::unordered_map<DwarfAddr, std::string_view, DwarfAddrHash> function_name_at_;
+  std::unordered_map<DwarfAddr, std::string_view, DwarfAddrHash> settled_name_;
   std::unique_ptr<LibdwUnwinder> libdw_;
   std::unordered_map<const void*, int> memory_files_;  // image -> memfd, for libdw
   uint64_t libdw_fallbacks_ = 0;

@@ -2,6 +2,7 @@
 // the walk over a copied stack, and — on stacks recorded here — agreement with libdw.
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,7 +20,9 @@
 #include "pfstream/perf_writer.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
+#include "symbolize/dwarf_info.h"
 #include "symbolize/elf_image.h"
+#include "symbolize/symbolizer.h"
 #include "unwind/cfi.h"
 #include "base/dwarf_reader.h"
 #include "unwind/unwinder.h"
@@ -722,6 +725,114 @@ TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
   ASSERT_FALSE(libc.empty()) << "no libc.so.6 in /proc/self/maps";
   std::string dir = UnwindProg().substr(0, UnwindProg().rfind('/'));
   ExpectTablesAgreeWithLibdw({dir + "/exec_child", libc, UnwindProg(), "1.5"});
+}
+
+// --- names as binutils' addr2line gives them, in the order perf asks ---------------------------
+
+// A stream of unwound samples in tests/programs/internal_cxx, mapped at `base`.
+struct UnwoundStream {
+  std::string bytes;
+  StringSink sink;
+  BufferedWriter out{sink};
+  PerfStreamWriter writer{out};
+  static constexpr uint32_t kPid = 7;
+  uint64_t time = 1000;
+  UnwoundStream(const std::string& path, uint64_t base) {
+    perf_event_attr attr = SampleRewriter::StreamAttr(DwarfAttr(), SampleRewriter::Mode::kUnwind);
+    writer.WriteHeader();
+    uint64_t id = 1;
+    writer.WriteAttr(attr, std::span<const uint64_t>(&id, 1));
+    // MMAP2: pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags, name;
+    // then the sample id (pid, tid, time).
+    std::vector<uint64_t> w = {0,
+                               kPid | uint64_t{kPid} << 32,
+                               base,
+                               0x100000,
+                               0,
+                               0,
+                               0,
+                               0,
+                               uint64_t{PROT_READ | PROT_EXEC} | uint64_t{MAP_PRIVATE} << 32};
+    std::string name = path;
+    name.resize((name.size() / 8 + 1) * 8, '\0');
+    for (size_t i = 0; i < name.size(); i += 8) {
+      uint64_t v;
+      std::memcpy(&v, name.data() + i, 8);
+      w.push_back(v);
+    }
+    w.push_back(kPid | uint64_t{kPid} << 32);
+    w.push_back(time);
+    Emit(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+  }
+  void Emit(std::vector<uint64_t>& w, uint32_t type, uint16_t misc) {
+    perf_event_header h{type, misc, static_cast<uint16_t>(w.size() * 8)};
+    std::memcpy(w.data(), &h, sizeof h);
+    writer.WriteRaw(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 8));
+  }
+  void Sample(uint64_t ip) {
+    // ip, pid/tid, time, period, the chain as pf-record writes an unwound one.
+    std::vector<uint64_t> w = {0, ip, kPid | uint64_t{kPid} << 32, ++time, 1000, 2, kContextUser,
+                               ip};
+    Emit(w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+  }
+  std::string Finish() {
+    out.Flush();
+    return sink.data();
+  }
+};
+
+// binutils names a function without a linkage name (a lambda) by its DWARF name while it is
+// only asked about addresses inside functions inlined into it, and after the symbol at its
+// entry once asked about an address of its own; perf asks about each address once.
+TEST(SessionNames, ALambdaIsNamedAsAddr2lineNamedItWhenFirstAsked) {
+  const std::string path = std::string(PF_PROGRAMS_DIR) + "/internal_cxx";
+  auto dwarf = DwarfInfo::Open(path);
+  auto image = elf::ElfImage::Open(path);
+  ASSERT_TRUE(dwarf && image);
+  int text = image->FindSection(".text");
+  ASSERT_GE(text, 0);
+  const elf::Section& t = image->sections()[static_cast<size_t>(text)];
+  std::vector<uint64_t> in_blend, own;
+  for (uint64_t a = t.addr; a < t.addr + t.size; ++a) {
+    const DwarfInfo::Location& loc = dwarf->Lookup(a);
+    if (loc.function != "operator()" || loc.function_linkage) continue;
+    (loc.inlined.empty() ? own : in_blend).push_back(a);
+  }
+  ASSERT_GE(in_blend.size(), 2u) << "no blend inlined into the lambda";
+  ASSERT_FALSE(own.empty()) << "no address of the lambda's own";
+
+  const uint64_t base = 0x555555554000;
+  UnwoundStream stream(path, base);
+  stream.Sample(base + in_blend[0]);
+  stream.Sample(base + own[0]);
+  stream.Sample(base + in_blend[1]);
+  stream.Sample(base + in_blend[0]);
+  std::string bytes = stream.Finish();
+
+  std::unique_ptr<ByteSource> src = MemoryInput(bytes, "stream");
+  PerfDataReader reader(*src);
+  Symbolizer symbolizer(Symbolizer::Options{});
+  Session session(symbolizer);
+  std::vector<std::string> names;  // the frame of the lambda's code, each sample
+  std::vector<uint64_t> scratch;
+  Record r;
+  while (reader.Next(&r)) {
+    if (r.type != kRecordSample) {
+      session.OnRecord(reader, r);
+      continue;
+    }
+    Sample s;
+    ASSERT_TRUE(reader.ParseSample(r, &s));
+    std::vector<ResolvedFrame> frames;
+    session.Frames(s, session.Callchain(s, &scratch), &frames);
+    ASSERT_FALSE(frames.empty());
+    const ResolvedFrame& f = frames.back();
+    names.push_back(std::string(f.sym) + (f.inlined ? " (inlined)" : ""));
+  }
+  const std::string lambda = "main::{lambda(int)#1}::operator()";
+  EXPECT_EQ(names, (std::vector<std::string>{"operator() (inlined)", lambda, lambda,
+                                             "operator() (inlined)"}));
 }
 
 // The DWARF of a recording's binaries is opened ahead only when it will be read: for inline
