@@ -6,12 +6,15 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
 namespace pf {
 
@@ -59,13 +62,17 @@ std::string CacheDir() {
 
 std::string DwarfCacheKey(int fd, bool lines) {
   struct stat st;
-  if (fstat(fd, &st) != 0) return "";
+  // Only a file with a name (not a memory file or a pipe): its identity outlives this process.
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink == 0) return "";
+  // The change time as well as the modification time: no program can set it back.
   const uint64_t identity[] = {kFormat,
                                static_cast<uint64_t>(st.st_dev),
                                static_cast<uint64_t>(st.st_ino),
                                static_cast<uint64_t>(st.st_size),
                                static_cast<uint64_t>(st.st_mtim.tv_sec),
                                static_cast<uint64_t>(st.st_mtim.tv_nsec),
+                               static_cast<uint64_t>(st.st_ctim.tv_sec),
+                               static_cast<uint64_t>(st.st_ctim.tv_nsec),
                                lines ? uint64_t{1} : uint64_t{0}};
   char name[17];
   std::snprintf(name, sizeof name, "%016" PRIx64, XXH3_64bits(identity, sizeof identity));
@@ -95,9 +102,48 @@ char* MapCachedImage(const std::string& dir, const std::string& key, size_t* ima
     munmap(p, size);
     return nullptr;
   }
+  // Used: it is the last to go when the cache is trimmed (at most once a day, one syscall).
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  if (now.tv_sec - st.st_mtim.tv_sec > 24 * 3600) {
+    utimensat(AT_FDCWD, EntryPath(dir, key).c_str(), nullptr, 0);
+  }
   *image_size = t.image_size;
   *mapped_size = size;
   return bytes;
+}
+
+void TrimCache(const std::string& dir, uint64_t keep_bytes) {
+  struct Entry {
+    std::string path;
+    uint64_t size;
+    int64_t mtime;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/dwarf", ec)) {
+    struct stat st;
+    std::string path = e.path().string();
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    bool entry = path.size() > 4 && path.compare(path.size() - 4, 4, ".img") == 0;
+    if (!entry) {
+      // A temporary file a run left when it was killed while writing.
+      if (now.tv_sec - st.st_mtim.tv_sec > 3600) unlink(path.c_str());
+      continue;
+    }
+    entries.push_back({path, static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec});
+    total += static_cast<uint64_t>(st.st_size);
+  }
+  if (total <= keep_bytes) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.mtime < b.mtime; });
+  for (const Entry& e : entries) {
+    if (total <= keep_bytes) break;
+    if (unlink(e.path.c_str()) == 0) total -= e.size;
+  }
 }
 
 bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image) {
@@ -117,9 +163,12 @@ bool StoreCachedImage(const std::string& dir, const std::string& key, std::strin
   bool ok = WriteAll(fd, image.data(), image.size()) &&
             WriteAll(fd, reinterpret_cast<const char*>(&t), sizeof t) && fchmod(fd, 0644) == 0;
   ok = close(fd) == 0 && ok;
-  if (ok && rename(tmp.c_str(), path.c_str()) == 0) return true;
-  unlink(tmp.c_str());
-  return false;
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    return false;
+  }
+  TrimCache(dir, kCacheBytes);
+  return true;
 }
 
 }  // namespace pf

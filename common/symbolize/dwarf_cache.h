@@ -5,13 +5,14 @@
 // inline frames costs (about 10 ms of 25); a later run maps the image instead.
 //
 // An entry is named by a hash of the debug file's identity (device, inode, size, modification
-// time) and of what the image holds, so a changed or replaced file is never answered from the
-// cache. Each entry ends in a trailer with its size and a checksum of its bytes; an entry that
-// fails them is ignored (and replaced). Entries are written to a temporary file and renamed,
-// so concurrent runs never see half an entry. Every failure (no HOME, a read-only or full
-// disk) just means no cache.
+// and change times) and of what the image holds, so a changed or replaced file is never
+// answered from the cache; a file without a name (a memory file) is not cached. Each entry ends in
+// a trailer with its size and a checksum of its bytes; an entry that fails them is ignored (and
+// replaced). Entries are written to a temporary file and renamed, so concurrent runs never see half
+// an entry. Every failure (no HOME, a read-only or full disk) just means no cache.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -22,7 +23,7 @@ namespace pf {
 std::string CacheDir();
 
 /// The name of the entry for the image of the open file `fd` (holding line tables or not);
-/// "" when the file cannot be stat'ed.
+/// "" when the file cannot be stat'ed or is not a regular file with a name.
 std::string DwarfCacheKey(int fd, bool lines);
 
 /// A copy-on-write mapping of the entry `key` under `dir` (libelf may write to the image it is
@@ -31,8 +32,16 @@ std::string DwarfCacheKey(int fd, bool lines);
 char* MapCachedImage(const std::string& dir, const std::string& key, size_t* image_size,
                      size_t* mapped_size);
 
-/// Stores `image` as the entry `key` under `dir` (creating the directories); false when it
-/// could not.
+/// The most the cache keeps: entries beyond it go, least recently used first.
+inline constexpr uint64_t kCacheBytes = uint64_t{512} << 20;
+
+/// Stores `image` as the entry `key` under `dir` (creating the directories), then trims the
+/// cache to kCacheBytes; false when it could not store it.
 bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image);
+
+/// Removes the entries under `dir` least recently used first (an entry's modification time,
+/// renewed at most daily when it is mapped) until they hold at most `keep_bytes`, and
+/// temporary files older than an hour.
+void TrimCache(const std::string& dir, uint64_t keep_bytes);
 
 }  // namespace pf

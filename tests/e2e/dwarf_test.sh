@@ -173,7 +173,13 @@ if command -v perf >/dev/null 2>&1; then
     "$COLLAPSE" "$tmp/perf.data" >"$tmp/pf-inl.folded"
     diff -u "$tmp/perf-inl.folded" "$tmp/pf-inl.folded" >"$tmp/fold-inl.diff" ||
       fail "perf.data: pf-collapse differs from perf script | pf-collapse: $(head "$tmp/fold-inl.diff")"
-    echo "perf.data: $(grep -c '^unwind_prog ' "$tmp/pf.txt") samples, same text as perf script (with and without inline frames)"
+    # The DWARF cache: a first run fills it, a second maps it; both fold as a run without it.
+    PF_CACHE_DIR="$tmp/cache" "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache1.folded"
+    PF_CACHE_DIR="$tmp/cache" "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache2.folded"
+    PF_CACHE_DIR= "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache0.folded"
+    cmp -s "$tmp/cache0.folded" "$tmp/cache1.folded" && cmp -s "$tmp/cache0.folded" "$tmp/cache2.folded" ||
+      fail "perf.data: the DWARF cache changes what pf-collapse prints"
+    echo "perf.data: $(grep -c '^unwind_prog ' "$tmp/pf.txt") samples, same text as perf script (with and without inline frames); $(ls "$tmp/cache/dwarf" 2>/dev/null | wc -l) DWARF images cached"
   else
     echo "note: perf record --call-graph dwarf failed here; its recordings are not compared"
   fi

@@ -14,6 +14,7 @@
 #include "symbolize/elf_image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // (Memory files are never cached on disk, so the inputs leave nothing behind.)
   // libdw reads a file: hand it the input through a memory file.
   int fd = memfd_create("fuzz-dwarf", MFD_CLOEXEC);
   if (fd < 0) return 0;

@@ -10,6 +10,7 @@
 #include <dwarf.h>
 #include <elf.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,11 +18,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "symbolize/addr2line_names.h"
+#include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_image.h"
 
 namespace pf {
@@ -293,6 +296,19 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
                                            std::chrono::seconds(5));
   EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
   EXPECT_EQ(entries().size(), 3u);
+  // A memory file (no name outlives it): not cached.
+  {
+    std::ifstream in(gz, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    int fd = memfd_create("dwarf-cache-test", MFD_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    EXPECT_FALSE(DwarfInfo::Open(path)->from_cache());
+    EXPECT_FALSE(DwarfInfo::Open(path)->from_cache());
+    EXPECT_EQ(entries().size(), 3u);
+    close(fd);
+  }
   // PF_CACHE_DIR set empty: no cache.
   setenv("PF_CACHE_DIR", "", 1);
   EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
@@ -302,6 +318,39 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
   } else {
     unsetenv("PF_CACHE_DIR");
   }
+  std::filesystem::remove_all(dir);
+}
+
+// The cache keeps the most recently used entries within its size, and clears temporary files
+// that a killed run left.
+TEST(DwarfCache, TrimKeepsTheMostRecentlyUsedEntries) {
+  char tmpl[] = "/tmp/pf-dwarf-trim-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::filesystem::create_directories(dir + "/dwarf");
+  auto make = [&](const std::string& name, size_t size, int age_hours) {
+    std::string path = dir + "/dwarf/" + name;
+    std::ofstream(path) << std::string(size, 'x');
+    std::filesystem::last_write_time(
+        path, std::filesystem::file_time_type::clock::now() - std::chrono::hours(age_hours));
+  };
+  make("a.img", 1000, 30);
+  make("b.img", 1000, 20);
+  make("c.img", 1000, 10);
+  make("d.img.k3J9x2", 500, 2);   // a temporary file, old
+  make("e.img.Q81zzz", 500, 0);   // one being written now
+  TrimCache(dir, 2500);
+  auto there = [&](const std::string& name) {
+    return std::filesystem::exists(dir + "/dwarf/" + name);
+  };
+  EXPECT_FALSE(there("a.img"));
+  EXPECT_TRUE(there("b.img"));
+  EXPECT_TRUE(there("c.img"));
+  EXPECT_FALSE(there("d.img.k3J9x2"));
+  EXPECT_TRUE(there("e.img.Q81zzz"));
+  TrimCache(dir, 1000);
+  EXPECT_FALSE(there("b.img"));
+  EXPECT_TRUE(there("c.img"));
   std::filesystem::remove_all(dir);
 }
 
