@@ -618,9 +618,9 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
   };
   // perf prints a name addr2line gives other than its own symbol's "(inlined)", in place of
   // the frame.
-  auto rename = [&](const std::string& name) {
+  auto rename = [&](std::string_view name) {
     if (name != f.sym) {
-      f.sym = Intern(name);
+      f.sym = Intern(std::string(name));
       f.inlined = true;
     }
   };
@@ -696,7 +696,7 @@ void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
                 !a.function.empty() && a.value == loc->function_entry ? symbol_name : dwarf_name;
           }
         }
-        rename(std::string(at->second));
+        rename(at->second);
       }
     }
   } else if (inlines && f.has_sym && !symbols_at_ip().function.empty()) {
