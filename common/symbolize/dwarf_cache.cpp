@@ -92,22 +92,24 @@ char* MapCachedImage(const std::string& dir, const std::string& key, size_t* ima
   size_t size = static_cast<size_t>(st.st_size);
   // Not populated: a write fault would copy each page, and reads map the page cache.
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) return nullptr;
+  if (p == MAP_FAILED) {
+    close(fd);
+    return nullptr;
+  }
   char* bytes = static_cast<char*>(p);
   Trailer t;
   std::memcpy(&t, bytes + size - sizeof t, sizeof t);
   if (std::memcmp(t.magic, kMagic, sizeof kMagic) != 0 || t.image_size != size - sizeof t ||
       XXH3_64bits(bytes, t.image_size) != t.checksum) {
     munmap(p, size);
+    close(fd);
     return nullptr;
   }
   // Used: it is the last to go when the cache is trimmed (at most once a day, one syscall).
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  if (now.tv_sec - st.st_mtim.tv_sec > 24 * 3600) {
-    utimensat(AT_FDCWD, EntryPath(dir, key).c_str(), nullptr, 0);
-  }
+  if (now.tv_sec - st.st_mtim.tv_sec > 24 * 3600) futimens(fd, nullptr);
+  close(fd);
   *image_size = t.image_size;
   *mapped_size = size;
   return bytes;
