@@ -242,8 +242,21 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl, cache = dir + "/cache", gz = dir + "/inline_cxx_gz";
   std::filesystem::copy_file(Program("inline_cxx_gz"), gz);
-  const char* saved = std::getenv("PF_CACHE_DIR");
-  std::string saved_value = saved ? saved : "";
+  // PF_CACHE_DIR and the directory are put back however the test ends.
+  struct Restore {
+    std::string dir;
+    const char* saved = std::getenv("PF_CACHE_DIR");
+    std::string value = saved ? saved : "";
+    ~Restore() {
+      if (saved) {
+        setenv("PF_CACHE_DIR", value.c_str(), 1);
+      } else {
+        unsetenv("PF_CACHE_DIR");
+      }
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } restore{dir};
   setenv("PF_CACHE_DIR", cache.c_str(), 1);
   auto entries = [&] {
     std::vector<std::string> names;
@@ -268,6 +281,11 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
   ASSERT_TRUE(second);
   EXPECT_TRUE(second->from_cache());
   EXPECT_GE(ExpectSameLookups(*second, *plain, TextOf(plain_path), 1), 500u);
+  // An entry used after a day is marked used again (the trim keeps it the longest).
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(48);
+  std::filesystem::last_write_time(entry, old);
+  EXPECT_TRUE(DwarfInfo::Open(gz)->from_cache());
+  EXPECT_GT(std::filesystem::last_write_time(entry), old + std::chrono::hours(24));
   // Without line tables: an entry of its own.
   auto no_lines = DwarfInfo::Open(gz, {.lines = false});
   EXPECT_FALSE(no_lines->from_cache());
@@ -312,13 +330,6 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
   // PF_CACHE_DIR set empty: no cache.
   setenv("PF_CACHE_DIR", "", 1);
   EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
-
-  if (saved) {
-    setenv("PF_CACHE_DIR", saved_value.c_str(), 1);
-  } else {
-    unsetenv("PF_CACHE_DIR");
-  }
-  std::filesystem::remove_all(dir);
 }
 
 // The cache keeps the most recently used entries within its size, and clears temporary files
