@@ -6,13 +6,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
+#include <span>
 #include <unordered_map>
 
+#include "base/byte_cursor.h"
 #include "base/error.h"
 #include "symbolize/demangle.h"
+#include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_image.h"
 
 namespace pf {
@@ -27,6 +35,16 @@ constexpr size_t kPltNameMax = 1023;
 
 // ---------------------------------------------------------------------------------------------
 // perf's symbol-table rules
+
+// Appends the bytes of a value (the cache's entries are in the machine's byte order).
+template <typename T>
+void PutRaw(std::string* out, const T& v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+void PutString(std::string* out, std::string_view v) {
+  PutRaw(out, static_cast<uint32_t>(v.size()));
+  out->append(v);
+}
 
 size_t LeadingUnderscores(std::string_view s) {
   size_t n = 0;
@@ -95,6 +113,52 @@ class RbReplay {
       nodes_[y].red = nodes_[z].red;
     }
     if (!y_was_red) EraseFixup(x, x_parent);
+  }
+
+  /// The nodes as Find reads them, for the cache on disk.
+  void Save(std::string* out) const {
+    PutRaw(out, static_cast<int32_t>(root_));
+    PutRaw(out, static_cast<uint32_t>(nodes_.size()));
+    for (const Node& n : nodes_) {
+      PutRaw(out, n.start);
+      PutRaw(out, n.end);
+      PutRaw(out, n.id);
+      PutRaw(out, static_cast<int32_t>(n.left));
+      PutRaw(out, static_cast<int32_t>(n.right));
+    }
+  }
+  /// Reads what Save wrote; false unless it is a tree (every node reached once from the
+  /// root), so that Find always ends.
+  bool Restore(Cursor& c, uint32_t id_limit) {
+    uint32_t root, count;
+    if (!c.U32(&root) || !c.U32(&count) || count > c.left() / 28) return false;
+    root_ = static_cast<int32_t>(root);
+    nodes_.assign(count, Node{});
+    for (Node& n : nodes_) {
+      uint32_t left, right;
+      if (!c.U64(&n.start) || !c.U64(&n.end) || !c.U32(&n.id) || !c.U32(&left) ||
+          !c.U32(&right) || n.id >= id_limit) {
+        return false;
+      }
+      n.left = static_cast<int32_t>(left);
+      n.right = static_cast<int32_t>(right);
+    }
+    auto valid = [count](int v) { return v >= -1 && v < static_cast<int64_t>(count); };
+    if (!valid(root_)) return false;
+    std::vector<char> seen(count, 0);
+    std::vector<int> todo;
+    if (root_ >= 0) todo.push_back(root_);
+    while (!todo.empty()) {
+      int n = todo.back();
+      todo.pop_back();
+      if (seen[static_cast<size_t>(n)]) return false;
+      seen[static_cast<size_t>(n)] = 1;
+      for (int child : {nodes_[n].left, nodes_[n].right}) {
+        if (!valid(child)) return false;
+        if (child >= 0) todo.push_back(child);
+      }
+    }
+    return true;
   }
 
   /// The symbol perf's search returns for `ip` (kNone when none).
@@ -411,6 +475,36 @@ void SymbolRanges::Finish() {
   ops_ = {};
 }
 
+void SymbolRanges::Save(std::string* out) const {
+  PutRaw(out, static_cast<uint32_t>(ranges_.size()));
+  for (const Range& r : ranges_) {
+    PutRaw(out, r.start);
+    PutRaw(out, r.id);
+  }
+  PutRaw(out, static_cast<uint8_t>(tree_ ? 1 : 0));
+  if (tree_) tree_->Save(out);
+}
+
+bool SymbolRanges::Restore(Cursor& c, uint32_t id_limit) {
+  uint32_t count;
+  if (!c.U32(&count) || count > c.left() / 12) return false;
+  ranges_.assign(count, Range{});
+  for (Range& r : ranges_) {
+    if (!c.U64(&r.start) || !c.U32(&r.id) || (r.id >= id_limit && r.id != kNone)) return false;
+  }
+  for (size_t i = 1; i < ranges_.size(); ++i)
+    if (ranges_[i].start < ranges_[i - 1].start) return false;
+  std::span<const uint8_t> has_tree;
+  if (!c.Bytes(1, &has_tree) || has_tree[0] > 1) return false;
+  tree_.reset();
+  if (has_tree[0]) {
+    auto tree = std::make_shared<RbReplay>();
+    if (!tree->Restore(c, id_limit)) return false;
+    tree_ = std::move(tree);
+  }
+  return true;
+}
+
 bool SymbolRanges::Find(uint64_t address, uint32_t* id) const {
   if (tree_) {
     *id = tree_->Find(address);
@@ -628,8 +722,11 @@ std::unique_ptr<ElfSymbols> ElfSymbols::FromImage(std::string_view bytes, std::s
   return out;
 }
 
-std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoadOptions& options) {
+std::unique_ptr<ElfSymbols> ElfSymbols::Search(std::string_view path,
+                                               const ElfLoadOptions& options,
+                                               std::vector<std::string>* probed) {
   const std::string real = options.symfs + std::string(path);
+  probed->push_back(real);
   std::unique_ptr<ElfImage> binary;
   std::string binary_error;
   try {
@@ -652,6 +749,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
     for (const std::string& c :
          {dir + "/" + debuglink, dir + "/.debug/" + debuglink,
           options.symfs + "/usr/lib/debug" + DirName(path) + "/" + debuglink}) {
+      probed->push_back(c);
       if (IsRegularFile(c)) {
         candidates.push_back(c);
         break;
@@ -666,6 +764,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
     bid_tail = trimmed.substr(0, 2) + "/" + trimmed.substr(2);
     if (!options.build_id_cache.empty()) {
       std::string link = options.build_id_cache + "/.build-id/" + bid_tail;
+      probed->push_back(link);
       if (IsRegularFile(link)) {
         candidates.push_back(link);  // the old cache layout: the link is the file
       } else {
@@ -684,6 +783,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
   const ElfImage* syms = nullptr;
   const ElfImage* runtime = nullptr;
   for (const std::string& c : candidates) {
+    if (c != real) probed->push_back(c);
     std::unique_ptr<ElfImage> image;
     if (c == real) {
       if (!binary) continue;
@@ -720,6 +820,130 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
   out->debuglink_ = debuglink;
   Builder(out.get(), options.demangle).Build(*syms, runtime);
   return out;
+}
+
+namespace {
+
+// The symbol cache's entries: a format of their own in the DWARF cache's directory.
+constexpr uint64_t kSymbolsFormat = 1;
+
+// What decides whether a file is still the one an entry was made from: its type, device,
+// inode, size, modification and change times (all zero for a missing file).
+std::array<uint64_t, 8> FileState(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return {};
+  return {static_cast<uint64_t>(st.st_mode & S_IFMT),   static_cast<uint64_t>(st.st_dev),
+          static_cast<uint64_t>(st.st_ino),             static_cast<uint64_t>(st.st_size),
+          static_cast<uint64_t>(st.st_mtim.tv_sec),     static_cast<uint64_t>(st.st_mtim.tv_nsec),
+          static_cast<uint64_t>(st.st_ctim.tv_sec),     static_cast<uint64_t>(st.st_ctim.tv_nsec)};
+}
+
+// The entry's name: what was asked (the path and the options) and the binary's state; ""
+// when the binary is not a regular file (nothing to key on).
+std::string SymbolsCacheKey(std::string_view path, const ElfLoadOptions& options) {
+  std::string real = options.symfs + std::string(path);
+  std::array<uint64_t, 8> state = FileState(real);
+  if (state[0] != S_IFREG) return "";
+  std::string asked;
+  PutRaw(&asked, kSymbolsFormat);
+  for (std::string_view part : {std::string_view(options.symfs), path,
+                                std::string_view(options.build_id),
+                                std::string_view(options.build_id_cache)}) {
+    PutString(&asked, part);
+  }
+  PutRaw(&asked, static_cast<uint8_t>(options.demangle));
+  PutRaw(&asked, state);
+  char name[18];
+  std::snprintf(name, sizeof name, "s%016" PRIx64, XXH3_64bits(asked.data(), asked.size()));
+  return name;
+}
+
+}  // namespace
+
+std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoadOptions& options) {
+  const std::string dir = CacheDir();
+  const std::string key = dir.empty() ? "" : SymbolsCacheKey(path, options);
+  size_t size = 0, mapped = 0;
+  if (char* entry = MapCachedImage(dir, key, &size, &mapped)) {
+    Cursor c(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(entry), size));
+    auto out = std::unique_ptr<ElfSymbols>(new ElfSymbols);
+    // The files the search looked at, each as it was; then the symbols.
+    uint32_t files = 0;
+    bool same = c.U32(&files);
+    for (uint32_t i = 0; same && i < files; ++i) {
+      std::string file;
+      std::array<uint64_t, 8> state;
+      std::span<const uint8_t> bytes;
+      same = c.Str(&file) && c.Bytes(sizeof state, &bytes);
+      if (same) std::memcpy(state.data(), bytes.data(), sizeof state);
+      same = same && FileState(file) == state;
+    }
+    bool restored = same && out->Restore(c) && c.left() == 0;
+    munmap(entry, mapped);
+    if (restored) {
+      out->from_cache_ = true;
+      return out;
+    }
+  }
+  std::vector<std::string> probed;
+  std::unique_ptr<ElfSymbols> out = Search(path, options, &probed);
+  if (!key.empty()) {
+    std::string entry;
+    PutRaw(&entry, static_cast<uint32_t>(probed.size()));
+    for (const std::string& file : probed) {
+      PutString(&entry, file);
+      PutRaw(&entry, FileState(file));
+    }
+    out->Save(&entry);
+    StoreCachedImage(dir, key, entry);
+  }
+  return out;
+}
+
+void ElfSymbols::Save(std::string* out) const {
+  for (const std::string* s : {&build_id_, &debuglink_, &symbols_path_, &names_}) {
+    PutString(out, *s);
+  }
+  PutRaw(out, static_cast<uint8_t>(demangle_));
+  PutRaw(out, static_cast<uint32_t>(segments_.size()));
+  for (const Segment& g : segments_) {
+    for (uint64_t v : {g.offset, g.vaddr, g.filesz, g.memsz}) PutRaw(out, v);
+  }
+  PutRaw(out, static_cast<uint32_t>(symbols_.size()));
+  for (const Sym& y : symbols_) {
+    PutRaw(out, y.start);
+    PutRaw(out, y.end);
+    PutRaw(out, y.name_offset);
+    PutRaw(out, y.name_size);
+    PutRaw(out, static_cast<uint8_t>(y.plt));
+  }
+  ranges_.Save(out);
+}
+
+bool ElfSymbols::Restore(Cursor& c) {
+  std::span<const uint8_t> flag;
+  uint32_t count = 0;
+  if (!c.Str(&build_id_) || !c.Str(&debuglink_) || !c.Str(&symbols_path_) || !c.Str(&names_) ||
+      !c.Bytes(1, &flag) || flag[0] > 1 || !c.U32(&count) || count > c.left() / 32) {
+    return false;
+  }
+  demangle_ = flag[0] != 0;
+  segments_.resize(count);
+  for (Segment& g : segments_) {
+    if (!c.U64(&g.offset) || !c.U64(&g.vaddr) || !c.U64(&g.filesz) || !c.U64(&g.memsz))
+      return false;
+  }
+  if (!c.U32(&count) || count > c.left() / 25) return false;
+  symbols_.resize(count);
+  for (Sym& y : symbols_) {
+    if (!c.U64(&y.start) || !c.U64(&y.end) || !c.U32(&y.name_offset) || !c.U32(&y.name_size) ||
+        !c.Bytes(1, &flag) || flag[0] > 1 || y.name_offset > names_.size() ||
+        y.name_size > names_.size() - y.name_offset) {
+      return false;
+    }
+    y.plt = flag[0] != 0;
+  }
+  return ranges_.Restore(c, count);
 }
 
 bool ElfSymbols::Find(uint64_t file_offset, uint32_t* index, uint64_t* offset) const {

@@ -26,6 +26,7 @@
 #include "symbolize/addr2line_names.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_image.h"
+#include "test_util.h"
 
 namespace pf {
 namespace {
@@ -238,34 +239,11 @@ TEST(DwarfInfo, ZstdCompressedSectionsReadAsPlainOnes) {
 // The inflated image of a compressed debug file goes to the cache on disk and later opens map
 // it; an entry for another version of the file, or one that fails its checks, is not used.
 TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
-  char tmpl[] = "/tmp/pf-dwarf-cache-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl, cache = dir + "/cache", gz = dir + "/inline_cxx_gz";
+  test::ScopedCacheDir scoped;
+  ASSERT_TRUE(scoped.ok());
+  const std::string gz = scoped.dir() + "/inline_cxx_gz";
   std::filesystem::copy_file(Program("inline_cxx_gz"), gz);
-  // PF_CACHE_DIR and the directory are put back however the test ends.
-  struct Restore {
-    std::string dir;
-    const char* saved = std::getenv("PF_CACHE_DIR");
-    std::string value = saved ? saved : "";
-    ~Restore() {
-      if (saved) {
-        setenv("PF_CACHE_DIR", value.c_str(), 1);
-      } else {
-        unsetenv("PF_CACHE_DIR");
-      }
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } restore{dir};
-  setenv("PF_CACHE_DIR", cache.c_str(), 1);
-  auto entries = [&] {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(cache + "/dwarf", ec)) {
-      names.push_back(e.path().string());
-    }
-    return names;
-  };
+  auto entries = [&] { return scoped.Entries(); };
   const std::string plain_path = Program("inline_cxx_dwarf4");
   auto plain = DwarfInfo::Open(plain_path);
   ASSERT_TRUE(plain);

@@ -8,7 +8,10 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -25,6 +28,7 @@
 #include "symbolize/kallsyms.h"
 #include "symbolize/perf_map.h"
 #include "symbolize/symbolizer.h"
+#include "test_util.h"
 
 namespace pf {
 namespace {
@@ -424,6 +428,144 @@ TEST(ElfSymbols, LibcExportedFunction) {
   // A recorded build-id that is not the file's: perf refuses the file.
   Symbol wrong = symbolizer.Lookup(path, std::string(40, 'a'), off, 0);
   EXPECT_FALSE(wrong.found);
+}
+
+// Two loads of one binary agree on everything a caller can ask: names, bounds, identity, and
+// the symbol found at every symbol's first, last and next byte and at points between.
+void ExpectSameSymbols(const ElfSymbols& a, const ElfSymbols& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.build_id(), b.build_id());
+  EXPECT_EQ(a.debuglink(), b.debuglink());
+  EXPECT_EQ(a.symbols_path(), b.symbols_path());
+  std::vector<uint64_t> probes;
+  for (uint32_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a.RawName(i), b.RawName(i)) << i;
+    ASSERT_EQ(a.Name(i), b.Name(i)) << i;
+    ASSERT_EQ(a.Start(i), b.Start(i)) << i;
+    ASSERT_EQ(a.End(i), b.End(i)) << i;
+    for (uint64_t p : {a.Start(i), a.End(i) - 1, a.End(i), (a.Start(i) + a.End(i)) / 2})
+      probes.push_back(p);
+  }
+  for (uint64_t p : probes) {
+    uint32_t ia = 0, ib = 0;
+    uint64_t oa = 0, ob = 0;
+    bool fa = a.Find(p, &ia, &oa), fb = b.Find(p, &ib, &ob);
+    ASSERT_EQ(fa, fb) << std::hex << p;
+    if (fa) {
+      ASSERT_EQ(ia, ib) << std::hex << p;
+      ASSERT_EQ(oa, ob) << std::hex << p;
+    }
+  }
+  for (uint64_t off : {0x0ull, 0x1000ull, 0x20000ull}) {
+    uint64_t va = 0, vb = 0;
+    EXPECT_EQ(a.FileOffsetToVaddr(off, &va), b.FileOffsetToVaddr(off, &vb));
+    EXPECT_EQ(va, vb);
+  }
+}
+
+// Loads read through the cache on disk answer as a fresh read does; an entry is used only
+// while the binary and every file the search looked at are unchanged, and one whose bytes are
+// wrong (however they passed the checksum) is never trusted.
+TEST(ElfSymbols, CachedTablesAnswerAsFreshOnes) {
+  test::ScopedCacheDir scoped;
+  ASSERT_TRUE(scoped.ok());
+  // glibc (with libc6-dbg: its debug file's symbols, whose overlaps need perf's tree) and a
+  // program of the tests'.
+  std::vector<std::string> binaries = {std::string(PF_PROGRAMS_DIR) + "/inline_cxx_nodebug"};
+  if (void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD)) {
+    link_map* map = nullptr;
+    if (dlinfo(libc, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name[0] == '/')
+      binaries.push_back(map->l_name);
+    dlclose(libc);
+  }
+  for (const std::string& path : binaries) {
+    SCOPED_TRACE(path);
+    setenv("PF_CACHE_DIR", "", 1);
+    auto fresh = ElfSymbols::Load(path, {});
+    EXPECT_FALSE(fresh->from_cache());
+    setenv("PF_CACHE_DIR", scoped.cache().c_str(), 1);
+    auto stored = ElfSymbols::Load(path, {});
+    EXPECT_FALSE(stored->from_cache());
+    auto cached = ElfSymbols::Load(path, {});
+    EXPECT_TRUE(cached->from_cache());
+    ExpectSameSymbols(*fresh, *cached);
+    // Other options: an entry of their own.
+    ElfLoadOptions raw;
+    raw.demangle = false;
+    EXPECT_FALSE(ElfSymbols::Load(path, raw)->from_cache());
+    EXPECT_TRUE(ElfSymbols::Load(path, raw)->from_cache());
+  }
+
+  // A binary under a --symfs root, so that a debug file can appear where perf looks.
+  const std::string root = scoped.dir() + "/root";
+  std::filesystem::create_directories(root + "/usr/lib/debug");
+  const std::string prog = root + "/prog";
+  std::filesystem::copy_file(binaries[0], prog);
+  ElfLoadOptions opt;
+  opt.symfs = root;
+  EXPECT_FALSE(ElfSymbols::Load("/prog", opt)->from_cache());
+  auto before = ElfSymbols::Load("/prog", opt);
+  EXPECT_TRUE(before->from_cache());
+  EXPECT_EQ(before->symbols_path(), prog);
+  // A debug file appears (/usr/lib/debug/PATH.debug comes before the binary): not answered
+  // from the entry, and read from the new file.
+  std::filesystem::copy_file(binaries[0], root + "/usr/lib/debug/prog.debug");
+  auto after = ElfSymbols::Load("/prog", opt);
+  EXPECT_FALSE(after->from_cache());
+  EXPECT_EQ(after->symbols_path(), root + "/usr/lib/debug/prog.debug");
+  EXPECT_TRUE(ElfSymbols::Load("/prog", opt)->from_cache());
+  // It goes again: the binary's own table once more.
+  std::filesystem::remove(root + "/usr/lib/debug/prog.debug");
+  auto gone = ElfSymbols::Load("/prog", opt);
+  EXPECT_FALSE(gone->from_cache());
+  EXPECT_EQ(gone->symbols_path(), prog);
+  // The binary changes (a new modification time): not answered from the entry.
+  std::filesystem::last_write_time(prog, std::filesystem::last_write_time(prog) +
+                                             std::chrono::seconds(5));
+  EXPECT_FALSE(ElfSymbols::Load("/prog", opt)->from_cache());
+  EXPECT_TRUE(ElfSymbols::Load("/prog", opt)->from_cache());
+
+  // Entries whose bytes are cut or changed but whose trailer was made to match them: never
+  // a crash or a hang, and a fresh read unless the change left a well-formed table.
+  test::ScopedCacheDir only;
+  ASSERT_TRUE(only.ok());
+  const std::string& path = binaries[0];
+  auto reference = ElfSymbols::Load(path, {});
+  ASSERT_EQ(only.Entries().size(), 1u);
+  const std::string entry = only.Entries()[0];
+  const std::string good = test::ReadFile(entry);
+  ASSERT_GT(good.size(), 32u);
+  const std::string payload = good.substr(0, good.size() - 32);
+  const std::string trailer = good.substr(good.size() - 32);
+  auto write_entry = [&](const std::string& bytes) {
+    std::string t = trailer;
+    uint64_t size = bytes.size(), sum = XXH3_64bits(bytes.data(), bytes.size());
+    std::memcpy(t.data() + 8, &size, 8);
+    std::memcpy(t.data() + 16, &sum, 8);
+    std::ofstream(entry, std::ios::binary | std::ios::trunc) << bytes << t;
+  };
+  write_entry(payload);
+  EXPECT_TRUE(ElfSymbols::Load(path, {})->from_cache());
+  std::mt19937 rng(7);
+  int trusted = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string bytes = payload;
+    if (round % 3 == 0) {
+      bytes.resize(rng() % payload.size());
+    } else {
+      for (int k = 0; k <= round % 4; ++k)
+        bytes[rng() % bytes.size()] ^= static_cast<char>(1 + rng() % 255);
+    }
+    write_entry(bytes);
+    auto loaded = ElfSymbols::Load(path, {});
+    if (loaded->from_cache()) {
+      ++trusted;  // a byte of a name or an address changed: still a well-formed table
+      EXPECT_EQ(loaded->size(), reference->size());
+    } else {
+      ExpectSameSymbols(*loaded, *reference);
+    }
+  }
+  EXPECT_LT(trusted, 300);
 }
 
 TEST(ElfSymbols, StrippedBinaryLoads) {

@@ -4,9 +4,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "collapse/collapse.h"
 #include "io/output.h"
@@ -49,5 +53,46 @@ inline bool PerfEventsUsable() {
   close(fd);
   return true;
 }
+
+/// A fresh directory under /tmp made the cache's (PF_CACHE_DIR) while the object lives;
+/// PF_CACHE_DIR is put back and the directory removed however the test ends. `dir()` is
+/// the directory (for the test's own files too), `cache()` the cache's, under it.
+class ScopedCacheDir {
+ public:
+  ScopedCacheDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "pf-cache-test-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) != nullptr) dir_ = tmpl;
+    if (const char* v = std::getenv("PF_CACHE_DIR")) saved_ = v;
+    had_ = std::getenv("PF_CACHE_DIR") != nullptr;
+    setenv("PF_CACHE_DIR", cache().c_str(), 1);
+  }
+  ~ScopedCacheDir() {
+    if (had_) {
+      setenv("PF_CACHE_DIR", saved_.c_str(), 1);
+    } else {
+      unsetenv("PF_CACHE_DIR");
+    }
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  ScopedCacheDir(const ScopedCacheDir&) = delete;
+  ScopedCacheDir& operator=(const ScopedCacheDir&) = delete;
+  bool ok() const { return !dir_.empty(); }
+  const std::string& dir() const { return dir_; }
+  std::string cache() const { return dir_ + "/cache"; }
+  /// The entries in the cache, by path.
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(cache() + "/dwarf", ec)) {
+      names.push_back(e.path().string());
+    }
+    return names;
+  }
+
+ private:
+  std::string dir_, saved_;
+  bool had_ = false;
+};
 
 }  // namespace pf::test
