@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "base/teardown.h"
 #include "base/version.h"
 
 namespace pf::cli {
@@ -66,6 +67,7 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   quiet_ = vm.count("quiet") > 0;
   Context ctx{vm, {}, vm.count("output") ? vm["output"].as<std::string>() : "-", quiet_};
   if (vm.count("pf-positional")) ctx.inputs = vm["pf-positional"].as<std::vector<std::string>>();
+  SetProcessEndsAfterWork(true);  // what the work builds need not be torn down (teardown.h)
   try {
     body(ctx);
   } catch (const PipeClosed&) {

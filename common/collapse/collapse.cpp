@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/teardown.h"
 #include "formats/sniff.h"
 #include "io/line_reader.h"
 #include "pfstream/script_output.h"
@@ -179,15 +180,19 @@ class Collapser {
   void AddPerfData(ByteSource& source) {
     StackTree& tree = Tree(1, source.name());
     PerfDataReader reader(source);
-    Symbolizer symbolizer(Symbolizer::Options{});
-  symbolizer.SetEmbedded(&reader.embedded_symbols());
+    // Kept, not destroyed, when the process ends after this (base/teardown.h).
+    auto symbolizer_owner = std::make_unique<Symbolizer>(Symbolizer::Options{});
+    Symbolizer& symbolizer = *symbolizer_owner;
+    symbolizer.SetEmbedded(&reader.embedded_symbols());
     symbolizer.SetKernelBuildId(KernelBuildId(reader));
-  if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
-    Session session(symbolizer);
+    if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
+    auto session_owner = std::make_unique<Session>(symbolizer);
+    Session& session = *session_owner;
     session.SetInline(opt_.perf.inline_frames);
     session.SetSrcline(opt_.perf.srcline);
     session.PrefetchDwarf(reader);
-    PerfScriptFolder folder(opt_.perf, event_filter_);
+    auto folder_owner = std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_);
+    PerfScriptFolder& folder = *folder_owner;
     ScriptFields fields;  // perf script's default output (with -F +srcline for --srcline)
     fields.srcline = opt_.perf.srcline;
     std::vector<ResolvedFrame> frames;
@@ -261,6 +266,8 @@ class Collapser {
                                   ": the recording ends early (cut short?); folded what is whole");
     }
     report_->samples += samples;
+    session.StopPrefetch();
+    KeepUntilExit(std::move(folder_owner), std::move(session_owner), std::move(symbolizer_owner));
   }
 
   void AddPerfScript(ByteSource& source) {

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "base/error.h"
+#include "base/teardown.h"
 
 namespace pf {
 
@@ -450,11 +452,14 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   PerfDataReader reader(*src);
   Symbolizer::Options so;
   so.symfs = o.symfs;
-  Symbolizer symbolizer(so);
+  // Kept, not destroyed, when the process ends after this (base/teardown.h).
+  auto symbolizer_owner = std::make_unique<Symbolizer>(so);
+  Symbolizer& symbolizer = *symbolizer_owner;
   symbolizer.SetEmbedded(&reader.embedded_symbols());
   symbolizer.SetKernelBuildId(KernelBuildId(reader));
   if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
-  Session session(symbolizer);
+  auto session_owner = std::make_unique<Session>(symbolizer);
+  Session& session = *session_owner;
   session.SetUnwindMethod(o.unwind_method);
   session.SetInline(o.inline_frames);
   bool srcline = false;
@@ -480,6 +485,8 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   out.Flush();
   sink.Commit();
   if (truncated) *truncated = reader.truncated();
+  session.StopPrefetch();
+  KeepUntilExit(std::move(session_owner), std::move(symbolizer_owner));
   return n;
 }
 

@@ -73,9 +73,13 @@ struct Session::Process {
 
 Session::Session(Symbolizer& symbolizer) : sym_(symbolizer) {}
 Session::~Session() {
+  StopPrefetch();
+  for (auto& [image, fd] : memory_files_) close(fd);
+}
+
+void Session::StopPrefetch() {
   stop_prefetch_ = true;
   if (dwarf_worker_.joinable()) dwarf_worker_.join();
-  for (auto& [image, fd] : memory_files_) close(fd);
 }
 
 void Session::PrefetchDwarf(const PerfDataReader& reader) {

@@ -117,6 +117,8 @@ class Session {
   /// nothing when neither needs DWARF (inline frames need it only for a recording with
   /// stack copies).
   void PrefetchDwarf(const PerfDataReader& reader);
+  /// Ends PrefetchDwarf's thread (files not opened yet are opened when first needed).
+  void StopPrefetch();
   /// True when PrefetchDwarf started its thread.
   bool prefetching() const { return dwarf_worker_.joinable(); }
   /// Samples the tables handed to libdw.

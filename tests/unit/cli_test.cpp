@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "base/error.h"
+#include "base/teardown.h"
 
 namespace pf::cli {
 namespace {
@@ -40,6 +46,46 @@ TEST(Cli, ExitCodes) {
 
 TEST(Cli, SplitList) {
   EXPECT_EQ(SplitList({"a,b", "c"}), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+// Objects handed to KeepUntilExit: destroyed at once, in the order given, unless the process
+// ends after its work (as a tool's main says); then a few groups are kept, and the rest
+// destroyed at once. Under AddressSanitizer nothing is kept.
+struct Logged {
+  Logged(std::string* l, char n) : log(l), name(n) {}
+  ~Logged() { *log += name; }
+  std::string* log;
+  char name;
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kKeeps = false;
+#else
+constexpr bool kKeeps = true;
+#endif
+
+TEST(Teardown, KeptOnlyWhenTheProcessEndsAfterItsWork) {
+  std::string log;
+  SetProcessEndsAfterWork(false);
+  KeepUntilExit(std::make_unique<Logged>(&log, 'a'),
+                std::make_unique<Logged>(&log, 'b'));
+  EXPECT_EQ(log, "ab");
+
+  // In a child, which exits with the number of objects still alive plus 10 when nothing was
+  // kept wrongly.
+  EXPECT_EXIT(
+      {
+        static std::string child_log;
+        RunWith({}, [](Context&) {});  // a tool's run says the process ends after its work
+        for (int group = 0; group < 6; ++group) {
+          KeepUntilExit(std::make_unique<Logged>(&child_log, 'x'),
+                        std::make_unique<Logged>(&child_log, 'y'));
+        }
+        // Four groups kept, the last two destroyed in order; or, under ASan, all six.
+        std::exit(child_log == (kKeeps ? "xyxy" : "xyxyxyxyxyxy") ? 10 : 1);
+      },
+      ::testing::ExitedWithCode(10), "");
+  SetProcessEndsAfterWork(false);
 }
 
 }  // namespace
