@@ -201,6 +201,7 @@ class Collapser {
     struct Cached {
       NodeId leaf;
       bool filtered;
+      bool reuse;  // false: the fold of this key's samples depends on their time (below)
     };
     struct KeyHash {
       size_t operator()(const XXH128_hash_t& k) const { return k.low64; }
@@ -233,7 +234,7 @@ class Collapser {
       XXH128_hash_t key = XXH3_128bits_digest(&st);
       uint64_t weight = opt_.perf.weight_samples || s.period == 0 ? 1 : s.period;
       auto it = cache.find(key);
-      if (it != cache.end()) {
+      if (it != cache.end() && it->second.reuse) {
         if (it->second.leaf != PerfScriptFolder::kNoLeaf) {
           folder.tree().AddSelf(it->second.leaf, weight);
           ++samples;
@@ -250,7 +251,17 @@ class Collapser {
       AppendSampleText(session, s, chain, fields, &frames, &text);
       uint64_t filtered_before = folder.other_event_samples();
       NodeId leaf = folder.FoldSample(text, source.name());
-      cache.emplace(key, Cached{leaf, folder.other_event_samples() != filtered_before});
+      // The key leaves out the time and the period, which the fold reads past the comm and
+      // thread only when the Perl script's event-line pattern takes them into the comm (a
+      // one-letter comm before a five-digit thread id: `w 19375  8425.338890:    1001001`
+      // gives the comm `w 19375  8425.338890:`, a new one each sample). Such samples are
+      // folded one by one.
+      EventHead event_head;
+      std::string_view first_line = std::string_view(text).substr(0, text.find('\n'));
+      bool reuse = MatchEventHead(first_line, &event_head) && event_head.comm == comm;
+      if (it == cache.end()) {
+        cache.emplace(key, Cached{leaf, folder.other_event_samples() != filtered_before, reuse});
+      }
       if (leaf != PerfScriptFolder::kNoLeaf) ++samples;
     });
     if (event_filter_.empty()) event_filter_ = folder.event_filter();

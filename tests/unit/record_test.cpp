@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <set>
 
 #include "base/error.h"
@@ -20,6 +23,7 @@
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
 #include "pfstream/perf_data.h"
+#include "pfstream/script_output.h"
 #include "test_util.h"
 #include "pfstream/perf_writer.h"
 
@@ -541,6 +545,47 @@ TEST(RecordWriter, SeveralEventsAreToldApartByIdentifier) {
   EXPECT_EQ(smp.cpu, 1u);
   EXPECT_EQ(smp.ip, 0x1234u);
   EXPECT_FALSE(r.Next(&rec));
+}
+
+// Folding a recording equals folding its perf script text, even where the Perl script's
+// event-line pattern takes the time into the comm (a one-letter comm before a five-digit
+// thread id): there every sample is a stack of its own, where a longer comm merges them.
+TEST(RecordFold, OneLetterCommsFoldAsTheirText) {
+  for (const std::string comm : {"w", "worker"}) {
+    SCOPED_TRACE(comm);
+    StringSink sink;
+    BufferedWriter out(sink);
+    PerfStreamWriter w(out);
+    const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                        PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
+    perf_event_attr attr = TestAttr(st);
+    w.WriteHeader();
+    w.WriteAttr(attr, std::vector<uint64_t>{1});
+    w.WriteEventName(1, "cpu-clock:ppp");
+    w.WriteComm(19375, 19375, comm, true, {19375, 19375, 1, 0});
+    for (int i = 0; i < 3; ++i) {
+      SampleFields s;
+      s.ip = 0x400123;
+      s.pid = s.tid = 19375;
+      s.time = 8425338890000ull + i * 1000000ull;
+      s.period = 1001001;
+      s.callchain = {kContextUser, 0x400123, 0x400456};
+      w.WriteSample(s);
+    }
+    w.Flush();
+    const std::string dir = ::testing::TempDir();
+    const std::string path = dir + "/one_letter_" + comm + ".data";
+    { std::ofstream(path, std::ios::binary) << sink.data(); }
+    StringSink text;
+    RunScript(path, {}, text, nullptr);
+    StringSink folded;
+    CollapseReport report;
+    CollapseFiles({path}, {}, folded, &report);
+    EXPECT_EQ(folded.data(), test::Collapse(text.data()));
+    size_t lines = std::count(folded.data().begin(), folded.data().end(), '\n');
+    EXPECT_EQ(lines, comm.size() == 1 ? 3u : 1u) << folded.data();
+    std::remove(path.c_str());
+  }
 }
 
 TEST(RecordWriter, HeaderStringsArePerfs) {
