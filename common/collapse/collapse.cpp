@@ -202,6 +202,7 @@ class Collapser {
       NodeId leaf;
       bool filtered;
       bool reuse;  // false: the fold of this key's samples depends on their time (below)
+      std::string frames;  // then: the frame lines of their text, after the event line
     };
     struct KeyHash {
       size_t operator()(const XXH128_hash_t& k) const { return k.low64; }
@@ -248,8 +249,15 @@ class Collapser {
       fields.period = s.attr->sample_type & (1 << 8);
       fields.cpu = false;
       fields.time = s.attr->sample_type & (1 << 2);
-      AppendSampleText(session, s, chain, fields, &frames, &text);
       uint64_t filtered_before = folder.other_event_samples();
+      if (it != cache.end() && !it->second.frames.empty()) {
+        // A key folded sample by sample: only its event line is new.
+        AppendSampleHead(session, s, chain, fields, &text);
+        text += it->second.frames;
+        if (folder.FoldSample(text, source.name()) != PerfScriptFolder::kNoLeaf) ++samples;
+        return;
+      }
+      AppendSampleText(session, s, chain, fields, &frames, &text);
       NodeId leaf = folder.FoldSample(text, source.name());
       // The key leaves out the time and the period, which the fold reads past the comm and
       // thread only when the Perl script's event-line pattern takes them into the comm (a
@@ -257,10 +265,13 @@ class Collapser {
       // gives the comm `w 19375  8425.338890:`, a new one each sample). Such samples are
       // folded one by one.
       EventHead event_head;
-      std::string_view first_line = std::string_view(text).substr(0, text.find('\n'));
+      size_t eol = text.find('\n');
+      std::string_view first_line = std::string_view(text).substr(0, eol);
       bool reuse = MatchEventHead(first_line, &event_head) && event_head.comm == comm;
       if (it == cache.end()) {
-        cache.emplace(key, Cached{leaf, folder.other_event_samples() != filtered_before, reuse});
+        Cached c{leaf, folder.other_event_samples() != filtered_before, reuse, {}};
+        if (!reuse && eol != std::string::npos) c.frames = text.substr(eol);
+        cache.emplace(key, std::move(c));
       }
       if (leaf != PerfScriptFolder::kNoLeaf) ++samples;
     });

@@ -109,9 +109,8 @@ void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* ou
 
 }  // namespace
 
-void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_t> callchain,
-                      const ScriptFields& f, std::vector<ResolvedFrame>* frames,
-                      std::string* out) {
+void AppendSampleHead(Session& session, const Sample& s, std::span<const uint64_t> callchain,
+                      const ScriptFields& f, std::string* out) {
   bool chain = !callchain.empty() && (s.attr->sample_type & kSampleCallchain);
   if (f.comm) {
     std::string_view comm = session.Comm(s.pid, s.tid);
@@ -157,6 +156,13 @@ void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_
     out->append(name);
     out->append(": ");
   }
+}
+
+void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_t> callchain,
+                      const ScriptFields& f, std::vector<ResolvedFrame>* frames,
+                      std::string* out) {
+  bool chain = !callchain.empty() && (s.attr->sample_type & kSampleCallchain);
+  AppendSampleHead(session, s, callchain, f, out);
   session.Frames(s, callchain, frames);
   if (chain && (f.ip || f.sym || f.dso)) {
     *out += '\n';

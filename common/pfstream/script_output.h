@@ -44,6 +44,10 @@ ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr);
 void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_t> chain,
                       const ScriptFields& fields, std::vector<ResolvedFrame>* frames,
                       std::string* out);
+/// The part of AppendSampleText's header line before the frames: comm, ids, time, period,
+/// event (the whole line when the sample has a callchain, less its newline).
+void AppendSampleHead(Session& session, const Sample& s, std::span<const uint64_t> chain,
+                      const ScriptFields& fields, std::string* out);
 
 /// Delivers every record of `reader` in time order, as perf script does (its
 /// ordered_events: at each FINISHED_ROUND, the records up to the previous round's latest time
