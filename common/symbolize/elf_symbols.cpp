@@ -866,7 +866,6 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
   size_t size = 0, mapped = 0;
   if (char* entry = MapCachedImage(dir, key, &size, &mapped)) {
     Cursor c(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(entry), size));
-    auto out = std::unique_ptr<ElfSymbols>(new ElfSymbols);
     // The files the search looked at, each as it was; then the symbols.
     uint32_t files = 0;
     bool same = c.U32(&files);
@@ -878,11 +877,12 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
       if (same) std::memcpy(state.data(), bytes.data(), sizeof state);
       same = same && FileState(file) == state;
     }
-    bool restored = same && out->Restore(c) && c.left() == 0;
+    std::unique_ptr<ElfSymbols> restored;
+    if (same) restored = Restored(std::string_view(entry + c.pos(), c.left()));
     munmap(entry, mapped);
     if (restored) {
-      out->from_cache_ = true;
-      return out;
+      restored->from_cache_ = true;
+      return restored;
     }
   }
   std::vector<std::string> probed;
@@ -894,13 +894,15 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
       PutString(&entry, file);
       PutRaw(&entry, FileState(file));
     }
-    out->Save(&entry);
+    entry += out->Saved();
     StoreCachedImage(dir, key, entry);
   }
   return out;
 }
 
-void ElfSymbols::Save(std::string* out) const {
+std::string ElfSymbols::Saved() const {
+  std::string bytes;
+  std::string* out = &bytes;
   for (const std::string* s : {&build_id_, &debuglink_, &symbols_path_, &names_}) {
     PutString(out, *s);
   }
@@ -918,6 +920,14 @@ void ElfSymbols::Save(std::string* out) const {
     PutRaw(out, static_cast<uint8_t>(y.plt));
   }
   ranges_.Save(out);
+  return bytes;
+}
+
+std::unique_ptr<ElfSymbols> ElfSymbols::Restored(std::string_view bytes) {
+  auto out = std::unique_ptr<ElfSymbols>(new ElfSymbols);
+  Cursor c(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  if (!out->Restore(c) || c.left() != 0) return nullptr;
+  return out;
 }
 
 bool ElfSymbols::Restore(Cursor& c) {

@@ -135,6 +135,13 @@ class ElfSymbols {
   static std::unique_ptr<ElfSymbols> Load(std::string_view path, const ElfLoadOptions& options);
   /// True when Load answered from the cache on disk.
   bool from_cache() const { return from_cache_; }
+  /// The table as bytes (the cache's entries hold them), and back: null when `bytes` are not
+  /// such a table. Every count, offset and id is checked, and the replayed tree's shape, so
+  /// no bytes make a lookup crash or loop.
+  std::string Saved() const;
+  static std::unique_ptr<ElfSymbols> Restored(std::string_view bytes);
+  /// Disjoint ranges of the lookup table, 0 when the replayed tree answers (for tests).
+  size_t range_count() const { return ranges_.range_count(); }
   /// Reads one ELF file only: no debug-file search, no build-id check.
   static std::unique_ptr<ElfSymbols> FromFile(const std::string& path, bool demangle = true);
   /// Reads an ELF image held in memory (the vdso). The bytes are copied.
@@ -186,7 +193,6 @@ class ElfSymbols {
   // Load, noting in `probed` every path whose state decided which files were read.
   static std::unique_ptr<ElfSymbols> Search(std::string_view path, const ElfLoadOptions& options,
                                             std::vector<std::string>* probed);
-  void Save(std::string* out) const;
   bool Restore(Cursor& c);
 
   std::vector<Sym> symbols_;

@@ -1,0 +1,45 @@
+// Fuzz target: the symbol cache's entries (ElfSymbols::Saved / Restored). Any bytes either
+// fail to restore or give a table that saves back to the same bytes, whose lookups at every
+// symbol's bounds end (the replayed tree's shape is checked) and whose names can be read.
+// Each input is also tried cut and with a byte changed at points across it, so replaying the
+// corpus in ctest exercises the checks too.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "symbolize/elf_symbols.h"
+
+namespace {
+
+void Check(std::string_view bytes) {
+  std::unique_ptr<pf::ElfSymbols> s = pf::ElfSymbols::Restored(bytes);
+  if (!s) return;
+  if (s->Saved() != bytes) std::abort();
+  for (uint32_t i = 0; i < s->size() && i < 4096; ++i) {
+    for (uint64_t probe : {s->Start(i), s->End(i) - 1, s->End(i)}) {
+      uint32_t index;
+      uint64_t offset;
+      if (s->Find(probe, &index, &offset) && index >= s->size()) std::abort();
+    }
+    (void)s->Name(i);
+  }
+  uint64_t v;
+  s->FileOffsetToVaddr(0x1000, &v);
+  s->VaddrToFileOffset(0x1000, &v);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string input(reinterpret_cast<const char*>(data), size);
+  Check(input);
+  const size_t step = size / 64 + 1;
+  for (size_t k = 0; k < size; k += step) {
+    Check(std::string_view(input).substr(0, k));
+    std::string flipped = input;
+    flipped[k] = static_cast<char>(flipped[k] ^ 0x41);
+    Check(flipped);
+  }
+  return 0;
+}
