@@ -197,7 +197,7 @@ class Collapser {
     fields.srcline = opt_.perf.srcline;
     std::vector<ResolvedFrame> frames;
     std::vector<uint64_t> chain_scratch;
-    std::string text;
+    std::string text, ids_text;
     struct Cached {
       NodeId leaf;
       bool filtered;
@@ -263,11 +263,20 @@ class Collapser {
       // thread only when the Perl script's event-line pattern takes them into the comm (a
       // one-letter comm before a five-digit thread id: `w 19375  8425.338890:    1001001`
       // gives the comm `w 19375  8425.338890:`, a new one each sample). Such samples are
-      // folded one by one.
+      // folded one by one. A match that ends within the comm and ids (`c  8261  9196.3:`
+      // gives `c `, the same each time) depends on the key alone.
       EventHead event_head;
       size_t eol = text.find('\n');
       std::string_view first_line = std::string_view(text).substr(0, eol);
-      bool reuse = MatchEventHead(first_line, &event_head) && event_head.comm == comm;
+      bool reuse = false;
+      if (MatchEventHead(first_line, &event_head)) {
+        ScriptFields ids = fields;
+        ids.cpu = ids.time = ids.period = ids.event = false;
+        ids_text.clear();
+        AppendSampleHead(session, s, chain, ids, &ids_text);
+        size_t match_end = event_head.tid.data() + event_head.tid.size() - first_line.data();
+        reuse = match_end < ids_text.size() && first_line.starts_with(ids_text);
+      }
       if (it == cache.end()) {
         Cached c{leaf, folder.other_event_samples() != filtered_before, reuse, {}};
         if (!reuse && eol != std::string::npos) c.frames = text.substr(eol);
