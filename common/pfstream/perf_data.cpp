@@ -68,8 +68,11 @@ std::string KernelBuildId(const PerfDataReader& reader) {
 }
 
 bool KernelSampled(const PerfDataReader& reader) {
-  for (const EventAttr& a : reader.attrs()) {
-    if (!a.exclude_kernel()) return true;
+  bool sampled = false;
+  for (const EventAttr& a : reader.attrs()) sampled |= !a.exclude_kernel();
+  if (!sampled || reader.build_ids().empty()) return sampled;
+  for (const PerfDataReader::BuildId& b : reader.build_ids()) {
+    if (b.path == "[kernel.kallsyms]") return true;
   }
   return false;
 }

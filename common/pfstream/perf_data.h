@@ -155,8 +155,9 @@ class PerfDataReader {
 /// The build-id (hex) the recording gives for the kernel image, or "".
 std::string KernelBuildId(const PerfDataReader& reader);
 
-/// True when some event of the recording samples the kernel (so kernel symbols will be
-/// needed).
+/// True when some event of the recording samples the kernel and its build-id table, when it
+/// has one, names the kernel: perf lists only the binaries its samples hit, so kernel symbols
+/// will likely be needed (callers read them ahead; without a hit they are read on demand).
 bool KernelSampled(const PerfDataReader& reader);
 
 /// The perf name of an event given its attribute ("cpu-clock", "cycles", ...), with the

@@ -854,5 +854,24 @@ TEST(PrefetchDwarf, OnlyWhereDwarfWillBeRead) {
   }
 }
 
+// Kernel symbols are read ahead only when the recording will likely need them: perf's
+// build-id table lists the binaries its samples hit, and a pipe carries none up front.
+TEST(PrefetchKernel, OnlyWhenTheBuildIdTableNamesTheKernel) {
+  const std::string dir = std::string(PF_SOURCE_DIR) + "/tests/fuzz/corpus/perf_data/";
+  for (const char* name : {"file.data", "pipe.data"}) {
+    SCOPED_TRACE(name);
+    std::string data = test::ReadFile(dir + name);
+    ASSERT_FALSE(data.empty());
+    std::unique_ptr<ByteSource> src = MemoryInput(data, name);
+    PerfDataReader reader(*src);
+    ASSERT_FALSE(reader.attrs().empty());
+    EXPECT_FALSE(reader.attrs()[0].exclude_kernel());
+    // file.data: perf record -g of callpath, whose samples all hit user space.
+    EXPECT_EQ(reader.build_ids().empty(), std::string(name) == "pipe.data");
+    EXPECT_EQ(KernelSampled(reader), std::string(name) == "pipe.data");
+    EXPECT_EQ(KernelBuildId(reader), "");
+  }
+}
+
 }  // namespace
 }  // namespace pf
