@@ -152,8 +152,15 @@ void Session::AddMap(MapTable& maps, MapEntry m) {
     right->start = m.end;
   }
   maps.erase(first, last);
-  if (left) maps.emplace(left->start, std::move(*left));
-  if (right) maps.emplace(right->start, std::move(*right));
+  if (left) {
+    left->serial = ++map_serial_;
+    maps.emplace(left->start, std::move(*left));
+  }
+  if (right) {
+    right->serial = ++map_serial_;
+    maps.emplace(right->start, std::move(*right));
+  }
+  m.serial = ++map_serial_;
   uint64_t start = m.start;
   maps.emplace(start, std::move(m));
 }
@@ -592,6 +599,27 @@ std::string_view Session::UnknownSrcline(std::string_view dso, uint64_t addr) {
 
 void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
                            std::vector<ResolvedFrame>* out) {
+  auto p = procs_.find(pid);
+  const MapEntry* m = p == procs_.end() ? nullptr : FindMap(p->second->maps, ip);
+  if (m == nullptr || Symbolizer::UsesPerfMap(m->path)) {
+    ResolveUserFrame(pid, ip, expand, out);
+    return;
+  }
+  auto [it, added] = user_frame_at_.try_emplace(UserFrameKey{pid, expand, m->serial, ip});
+  if (!added) {
+    out->insert(out->end(), user_frames_.begin() + it->second.first,
+                user_frames_.begin() + it->second.first + it->second.second);
+    return;
+  }
+  size_t before = out->size();
+  ResolveUserFrame(pid, ip, expand, out);
+  it->second = {static_cast<uint32_t>(user_frames_.size()),
+                static_cast<uint32_t>(out->size() - before)};
+  user_frames_.insert(user_frames_.end(), out->begin() + before, out->end());
+}
+
+void Session::ResolveUserFrame(uint32_t pid, uint64_t ip, bool expand,
+                               std::vector<ResolvedFrame>* out) {
   MapEntry* m = nullptr;
   ResolvedFrame f = Resolve(pid, ip, false, &m);
   const bool inlines = inline_ && expand;

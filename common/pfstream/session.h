@@ -41,6 +41,7 @@ struct MapEntry {
   uint64_t start = 0, end = 0, pgoff = 0;
   std::string path;
   std::string build_id;
+  uint64_t serial = 0;  // new for every map Session enters (and for each part left of one)
   // The map's unwind table and DWARF, found on first use (null: none).
   CfiTable* cfi = nullptr;
   bool cfi_loaded = false;
@@ -136,8 +137,10 @@ class Session {
 
   class Modules;
   CfiTable* CfiFor(uint32_t pid, MapEntry& m);
-  // Appends the frame of a user address, after its inline frames (with SetInline).
+  // Appends the frame of a user address, after its inline frames (with SetInline): resolved
+  // once per (process, map, address), as perf asks addr2line once per address.
   void AddUserFrame(uint32_t pid, uint64_t ip, bool expand, std::vector<ResolvedFrame>* out);
+  void ResolveUserFrame(uint32_t pid, uint64_t ip, bool expand, std::vector<ResolvedFrame>* out);
   DwarfInfo* DwarfFor(uint32_t pid, MapEntry& m);
   Addr2lineNames* NamesFor(uint32_t pid, MapEntry& m);
   std::string_view UnknownSrcline(std::string_view dso, uint64_t addr);
@@ -187,6 +190,24 @@ class Session {
   uint64_t libdw_fallbacks_ = 0;
   UnwindEnd UnwindWithLibdw(const Sample& s, const UserStack& stack, size_t max,
                             std::vector<uint64_t>* ips);
+  // AddUserFrame's answers: a range of user_frames_ by (pid, map serial, address, expand).
+  // Their dso views point into the map, which lives as long as its serial is found.
+  struct UserFrameKey {
+    uint32_t pid;
+    bool expand;
+    uint64_t serial, ip;
+    bool operator==(const UserFrameKey&) const = default;
+  };
+  struct UserFrameKeyHash {
+    size_t operator()(const UserFrameKey& k) const {
+      return std::hash<uint64_t>()(k.ip * 0x9e3779b97f4a7c15ull ^ k.serial << 20 ^
+                                   uint64_t{k.pid} << 1 ^ k.expand);
+    }
+  };
+  std::unordered_map<UserFrameKey, std::pair<uint32_t, uint32_t>, UserFrameKeyHash>
+      user_frame_at_;
+  std::vector<ResolvedFrame> user_frames_;
+  uint64_t map_serial_ = 0;
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
   std::unordered_map<uint32_t, std::string> comms_;  // by tid
   MapTable kernel_maps_;
