@@ -213,6 +213,32 @@ class Collapser {
       }
     };
     std::unordered_map<XXH128_hash_t, Cached, KeyHash, KeyEq> cache;
+    struct Named {
+      NodeId leaf;
+      bool filtered;
+    };
+    std::unordered_map<XXH128_hash_t, Named, KeyHash, KeyEq> named;
+    // What the fold reads of a sample's frames: names, dsos, marks and source lines; the
+    // addresses only for --addrs ("[dso <addr>]").
+    auto NamedKey = [&](const uint64_t (&ids)[6], std::string_view comm_name,
+                        const std::vector<ResolvedFrame>& resolved, bool srcline) {
+      XXH3_state_t ks;
+      XXH3_128bits_reset(&ks);
+      uint64_t no_generation[6] = {ids[0], ids[1], ids[2], ids[3], 0, ids[5]};
+      XXH3_128bits_update(&ks, no_generation, sizeof no_generation);
+      XXH3_128bits_update(&ks, comm_name.data(), comm_name.size());
+      for (const ResolvedFrame& f : resolved) {
+        uint64_t sizes[3] = {f.sym.size(), f.dso.size(), srcline ? f.srcline.size() : 0};
+        uint64_t marks = (f.has_sym ? 1 : 0) | (f.kernel ? 2 : 0) | (f.inlined ? 4 : 0);
+        XXH3_128bits_update(&ks, sizes, sizeof sizes);
+        XXH3_128bits_update(&ks, &marks, sizeof marks);
+        XXH3_128bits_update(&ks, f.sym.data(), f.sym.size());
+        XXH3_128bits_update(&ks, f.dso.data(), f.dso.size());
+        if (srcline) XXH3_128bits_update(&ks, f.srcline.data(), f.srcline.size());
+        if (opt_.perf.include_addrs) XXH3_128bits_update(&ks, &f.addr, sizeof f.addr);
+      }
+      return XXH3_128bits_digest(&ks);
+    };
     uint64_t samples = 0, filtered_hits = 0;
     ReplayOrdered(reader, [&](const Record& r) {
       if (r.type != kRecordSample) {
@@ -257,7 +283,22 @@ class Collapser {
         if (folder.FoldSample(text, source.name()) != PerfScriptFolder::kNoLeaf) ++samples;
         return;
       }
-      AppendSampleText(session, s, chain, fields, &frames, &text);
+      // A new chain of addresses often folds as an earlier one did: the fold reads names, not
+      // addresses or offsets (a loop's samples differ in their leaf's address alone). So the
+      // frames are keyed again by what the fold reads of them.
+      session.Frames(s, chain, &frames);
+      XXH128_hash_t named_key = NamedKey(head, comm, frames, fields.srcline);
+      if (auto n = named.find(named_key); n != named.end()) {
+        cache.emplace(key, Cached{n->second.leaf, n->second.filtered, true, {}});
+        if (n->second.leaf != PerfScriptFolder::kNoLeaf) {
+          folder.tree().AddSelf(n->second.leaf, weight);
+          ++samples;
+        } else if (n->second.filtered) {
+          ++filtered_hits;
+        }
+        return;
+      }
+      AppendResolvedSample(session, s, chain, fields, frames, &text);
       NodeId leaf = folder.FoldSample(text, source.name());
       // The key leaves out the time and the period, which the fold reads past the comm and
       // thread only when the Perl script's event-line pattern takes them into the comm (a
@@ -280,6 +321,7 @@ class Collapser {
       if (it == cache.end()) {
         Cached c{leaf, folder.other_event_samples() != filtered_before, reuse, {}};
         if (!reuse && eol != std::string::npos) c.frames = text.substr(eol);
+        if (reuse) named.emplace(named_key, Named{c.leaf, c.filtered});
         cache.emplace(key, std::move(c));
       }
       if (leaf != PerfScriptFolder::kNoLeaf) ++samples;

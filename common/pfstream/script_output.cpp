@@ -161,21 +161,27 @@ void AppendSampleHead(Session& session, const Sample& s, std::span<const uint64_
 void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_t> callchain,
                       const ScriptFields& f, std::vector<ResolvedFrame>* frames,
                       std::string* out) {
+  session.Frames(s, callchain, frames);
+  AppendResolvedSample(session, s, callchain, f, *frames, out);
+}
+
+void AppendResolvedSample(Session& session, const Sample& s, std::span<const uint64_t> callchain,
+                          const ScriptFields& f, const std::vector<ResolvedFrame>& frames,
+                          std::string* out) {
   bool chain = !callchain.empty() && (s.attr->sample_type & kSampleCallchain);
   AppendSampleHead(session, s, callchain, f, out);
-  session.Frames(s, callchain, frames);
   if (chain && (f.ip || f.sym || f.dso)) {
     *out += '\n';
-    for (const ResolvedFrame& fr : *frames) {
+    for (const ResolvedFrame& fr : frames) {
       *out += '\t';
       AppendFrame(fr, f, out);
       *out += '\n';
     }
     *out += '\n';
   } else {
-    if ((f.ip || f.sym || f.dso) && !frames->empty()) {
+    if ((f.ip || f.sym || f.dso) && !frames.empty()) {
       *out += ' ';
-      ResolvedFrame fr = (*frames)[0];
+      ResolvedFrame fr = frames[0];
       if (!fr.kernel) fr.addr = s.ip;  // without a callchain perf prints the raw ip
       AppendFrame(fr, f, out);
     }

@@ -44,6 +44,10 @@ ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr);
 void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_t> chain,
                       const ScriptFields& fields, std::vector<ResolvedFrame>* frames,
                       std::string* out);
+/// AppendSampleText with the sample's frames already resolved (Session::Frames of `chain`).
+void AppendResolvedSample(Session& session, const Sample& s, std::span<const uint64_t> chain,
+                          const ScriptFields& fields, const std::vector<ResolvedFrame>& frames,
+                          std::string* out);
 /// The part of AppendSampleText's header line before the frames: comm, ids, time, period,
 /// event (the whole line when the sample has a callchain, less its newline).
 void AppendSampleHead(Session& session, const Sample& s, std::span<const uint64_t> chain,

@@ -590,6 +590,59 @@ TEST(RecordFold, OneLetterCommsFoldAsTheirText) {
   }
 }
 
+// pf-collapse folds a recording's samples by the names the fold reads, not their addresses:
+// two leaf addresses in one function make one line; with --addrs, which prints unknown
+// symbols' addresses, two. A library mapped over another at the same addresses is the new
+// library from then on.
+TEST(RecordFold, SamplesFoldByNamesUnlessAddressesArePrinted) {
+  StringSink sink;
+  BufferedWriter out(sink);
+  PerfStreamWriter w(out);
+  const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                      PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
+  w.WriteHeader();
+  w.WriteAttr(TestAttr(st), std::vector<uint64_t>{1});
+  w.WriteEventName(1, "cpu-clock:ppp");
+  w.WriteComm(4242, 4242, "prog", true, {4242, 4242, 1, 0});
+  w.WriteMmap(PERF_RECORD_MISC_USER, 4242, 4242, 0x7000000, 0x10000, 0, "/nonexistent/libx.so",
+              {4242, 4242, 2, 0});
+  auto sample = [&](uint64_t leaf, uint64_t time) {
+    SampleFields s;
+    s.ip = leaf;
+    s.pid = s.tid = 4242;
+    s.time = time;
+    s.period = 1000;
+    s.callchain = {kContextUser, leaf, 0x7000500};
+    w.WriteSample(s);
+  };
+  sample(0x7000100, 10);
+  sample(0x7000104, 11);
+  sample(0x7000100, 12);
+  w.WriteMmap(PERF_RECORD_MISC_USER, 4242, 4242, 0x7000000, 0x10000, 0, "/nonexistent/liby.so",
+              {4242, 4242, 20, 0});
+  sample(0x7000100, 30);
+  w.Flush();
+  const std::string path = ::testing::TempDir() + "/named_fold.data";
+  { std::ofstream(path, std::ios::binary) << sink.data(); }
+  StringSink text;
+  RunScript(path, {}, text, nullptr);
+  for (bool addrs : {false, true}) {
+    SCOPED_TRACE(addrs ? "--addrs" : "");
+    CollapseOptions o;
+    o.perf.include_addrs = addrs;
+    StringSink folded;
+    CollapseReport report;
+    CollapseFiles({path}, o, folded, &report);
+    EXPECT_EQ(folded.data(), test::Collapse(text.data(), o));
+    if (!addrs) {
+      EXPECT_EQ(folded.data(), "prog;[libx.so];[libx.so] 3000\nprog;[liby.so];[liby.so] 1000\n");
+    } else {
+      EXPECT_EQ(std::count(folded.data().begin(), folded.data().end(), '\n'), 3) << folded.data();
+    }
+  }
+  std::remove(path.c_str());
+}
+
 TEST(RecordWriter, HeaderStringsArePerfs) {
   std::string s = PerfStreamWriter::HeaderString("abc");
   ASSERT_EQ(s.size(), 4u + 64u);
