@@ -220,24 +220,28 @@ class Collapser {
     std::unordered_map<XXH128_hash_t, Named, KeyHash, KeyEq> named;
     // What the fold reads of a sample's frames: names, dsos, marks and source lines; the
     // addresses only for --addrs ("[dso <addr>]").
+    // (Keys are hashed whole from a buffer: XXH3's streaming calls cost more than the bytes.)
+    std::string key_bytes;
+    auto add_bytes = [&](const void* p, size_t n) {
+      key_bytes.append(static_cast<const char*>(p), n);
+    };
     auto NamedKey = [&](const uint64_t (&ids)[6], std::string_view comm_name,
                         const std::vector<ResolvedFrame>& resolved, bool srcline) {
-      XXH3_state_t ks;
-      XXH3_128bits_reset(&ks);
+      key_bytes.clear();
       uint64_t no_generation[6] = {ids[0], ids[1], ids[2], ids[3], 0, ids[5]};
-      XXH3_128bits_update(&ks, no_generation, sizeof no_generation);
-      XXH3_128bits_update(&ks, comm_name.data(), comm_name.size());
+      add_bytes(no_generation, sizeof no_generation);
+      add_bytes(comm_name.data(), comm_name.size());
       for (const ResolvedFrame& f : resolved) {
-        uint64_t sizes[3] = {f.sym.size(), f.dso.size(), srcline ? f.srcline.size() : 0};
-        uint64_t marks = (f.has_sym ? 1 : 0) | (f.kernel ? 2 : 0) | (f.inlined ? 4 : 0);
-        XXH3_128bits_update(&ks, sizes, sizeof sizes);
-        XXH3_128bits_update(&ks, &marks, sizeof marks);
-        XXH3_128bits_update(&ks, f.sym.data(), f.sym.size());
-        XXH3_128bits_update(&ks, f.dso.data(), f.dso.size());
-        if (srcline) XXH3_128bits_update(&ks, f.srcline.data(), f.srcline.size());
-        if (opt_.perf.include_addrs) XXH3_128bits_update(&ks, &f.addr, sizeof f.addr);
+        uint64_t sizes[4] = {f.sym.size(), f.dso.size(), srcline ? f.srcline.size() : 0,
+                             uint64_t{f.has_sym} | uint64_t{f.kernel} << 1 |
+                                 uint64_t{f.inlined} << 2};
+        add_bytes(sizes, sizeof sizes);
+        add_bytes(f.sym.data(), f.sym.size());
+        add_bytes(f.dso.data(), f.dso.size());
+        if (srcline) add_bytes(f.srcline.data(), f.srcline.size());
+        if (opt_.perf.include_addrs) add_bytes(&f.addr, sizeof f.addr);
       }
-      return XXH3_128bits_digest(&ks);
+      return XXH3_128bits(key_bytes.data(), key_bytes.size());
     };
     uint64_t samples = 0, filtered_hits = 0;
     ReplayOrdered(reader, [&](const Record& r) {
@@ -248,17 +252,18 @@ class Collapser {
       Sample s;
       if (!reader.ParseSample(r, &s)) return;
       std::string_view comm = session.Comm(s.pid, s.tid);
-      XXH3_state_t st;
-      XXH3_128bits_reset(&st);
       uint64_t head[6] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
                           static_cast<uint64_t>(s.misc & 7), session.MapsGeneration(s.pid),
                           s.callchain.empty() ? s.ip : 0};
-      XXH3_128bits_update(&st, head, sizeof head);
-      XXH3_128bits_update(&st, comm.data(), comm.size());
       // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part).
       std::span<const uint64_t> chain = session.Callchain(s, &chain_scratch);
-      XXH3_128bits_update(&st, chain.data(), chain.size() * 8);
-      XXH128_hash_t key = XXH3_128bits_digest(&st);
+      key_bytes.clear();
+      add_bytes(head, sizeof head);
+      uint64_t comm_size = comm.size();
+      add_bytes(&comm_size, sizeof comm_size);
+      add_bytes(comm.data(), comm.size());
+      add_bytes(chain.data(), chain.size() * 8);
+      XXH128_hash_t key = XXH3_128bits(key_bytes.data(), key_bytes.size());
       uint64_t weight = opt_.perf.weight_samples || s.period == 0 ? 1 : s.period;
       auto it = cache.find(key);
       if (it != cache.end() && it->second.reuse) {
