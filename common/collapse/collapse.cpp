@@ -265,14 +265,18 @@ class Collapser {
       add_bytes(chain.data(), chain.size() * 8);
       XXH128_hash_t key = XXH3_128bits(key_bytes.data(), key_bytes.size());
       uint64_t weight = opt_.perf.weight_samples || s.period == 0 ? 1 : s.period;
-      auto it = cache.find(key);
-      if (it != cache.end() && it->second.reuse) {
-        if (it->second.leaf != PerfScriptFolder::kNoLeaf) {
-          folder.tree().AddSelf(it->second.leaf, weight);
+      // A sample folded as an earlier one was: its weight on the same leaf.
+      auto fold_as = [&](NodeId leaf, bool filtered) {
+        if (leaf != PerfScriptFolder::kNoLeaf) {
+          folder.tree().AddSelf(leaf, weight);
           ++samples;
-        } else if (it->second.filtered) {
+        } else if (filtered) {
           ++filtered_hits;
         }
+      };
+      auto it = cache.find(key);
+      if (it != cache.end() && it->second.reuse) {
+        fold_as(it->second.leaf, it->second.filtered);
         return;
       }
       if (s.attr->sample_type & (1 << 8)) s.period = weight;  // the text carries the weight
@@ -295,12 +299,7 @@ class Collapser {
       XXH128_hash_t named_key = NamedKey(head, comm, frames, fields.srcline);
       if (auto n = named.find(named_key); n != named.end()) {
         cache.emplace(key, Cached{n->second.leaf, n->second.filtered, true, {}});
-        if (n->second.leaf != PerfScriptFolder::kNoLeaf) {
-          folder.tree().AddSelf(n->second.leaf, weight);
-          ++samples;
-        } else if (n->second.filtered) {
-          ++filtered_hits;
-        }
+        fold_as(n->second.leaf, n->second.filtered);
         return;
       }
       AppendResolvedSample(session, s, chain, fields, frames, &text);
