@@ -85,7 +85,7 @@ struct DwarfInfo::Sections {
     uint8_t address_size = 8;
     uint8_t offset_size = 4;
   };
-  std::string_view info, abbrev;
+  std::string_view info, abbrev, aranges;
   std::unordered_map<uint64_t, std::unique_ptr<Table>> tables;
 
   const Table* TableAt(uint64_t offset);
@@ -308,6 +308,7 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
         std::string_view* to = nullptr;
         if (std::strcmp(name, ".debug_info") == 0) to = &info->sections_->info;
         if (std::strcmp(name, ".debug_abbrev") == 0) to = &info->sections_->abbrev;
+        if (std::strcmp(name, ".debug_aranges") == 0) to = &info->sections_->aranges;
         if (to == nullptr || (shdr.sh_flags & SHF_COMPRESSED)) continue;
         if (Elf_Data* data = elf_getdata(scn, nullptr); data && data->d_buf) {
           *to = std::string_view(static_cast<const char*>(data->d_buf), data->d_size);
@@ -903,19 +904,120 @@ const std::string& DwarfInfo::NameOf(uint64_t die_offset) {
 // ranges, sorted) is built the first time it is needed, of the CUs .debug_aranges leaves
 // out: an address it does not cover is in none of the others (GCC lists every CU, so for
 // glibc's 4,000 the index is empty, where reading all their ranges took 3 ms).
+// Reads .debug_aranges as libdw's dwarf_getaranges does, but each CU's DIE offset from its
+// own header alone. Anything it does not read as libdw would (a segment selector, a unit
+// type other than a compile or partial unit, a malformed set) leaves the lookups to libdw.
+void DwarfInfo::ReadAranges() {
+  aranges_state_ = ArangesState::kUnusable;
+  if (!sections_ || sections_->aranges.empty() || sections_->info.empty()) return;
+  std::vector<Arange> out;
+  DwarfReader r(sections_->aranges);
+  const std::string_view info = sections_->info;
+  while (r.left() > 0) {
+    const size_t set_start = r.pos();
+    uint64_t length = r.U32();
+    size_t offset_size = 4;
+    if (length == 0xffffffff) {
+      length = r.U64();
+      offset_size = 8;
+    }
+    if (!r.ok() || length > r.left()) return;
+    const size_t set_end = r.pos() + length;
+    if (r.U16() != 2) return;
+    uint64_t cu = offset_size == 8 ? r.U64() : r.U32();
+    uint8_t address_size = r.U8(), segment_size = r.U8();
+    if (!r.ok() || segment_size != 0 || (address_size != 4 && address_size != 8)) return;
+    // The CU's DIE follows its header.
+    DwarfReader h(info);
+    h.Seek(cu);
+    uint64_t unit_length = h.U32();
+    size_t unit_offset_size = 4;
+    if (unit_length == 0xffffffff) {
+      h.U64();
+      unit_offset_size = 8;
+    }
+    uint16_t version = h.U16();
+    if (version < 2 || version > 5) return;
+    if (version >= 5) {
+      uint8_t unit_type = h.U8();
+      if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) return;
+      h.U8();  // address size
+      h.Skip(unit_offset_size);
+    } else {
+      h.Skip(unit_offset_size);
+      h.U8();
+    }
+    if (!h.ok()) return;
+    const uint64_t die = h.pos();
+    // Tuples start at a multiple of twice the address size from the set's start.
+    const size_t tuple = 2 * address_size;
+    size_t header = r.pos() - set_start;
+    r.Skip((tuple - header % tuple) % tuple);
+    while (r.ok() && r.pos() + tuple <= set_end) {
+      uint64_t addr = address_size == 8 ? r.U64() : r.U32();
+      uint64_t len = address_size == 8 ? r.U64() : r.U32();
+      if (addr == 0 && len == 0) break;
+      out.push_back({addr, len, die});
+    }
+    if (!r.ok()) return;
+    r.Seek(set_end);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Arange& a, const Arange& b) { return a.addr < b.addr; });
+  aranges_ = std::move(out);
+  listed_.clear();
+  for (const Arange& a : aranges_) listed_.push_back(a.die);
+  std::sort(listed_.begin(), listed_.end());
+  listed_.erase(std::unique(listed_.begin(), listed_.end()), listed_.end());
+  aranges_state_ = ArangesState::kRead;
+}
+
+// dwarf_addrdie's answer: the CU of the arange holding `vaddr`, found by libdw's binary
+// search (dwarf_getarange_addr).
+bool DwarfInfo::UnitByAranges(uint64_t vaddr, void* cu_die) {
+  if (aranges_state_ == ArangesState::kUnread && !libdw_walk_) ReadAranges();
+  if (aranges_state_ != ArangesState::kRead) {
+    return dwarf_addrdie(h_->dwarf, vaddr, static_cast<Dwarf_Die*>(cu_die)) != nullptr;
+  }
+  size_t l = 0, u = aranges_.size();
+  while (l < u) {
+    size_t i = (l + u) / 2;
+    const Arange& a = aranges_[i];
+    if (vaddr < a.addr) {
+      u = i;
+    } else if (vaddr > a.addr && vaddr - a.addr >= a.length) {
+      l = i + 1;
+    } else {
+      return dwarf_offdie(h_->dwarf, a.die, static_cast<Dwarf_Die*>(cu_die)) != nullptr;
+    }
+  }
+  return false;
+}
+
+int64_t DwarfInfo::ArangesUnitAt(uint64_t vaddr) {
+  Dwarf_Die cu;
+  if (!UnitByAranges(vaddr, &cu)) return -1;
+  return static_cast<int64_t>(dwarf_dieoffset(&cu));
+}
+
 bool DwarfInfo::UnitByRanges(uint64_t vaddr, void* cu_die) {
   if (!unit_ranges_built_) {
     unit_ranges_built_ = true;
     std::vector<uint64_t> listed;  // CU DIEs with address ranges in .debug_aranges
-    Dwarf_Aranges* aranges = nullptr;
-    size_t count = 0;
-    if (dwarf_getaranges(h_->dwarf, &aranges, &count) == 0) {
-      for (size_t i = 0; i < count; ++i) {
-        Dwarf_Addr start;
-        Dwarf_Word length;
-        Dwarf_Off die;
-        if (dwarf_getarangeinfo(dwarf_onearange(aranges, i), &start, &length, &die) == 0)
-          listed.push_back(die);
+    if (aranges_state_ == ArangesState::kUnread && !libdw_walk_) ReadAranges();
+    if (aranges_state_ == ArangesState::kRead) {
+      listed = listed_;
+    } else {
+      Dwarf_Aranges* aranges = nullptr;
+      size_t count = 0;
+      if (dwarf_getaranges(h_->dwarf, &aranges, &count) == 0) {
+        for (size_t i = 0; i < count; ++i) {
+          Dwarf_Addr start;
+          Dwarf_Word length;
+          Dwarf_Off die;
+          if (dwarf_getarangeinfo(dwarf_onearange(aranges, i), &start, &length, &die) == 0)
+            listed.push_back(die);
+        }
       }
     }
     std::sort(listed.begin(), listed.end());
@@ -950,7 +1052,7 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   if (it != cache_.end()) return it->second;
   Location& loc = cache_[vaddr];
   Dwarf_Die cu;
-  if (dwarf_addrdie(h_->dwarf, vaddr, &cu) == nullptr && !UnitByRanges(vaddr, &cu)) return loc;
+  if (!UnitByAranges(vaddr, &cu) && !UnitByRanges(vaddr, &cu)) return loc;
 
   // The line: the line table's row for the address, the file's base name.
   if (Dwarf_Line* line = lines_ ? dwarf_getsrc_die(&cu, vaddr) : nullptr) {

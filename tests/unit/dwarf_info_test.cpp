@@ -8,6 +8,8 @@
 #include "symbolize/dwarf_info.h"
 
 #include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
 #include <elf.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -123,6 +125,55 @@ TEST(DwarfInfo, CuWalkMatchesLibdwOnGlibc) {
     GTEST_SKIP() << "glibc's debug file is not installed (libc6-dbg)";
   }
   ExpectScanMatchesLibdw(debug, 97, 100);
+}
+
+// .debug_aranges is read by pf (libdw reads the header of every CU it lists first): each
+// arange's edges and the addresses just outside them find the CU libdw finds.
+void ExpectArangesAsLibdw(const std::string& path, size_t min_aranges) {
+  SCOPED_TRACE(path);
+  auto own = DwarfInfo::Open(path);
+  auto libdw = DwarfInfo::Open(path, {.libdw_walk = true});
+  ASSERT_TRUE(own && libdw);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  Dwarf* dwarf = dwarf_begin(fd, DWARF_C_READ);
+  ASSERT_NE(dwarf, nullptr);
+  Dwarf_Aranges* aranges = nullptr;
+  size_t count = 0;
+  ASSERT_EQ(dwarf_getaranges(dwarf, &aranges, &count), 0);
+  EXPECT_GE(count, min_aranges);
+  size_t differing = 0, found = 0;
+  for (size_t i = 0; i < count; ++i) {
+    Dwarf_Addr start;
+    Dwarf_Word length;
+    Dwarf_Off die;
+    ASSERT_EQ(dwarf_getarangeinfo(dwarf_onearange(aranges, i), &start, &length, &die), 0);
+    for (uint64_t addr : {start - 1, start, start + length / 2, start + length - 1, start + length}) {
+      Dwarf_Die cu;
+      int64_t want = dwarf_addrdie(dwarf, addr, &cu) ? static_cast<int64_t>(dwarf_dieoffset(&cu)) : -1;
+      int64_t got = own->ArangesUnitAt(addr);
+      found += got >= 0;
+      if (got != want && ++differing <= 5) {
+        ADD_FAILURE() << std::hex << addr << ": " << got << " where libdw finds " << want;
+      }
+      EXPECT_EQ(libdw->ArangesUnitAt(addr), want);
+    }
+  }
+  EXPECT_EQ(differing, 0u);
+  EXPECT_GE(found, count);
+  dwarf_end(dwarf);
+  close(fd);
+}
+
+TEST(DwarfInfo, ArangesFindTheUnitsLibdwFinds) {
+  ExpectArangesAsLibdw(Program("inline_cxx"), 2);
+  ExpectArangesAsLibdw(Program("inline_cxx_dwarf4"), 2);
+  ExpectArangesAsLibdw(Program("unwind_prog"), 1);
+  std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  if (access(libc.c_str(), R_OK) != 0) return;
+  std::string id = elf::ElfImage::Open(libc)->BuildId();
+  std::string debug = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  if (id.size() > 2 && access(debug.c_str(), R_OK) == 0) ExpectArangesAsLibdw(debug, 2000);
 }
 
 TEST(DwarfInfo, KnowsNestedInlinesAndTheirCallSites) {
