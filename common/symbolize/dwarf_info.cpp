@@ -12,6 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/dwarf_reader.h"
@@ -85,7 +88,7 @@ struct DwarfInfo::Sections {
     uint8_t address_size = 8;
     uint8_t offset_size = 4;
   };
-  std::string_view info, abbrev, aranges;
+  std::string_view info, abbrev, aranges, str, line_str, ranges, rnglists;
   std::unordered_map<uint64_t, std::unique_ptr<Table>> tables;
 
   const Table* TableAt(uint64_t offset);
@@ -309,6 +312,10 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
         if (std::strcmp(name, ".debug_info") == 0) to = &info->sections_->info;
         if (std::strcmp(name, ".debug_abbrev") == 0) to = &info->sections_->abbrev;
         if (std::strcmp(name, ".debug_aranges") == 0) to = &info->sections_->aranges;
+        if (std::strcmp(name, ".debug_str") == 0) to = &info->sections_->str;
+        if (std::strcmp(name, ".debug_line_str") == 0) to = &info->sections_->line_str;
+        if (std::strcmp(name, ".debug_ranges") == 0) to = &info->sections_->ranges;
+        if (std::strcmp(name, ".debug_rnglists") == 0) to = &info->sections_->rnglists;
         if (to == nullptr || (shdr.sh_flags & SHF_COMPRESSED)) continue;
         if (Elf_Data* data = elf_getdata(scn, nullptr); data && data->d_buf) {
           *to = std::string_view(static_cast<const char*>(data->d_buf), data->d_size);
@@ -353,6 +360,12 @@ struct DwarfInfo::Unit {
   Sections::Header header;
   const Sections::Table* abbrevs = nullptr;
   int32_t appending = -1;  // the function whose inlines are being added
+  // From the CU's DIE, by the fast walk: DW_AT_language (-1: none), and the base address of
+  // its range lists (libdw's: DW_AT_low_pc, else DW_AT_entry_pc, else 0; unknown when given
+  // in a form read through .debug_addr).
+  int language = -1;
+  uint64_t base = 0;
+  bool base_known = false;
 
   // What the walks find. A function with code: its index (-1 when it has no ranges: a
   // declaration or an abstract instance, under which nothing has code).
@@ -386,6 +399,23 @@ struct DwarfInfo::Unit {
     return -1;
   }
 };
+
+struct DwarfInfo::CuRef {
+  uint64_t die = 0;                 // the CU DIE's offset in .debug_info
+  uint64_t unit = ~uint64_t{0};     // its unit's start, when known without libdw
+  Dwarf_Die handle{};
+  bool have_handle = false;
+};
+
+// libdw's handle of the CU's DIE, made the first time it is needed: libdw reads the header
+// of every CU before the one asked for, the first time.
+void* DwarfInfo::DieOf(CuRef& cu) {
+  if (!cu.have_handle) {
+    if (dwarf_offdie(h_->dwarf, cu.die, &cu.handle) == nullptr) return nullptr;
+    cu.have_handle = true;
+  }
+  return &cu.handle;
+}
 
 namespace {
 
@@ -609,14 +639,33 @@ const DwarfInfo::Sections::Table* DwarfInfo::Sections::TableAt(uint64_t offset) 
 
 // Reads the header of the CU whose DIE is at `cu_offset` into u.header and u.abbrevs; false
 // for units the fast walk does not read (split and type units) or a malformed header.
-bool DwarfInfo::ReadUnitHeader(Unit& u, uint64_t cu_offset, void* cu_die) {
+bool DwarfInfo::ReadUnitHeader(Unit& u, CuRef& cu) {
   if (!sections_ || sections_->info.empty() || sections_->abbrev.empty()) return false;
-  Dwarf_Die* cu = static_cast<Dwarf_Die*>(cu_die);
+  const uint64_t cu_offset = cu.die;
   Dwarf_Half version = 0;
   uint8_t unit_type = 0, address_size = 0, offset_size = 0;
-  if (dwarf_cu_info(cu->cu, &version, &unit_type, nullptr, nullptr, nullptr, &address_size,
-                    &offset_size) != 0) {
-    return false;
+  if (cu.unit != ~uint64_t{0}) {
+    // The header read here (checked again below).
+    DwarfReader r(sections_->info);
+    r.Seek(cu.unit);
+    offset_size = r.U32() == 0xffffffff ? 8 : 4;
+    if (offset_size == 8) r.U64();
+    version = r.U16();
+    if (version >= 5) {
+      unit_type = r.U8();
+      address_size = r.U8();
+    } else {
+      unit_type = DW_UT_compile;
+      r.Skip(offset_size);
+      address_size = r.U8();
+    }
+    if (!r.ok()) return false;
+  } else {
+    Dwarf_Die* die = static_cast<Dwarf_Die*>(DieOf(cu));
+    if (die == nullptr || dwarf_cu_info(die->cu, &version, &unit_type, nullptr, nullptr, nullptr,
+                                        &address_size, &offset_size) != 0) {
+      return false;
+    }
   }
   if (version < 2 || version > 5 || (unit_type != DW_UT_compile && unit_type != DW_UT_partial) ||
       (address_size != 4 && address_size != 8) || (offset_size != 4 && offset_size != 8)) {
@@ -669,6 +718,7 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
   };
   std::vector<Level> levels;
   Ranges code;
+  std::vector<uint64_t> pairs;
   bool first = true;
   while (die.ok() && die.pos() < h.end) {
     uint64_t offset = die.pos();
@@ -682,8 +732,11 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
     }
     const Sections::Abbrev* a = abbrevs.Find(code_number);
     if (a == nullptr) return false;
-    uint64_t low = 0, high = 0, sibling = 0, call_file = 0, call_line = 0;
-    bool has_low = false, has_high = false, high_is_offset = false, via_libdw = false;
+    uint64_t low = 0, high = 0, sibling = 0, call_file = 0, call_line = 0, entry = 0;
+    uint64_t ranges_form = 0, ranges_at = 0;
+    int64_t language = -1;
+    bool has_low = false, has_high = false, high_is_offset = false, has_ranges = false;
+    bool odd_low = false, odd_high = false, has_entry = false, odd_entry = false;
     for (uint32_t i = 0; i < a->count; ++i) {
       const Sections::Spec& spec = abbrevs.specs[a->first + i];
       uint64_t v;
@@ -695,16 +748,26 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
         case DW_AT_low_pc:
           has_low = true;
           low = v;
-          if (spec.form != DW_FORM_addr) via_libdw = true;
+          odd_low = spec.form != DW_FORM_addr;
           break;
         case DW_AT_high_pc:
           has_high = true;
           high = v;
           high_is_offset = IsConstantForm(spec.form);
-          if (spec.form != DW_FORM_addr && !high_is_offset) via_libdw = true;
+          odd_high = spec.form != DW_FORM_addr && !high_is_offset;
           break;
         case DW_AT_ranges:
-          via_libdw = true;
+          has_ranges = true;
+          ranges_form = spec.form;
+          ranges_at = v;
+          break;
+        case DW_AT_entry_pc:
+          has_entry = true;
+          entry = v;
+          odd_entry = spec.form != DW_FORM_addr;
+          break;
+        case DW_AT_language:
+          if (IsConstantForm(spec.form)) language = static_cast<int64_t>(v);
           break;
         case DW_AT_call_file:
           if (IsConstantForm(spec.form)) call_file = v;
@@ -718,6 +781,20 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
     }
     if (first) {  // the CU's DIE, or the function's
       first = false;
+      if (mode != ScanMode::kFunction) {
+        u.language = static_cast<int>(language);
+        // libdw's __libdw_cu_base_address.
+        if (has_low) {
+          u.base = low;
+          u.base_known = !odd_low;
+        } else if (has_entry) {
+          u.base = entry;
+          u.base_known = !odd_entry;
+        } else {
+          u.base = 0;
+          u.base_known = true;
+        }
+      }
       if (!a->children) return true;
       if (mode == ScanMode::kFunction) {
         if (a->tag != DW_TAG_subprogram) return false;
@@ -738,12 +815,19 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
       const bool inl = a->tag == DW_TAG_inlined_subroutine && mode == ScanMode::kFunction;
       if ((sub && mode != ScanMode::kFunction) || inl) {
         code.clear();
-        if (via_libdw) {
-          Dwarf_Die d;
-          if (dwarf_offdie(h_->dwarf, offset, &d) != nullptr) RangesOf(&d, &code);
-        } else if (has_low && has_high) {
+        // As libdw's dwarf_ranges: low and high pc when it has both, else DW_AT_ranges.
+        const bool odd_pc = odd_low || odd_high;
+        if (!odd_pc && has_low && has_high) {
           uint64_t end = high_is_offset ? low + high : high;
           if (end > low) code.push_back({low, end});
+        } else if (!odd_pc && has_ranges && ReadRanges(u, ranges_form, ranges_at, &pairs)) {
+          for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+            if (pairs[i + 1] > pairs[i]) code.push_back({pairs[i], pairs[i + 1]});
+          }
+        } else if (odd_pc || has_ranges) {
+          ++libdw_reads_;
+          Dwarf_Die d;
+          if (dwarf_offdie(h_->dwarf, offset, &d) != nullptr) RangesOf(&d, &code);
         }
       }
       if (sub && mode == ScanMode::kFunction) {
@@ -848,24 +932,26 @@ bool DwarfInfo::WalkDies(Unit& u, void* start_die, ScanMode mode, int32_t functi
   return true;
 }
 
-DwarfInfo::Unit& DwarfInfo::UnitFor(uint64_t offset, void* cu_die) {
-  auto& slot = units_[offset];
+DwarfInfo::Unit& DwarfInfo::UnitFor(CuRef& cu) {
+  auto& slot = units_[cu.die];
   if (slot) return *slot;
   slot = std::make_unique<Unit>();
   Unit& u = *slot;
-  Dwarf_Die* cu = static_cast<Dwarf_Die*>(cu_die);
-  if (!lines_ || dwarf_getsrcfiles(cu, &u.files, &u.nfiles) != 0) u.files = nullptr;
-  u.scanned = !libdw_walk_ && ReadUnitHeader(u, offset, cu_die) &&
-              ScanDies(u, offset, ScanMode::kIndex, -1);
+  if (lines_) {
+    auto* die = static_cast<Dwarf_Die*>(DieOf(cu));
+    if (die == nullptr || dwarf_getsrcfiles(die, &u.files, &u.nfiles) != 0) u.files = nullptr;
+  }
+  u.scanned = !libdw_walk_ && ReadUnitHeader(u, cu) && ScanDies(u, cu.die, ScanMode::kIndex, -1);
   u.full = !u.scanned;
-  if (!u.scanned) WalkAgain(u, offset, cu_die);
+  if (!u.scanned) WalkAgain(u, cu);
   SortFunctions(u);
   return u;
 }
 
 // Walks the CU whole (nested functions too), by the fast walk when it read the CU before,
 // else through libdw.
-void DwarfInfo::WalkAgain(Unit& u, uint64_t offset, void* cu_die) {
+void DwarfInfo::WalkAgain(Unit& u, CuRef& cu) {
+  const uint64_t offset = cu.die;
   Unit fresh;
   fresh.files = u.files;
   fresh.nfiles = u.nfiles;
@@ -879,7 +965,7 @@ void DwarfInfo::WalkAgain(Unit& u, uint64_t offset, void* cu_die) {
     plain.nfiles = u.nfiles;
     fresh = std::move(plain);
     ++libdw_walks_;
-    WalkDies(fresh, cu_die, ScanMode::kFull, -1);
+    if (void* die = DieOf(cu)) WalkDies(fresh, die, ScanMode::kFull, -1);
   }
   fresh.appending = -1;
   u = std::move(fresh);
@@ -890,13 +976,172 @@ void DwarfInfo::SortFunctions(Unit& u) {
             [](const Unit::FunctionRange& a, const Unit::FunctionRange& b) { return a.lo < b.lo; });
 }
 
-const std::string& DwarfInfo::NameOf(uint64_t die_offset) {
+// A function's name and whether it is a linkage name: read here in a unit the fast walk
+// reads, else through libdw.
+const DwarfInfo::Name& DwarfInfo::NameOf(Unit& u, uint64_t die_offset) {
   auto it = names_.find(die_offset);
   if (it != names_.end()) return it->second;
-  Dwarf_Die die;
-  std::string name = "??";
-  if (dwarf_offdie(h_->dwarf, die_offset, &die) != nullptr) name = FunctionName(&die, demangle_);
+  Name name;
+  if (libdw_walk_ || !u.scanned || !ReadName(u, die_offset, &name)) {
+    if (u.scanned && !libdw_walk_) ++libdw_reads_;
+    name = Name{"??", false};
+    Dwarf_Die die;
+    if (dwarf_offdie(h_->dwarf, die_offset, &die) != nullptr) {
+      name.name = FunctionName(&die, demangle_);
+      name.linkage = StringAttr(&die, DW_AT_linkage_name) != nullptr ||
+                     StringAttr(&die, DW_AT_MIPS_linkage_name) != nullptr;
+    }
+  }
   return names_.emplace(die_offset, std::move(name)).first->second;
+}
+
+// FunctionName's answer read here: DW_AT_linkage_name (or DW_AT_MIPS_linkage_name), else
+// DW_AT_name, each from the first DIE having it along DW_AT_abstract_origin, else
+// DW_AT_specification, links (as libdw's dwarf_attr_integrate follows them, 16 at most).
+// False, for libdw to answer, on a link to another unit, a string in another section than
+// .debug_str and .debug_line_str (indexed, or in a dwz file), or anything malformed.
+bool DwarfInfo::ReadName(const Unit& u, uint64_t die_offset, Name* out) const {
+  const Sections::Header& h = u.header;
+  const Sections::Table& abbrevs = *u.abbrevs;
+  const std::string_view info = sections_->info.substr(0, h.end);
+  std::optional<std::string_view> linkage, mips_linkage, plain;
+  auto string_at = [](std::string_view section, uint64_t at) -> std::optional<std::string_view> {
+    if (at >= section.size()) return std::nullopt;
+    size_t end = section.find('\0', at);
+    if (end == std::string_view::npos) return std::nullopt;
+    return section.substr(at, end - at);
+  };
+  uint64_t die = die_offset;
+  for (int chain = 0; chain <= 16; ++chain) {
+    if (die < h.start || die >= h.end) return false;
+    DwarfReader r(info);
+    r.Seek(die);
+    const Sections::Abbrev* a = abbrevs.Find(r.Uleb());
+    if (!r.ok() || a == nullptr) return false;
+    std::optional<uint64_t> origin, specification;
+    for (uint32_t i = 0; i < a->count; ++i) {
+      const Sections::Spec& spec = abbrevs.specs[a->first + i];
+      const size_t at = r.pos();
+      uint64_t v;
+      if (!ReadForm(r, spec.form, h, spec.implicit, &v)) return false;
+      std::optional<std::string_view>* slot = nullptr;
+      if (spec.name == DW_AT_linkage_name) slot = &linkage;
+      if (spec.name == DW_AT_MIPS_linkage_name) slot = &mips_linkage;
+      if (spec.name == DW_AT_name) slot = &plain;
+      if (slot != nullptr && !slot->has_value()) {
+        switch (spec.form) {
+          case DW_FORM_string:
+            *slot = info.substr(at, r.pos() - at - 1);
+            break;
+          case DW_FORM_strp:
+            *slot = string_at(sections_->str, v);
+            if (!slot->has_value()) return false;
+            break;
+          case DW_FORM_line_strp:
+            *slot = string_at(sections_->line_str, v);
+            if (!slot->has_value()) return false;
+            break;
+          default:
+            return false;
+        }
+      }
+      if (spec.name == DW_AT_abstract_origin || spec.name == DW_AT_specification) {
+        switch (spec.form) {
+          case DW_FORM_ref1:
+          case DW_FORM_ref2:
+          case DW_FORM_ref4:
+          case DW_FORM_ref8:
+          case DW_FORM_ref_udata:
+            (spec.name == DW_AT_abstract_origin ? origin : specification) = h.start + v;
+            break;
+          default:
+            return false;
+        }
+      }
+    }
+    if (!origin && !specification) break;
+    die = origin ? *origin : *specification;
+  }
+  const std::optional<std::string_view>& link = linkage ? linkage : mips_linkage;
+  if (link) {
+    out->name = demangle_ ? Demangle(std::string(*link)) : std::string(*link);
+    out->linkage = true;
+  } else {
+    out->name = plain ? std::string(*plain) : "??";
+    out->linkage = false;
+  }
+  return true;
+}
+
+// A DW_AT_ranges list read here, as libdw's dwarf_ranges reads it: .debug_rnglists (DWARF 5)
+// or .debug_ranges, from the unit's base address; pairs of (start, end) in *out. False, for
+// libdw to read it, on an index form, an entry read through .debug_addr, or anything
+// malformed.
+bool DwarfInfo::ReadRanges(const Unit& u, uint64_t form, uint64_t offset,
+                           std::vector<uint64_t>* out) const {
+  out->clear();
+  const Sections::Header& h = u.header;
+  if (!u.base_known) return false;
+  uint64_t base = u.base;
+  const bool wide = h.address_size == 8;
+  auto address = [&](DwarfReader& r) -> uint64_t { return wide ? r.U64() : r.U32(); };
+  if (h.version >= 5) {
+    if (form != DW_FORM_sec_offset || sections_->rnglists.empty()) return false;
+    DwarfReader r(sections_->rnglists);
+    r.Seek(offset);
+    for (int n = 0; n < 100000; ++n) {
+      uint8_t kind = r.U8();
+      if (!r.ok()) return false;
+      switch (kind) {
+        case DW_RLE_end_of_list:
+          return true;
+        case DW_RLE_offset_pair: {
+          uint64_t lo = r.Uleb(), hi = r.Uleb();
+          out->push_back(base + lo);
+          out->push_back(base + hi);
+          break;
+        }
+        case DW_RLE_base_address:
+          base = address(r);
+          break;
+        case DW_RLE_start_end: {
+          uint64_t lo = address(r), hi = address(r);
+          out->push_back(lo);
+          out->push_back(hi);
+          break;
+        }
+        case DW_RLE_start_length: {
+          uint64_t lo = address(r), len = r.Uleb();
+          out->push_back(lo);
+          out->push_back(lo + len);
+          break;
+        }
+        default:  // the *x kinds read .debug_addr
+          return false;
+      }
+      if (!r.ok()) return false;
+    }
+    return false;
+  }
+  if ((form != DW_FORM_sec_offset && form != DW_FORM_data4 && form != DW_FORM_data8) ||
+      sections_->ranges.empty()) {
+    return false;
+  }
+  DwarfReader r(sections_->ranges);
+  r.Seek(offset);
+  const uint64_t selector = wide ? ~uint64_t{0} : 0xffffffffu;
+  for (int n = 0; n < 100000; ++n) {
+    uint64_t lo = address(r), hi = address(r);
+    if (!r.ok()) return false;
+    if (lo == 0 && hi == 0) return true;
+    if (lo == selector) {
+      base = hi;
+      continue;
+    }
+    out->push_back(base + lo);
+    out->push_back(base + hi);
+  }
+  return false;
 }
 
 // The CU holding `vaddr` from the CUs' own ranges: libdw 0.188 finds CUs through
@@ -957,7 +1202,7 @@ void DwarfInfo::ReadAranges() {
       uint64_t addr = address_size == 8 ? r.U64() : r.U32();
       uint64_t len = address_size == 8 ? r.U64() : r.U32();
       if (addr == 0 && len == 0) break;
-      out.push_back({addr, len, die});
+      out.push_back({addr, len, die, cu});
     }
     if (!r.ok()) return;
     r.Seek(set_end);
@@ -974,10 +1219,13 @@ void DwarfInfo::ReadAranges() {
 
 // dwarf_addrdie's answer: the CU of the arange holding `vaddr`, found by libdw's binary
 // search (dwarf_getarange_addr).
-bool DwarfInfo::UnitByAranges(uint64_t vaddr, void* cu_die) {
+bool DwarfInfo::UnitByAranges(uint64_t vaddr, CuRef* cu) {
   if (aranges_state_ == ArangesState::kUnread && !libdw_walk_) ReadAranges();
   if (aranges_state_ != ArangesState::kRead) {
-    return dwarf_addrdie(h_->dwarf, vaddr, static_cast<Dwarf_Die*>(cu_die)) != nullptr;
+    if (dwarf_addrdie(h_->dwarf, vaddr, &cu->handle) == nullptr) return false;
+    cu->have_handle = true;
+    cu->die = dwarf_dieoffset(&cu->handle);
+    return true;
   }
   size_t l = 0, u = aranges_.size();
   while (l < u) {
@@ -988,19 +1236,20 @@ bool DwarfInfo::UnitByAranges(uint64_t vaddr, void* cu_die) {
     } else if (vaddr > a.addr && vaddr - a.addr >= a.length) {
       l = i + 1;
     } else {
-      return dwarf_offdie(h_->dwarf, a.die, static_cast<Dwarf_Die*>(cu_die)) != nullptr;
+      *cu = CuRef{a.die, a.unit, {}, false};
+      return true;
     }
   }
   return false;
 }
 
 int64_t DwarfInfo::ArangesUnitAt(uint64_t vaddr) {
-  Dwarf_Die cu;
+  CuRef cu;
   if (!UnitByAranges(vaddr, &cu)) return -1;
-  return static_cast<int64_t>(dwarf_dieoffset(&cu));
+  return static_cast<int64_t>(cu.die);
 }
 
-bool DwarfInfo::UnitByRanges(uint64_t vaddr, void* cu_die) {
+bool DwarfInfo::UnitByRanges(uint64_t vaddr, CuRef* cu) {
   if (!unit_ranges_built_) {
     unit_ranges_built_ = true;
     std::vector<uint64_t> listed;  // CU DIEs with address ranges in .debug_aranges
@@ -1041,7 +1290,10 @@ bool DwarfInfo::UnitByRanges(uint64_t vaddr, void* cu_die) {
   for (int back = 0; back < 8 && it != unit_ranges_.begin(); ++back) {
     --it;
     if (vaddr >= it->lo && vaddr < it->hi) {
-      return dwarf_offdie(h_->dwarf, it->die, static_cast<Dwarf_Die*>(cu_die)) != nullptr;
+      if (dwarf_offdie(h_->dwarf, it->die, &cu->handle) == nullptr) return false;
+      cu->die = it->die;
+      cu->have_handle = true;
+      return true;
     }
   }
   return false;
@@ -1051,11 +1303,12 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   auto it = cache_.find(vaddr);
   if (it != cache_.end()) return it->second;
   Location& loc = cache_[vaddr];
-  Dwarf_Die cu;
+  CuRef cu;
   if (!UnitByAranges(vaddr, &cu) && !UnitByRanges(vaddr, &cu)) return loc;
 
   // The line: the line table's row for the address, the file's base name.
-  if (Dwarf_Line* line = lines_ ? dwarf_getsrc_die(&cu, vaddr) : nullptr) {
+  auto* cu_die = lines_ ? static_cast<Dwarf_Die*>(DieOf(cu)) : nullptr;
+  if (Dwarf_Line* line = cu_die ? dwarf_getsrc_die(cu_die, vaddr) : nullptr) {
     int lineno = 0;
     const char* file = dwarf_linesrc(line, nullptr, nullptr);
     if (file != nullptr && dwarf_lineno(line, &lineno) == 0 && lineno > 0) {
@@ -1066,25 +1319,26 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
 
   // The function holding the address, then the chain of its inlined subroutines that hold
   // it: in tree order, an entry at depth d holding the address is the chain's level d.
-  Unit& u = UnitFor(dwarf_dieoffset(&cu), &cu);
+  Unit& u = UnitFor(cu);
   int32_t index = u.FunctionAt(vaddr);
   if (index < 0 && !u.full) {
     // Perhaps in a function nested in another, which the index did not enter.
-    WalkAgain(u, dwarf_dieoffset(&cu), &cu);
+    WalkAgain(u, cu);
     SortFunctions(u);
     index = u.FunctionAt(vaddr);
   }
   if (index < 0) return loc;
   if (!u.functions[static_cast<size_t>(index)].loaded) LoadInlines(u, index);
   const Unit::Function* function = &u.functions[static_cast<size_t>(index)];
-  loc.function = NameOf(function->die);
+  const Name& name = NameOf(u, function->die);
+  loc.function = name.name;
   loc.function_entry = function->entry;
-  Dwarf_Die die;
-  loc.function_linkage = BinutilsTakesPlainNames(dwarf_srclang(&cu));
-  if (!loc.function_linkage && dwarf_offdie(h_->dwarf, function->die, &die) != nullptr) {
-    loc.function_linkage = StringAttr(&die, DW_AT_linkage_name) != nullptr ||
-                           StringAttr(&die, DW_AT_MIPS_linkage_name) != nullptr;
+  int language = u.language;
+  if (!u.scanned || libdw_walk_) {
+    auto* die = static_cast<Dwarf_Die*>(DieOf(cu));
+    language = die ? dwarf_srclang(die) : -1;
   }
+  loc.function_linkage = BinutilsTakesPlainNames(language) || name.linkage;
   std::vector<const Unit::Inline*> chain;
   for (uint32_t i = 0; i < function->inline_count; ++i) {
     const Unit::Inline& in = u.inlines[function->first_inline + i];
@@ -1101,7 +1355,7 @@ const DwarfInfo::Location& DwarfInfo::Lookup(uint64_t vaddr) {
   // Innermost first, each with the line of its call in the function around it.
   for (size_t i = chain.size(); i-- > 0;) {
     const Unit::Inline& in = *chain[i];
-    loc.inlined.push_back(NameOf(in.die));
+    loc.inlined.push_back(NameOf(u, in.die).name);
     std::string site;
     if (u.files != nullptr && in.call_file < u.nfiles && in.call_line > 0) {
       if (const char* name = dwarf_filesrc(u.files, in.call_file, nullptr, nullptr)) {

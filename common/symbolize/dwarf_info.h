@@ -80,6 +80,9 @@ class DwarfInfo {
   /// CUs indexed so far, and how many of them through libdw's DIE functions.
   size_t units() const { return units_.size(); }
   size_t libdw_walks() const { return libdw_walks_; }
+  /// Names and range lists read through libdw in CUs the fast walk reads (forms it leaves
+  /// to libdw).
+  size_t libdw_reads() const { return libdw_reads_; }
 
  public:
   struct Unit;      // (internal: one CU's index)
@@ -88,41 +91,50 @@ class DwarfInfo {
  private:
   DwarfInfo() = default;
   struct Handle;
-  Unit& UnitFor(uint64_t offset, void* cu_die);
+  struct CuRef;  // a CU's DIE: its offset, and libdw's handle when one was needed
+  void* DieOf(CuRef& cu);
+  Unit& UnitFor(CuRef& cu);
   enum class ScanMode { kIndex, kFunction, kFull };
-  bool ReadUnitHeader(Unit& u, uint64_t cu_offset, void* cu_die);
+  bool ReadUnitHeader(Unit& u, CuRef& cu);
   bool ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t function_index);
   void LoadInlines(Unit& u, int32_t index);
   bool WalkDies(Unit& u, void* start_die, ScanMode mode, int32_t function_index);
-  void WalkAgain(Unit& u, uint64_t offset, void* cu_die);
+  void WalkAgain(Unit& u, CuRef& cu);
   static void SortFunctions(Unit& u);
-  const std::string& NameOf(uint64_t die_offset);
+  struct Name {
+    std::string name;
+    bool linkage = false;  // from DW_AT_linkage_name (or DW_AT_MIPS_linkage_name)
+  };
+  const Name& NameOf(Unit& u, uint64_t die_offset);
+  bool ReadName(const Unit& u, uint64_t die_offset, Name* out) const;
+  bool ReadRanges(const Unit& u, uint64_t form, uint64_t offset, std::vector<uint64_t>* out) const;
   std::unique_ptr<Handle> h_;
   bool demangle_ = true;
   bool lines_ = true;
   bool libdw_walk_ = false;
   bool from_cache_ = false;
   size_t libdw_walks_ = 0;
+  size_t libdw_reads_ = 0;
   std::unique_ptr<Sections> sections_;
   std::unordered_map<uint64_t, Location> cache_;
   std::unordered_map<uint64_t, std::unique_ptr<Unit>> units_;  // by CU offset
-  std::unordered_map<uint64_t, std::string> names_;            // by DIE offset
+  std::unordered_map<uint64_t, Name> names_;                   // by DIE offset
   struct UnitRange {
     uint64_t lo, hi, die;
   };
   std::vector<UnitRange> unit_ranges_;  // CU DIEs by address (without .debug_aranges)
   bool unit_ranges_built_ = false;
-  bool UnitByRanges(uint64_t vaddr, void* cu_die);
+  bool UnitByRanges(uint64_t vaddr, CuRef* cu);
   // .debug_aranges read here: libdw's dwarf_getaranges reads the header of every CU it
   // lists (4,126 for glibc, 2-3 ms), where a lookup needs only its own CU's.
   struct Arange {
-    uint64_t addr, length, die;
+    uint64_t addr, length, die, unit;  // the CU's DIE and its unit's start
   };
   std::vector<Arange> aranges_;  // sorted by address
   std::vector<uint64_t> listed_;  // the CU DIEs they name, sorted
   enum class ArangesState { kUnread, kRead, kUnusable } aranges_state_ = ArangesState::kUnread;
   void ReadAranges();
-  bool UnitByAranges(uint64_t vaddr, void* cu_die);
+  bool UnitByAranges(uint64_t vaddr, CuRef* cu);
 };
 
 }  // namespace pf

@@ -54,7 +54,8 @@ bool DebugInfoCompressed(const std::string& path) {
 }
 
 std::string Describe(const DwarfInfo::Location& loc) {
-  std::string s = loc.srcline;
+  std::string s = loc.srcline + " in " + loc.function + (loc.function_linkage ? " (linkage)" : "") +
+                  " at " + std::to_string(loc.function_entry);
   for (size_t i = 0; i < loc.inlined.size(); ++i) {
     s += " | " + loc.inlined[i] + " @ " + (i < loc.call_sites.size() ? loc.call_sites[i] : "");
   }
@@ -88,6 +89,8 @@ void ExpectScanMatchesLibdw(const std::string& path, uint64_t step, size_t min_i
   EXPECT_GT(scan->units(), 0u);
   EXPECT_EQ(scan->libdw_walks(), 0u);
   EXPECT_EQ(libdw->libdw_walks(), libdw->units());
+  // Names and range lists too were read here.
+  EXPECT_EQ(scan->libdw_reads(), 0u);
 }
 
 TEST(DwarfInfo, CuWalkMatchesLibdwOnCxxDwarf5) {
