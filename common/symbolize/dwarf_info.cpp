@@ -1243,6 +1243,56 @@ bool DwarfInfo::UnitByAranges(uint64_t vaddr, CuRef* cu) {
   return false;
 }
 
+// The address ranges of a CU's DIE read here (as ScanDies reads a function's); false where
+// libdw has to read them.
+bool DwarfInfo::ReadUnitRanges(uint64_t unit, uint64_t die, std::vector<uint64_t>* out) {
+  out->clear();
+  Unit u;
+  CuRef ref{die, unit, {}, false};
+  if (!ReadUnitHeader(u, ref)) return false;
+  const Sections::Header& h = u.header;
+  DwarfReader r(sections_->info.substr(0, h.end));
+  r.Seek(die);
+  const Sections::Abbrev* a = u.abbrevs->Find(r.Uleb());
+  if (!r.ok() || a == nullptr) return false;
+  uint64_t low = 0, high = 0, entry = 0, ranges_form = 0, ranges_at = 0;
+  bool has_low = false, has_high = false, high_is_offset = false, has_ranges = false;
+  bool odd_low = false, odd_high = false, has_entry = false, odd_entry = false;
+  for (uint32_t i = 0; i < a->count; ++i) {
+    const Sections::Spec& spec = u.abbrevs->specs[a->first + i];
+    uint64_t v;
+    if (!ReadForm(r, spec.form, h, spec.implicit, &v)) return false;
+    if (spec.name == DW_AT_low_pc) {
+      has_low = true;
+      low = v;
+      odd_low = spec.form != DW_FORM_addr;
+    } else if (spec.name == DW_AT_high_pc) {
+      has_high = true;
+      high = v;
+      high_is_offset = IsConstantForm(spec.form);
+      odd_high = spec.form != DW_FORM_addr && !high_is_offset;
+    } else if (spec.name == DW_AT_entry_pc) {
+      has_entry = true;
+      entry = v;
+      odd_entry = spec.form != DW_FORM_addr;
+    } else if (spec.name == DW_AT_ranges) {
+      has_ranges = true;
+      ranges_form = spec.form;
+      ranges_at = v;
+    }
+  }
+  if (odd_low || odd_high) return false;
+  if (has_low && has_high) {
+    out->push_back(low);
+    out->push_back(high_is_offset ? low + high : high);
+    return true;
+  }
+  if (!has_ranges) return true;
+  u.base = has_low ? low : has_entry ? entry : 0;
+  u.base_known = has_low || !has_entry || !odd_entry;
+  return ReadRanges(u, ranges_form, ranges_at, out);
+}
+
 int64_t DwarfInfo::ArangesUnitAt(uint64_t vaddr) {
   CuRef cu;
   if (!UnitByAranges(vaddr, &cu)) return -1;
@@ -1273,14 +1323,21 @@ bool DwarfInfo::UnitByRanges(uint64_t vaddr, CuRef* cu) {
     Dwarf_Off off = 0, next = 0;
     size_t header = 0;
     Ranges code;
+    std::vector<uint64_t> pairs;
     for (int n = 0; n < 1000000 && dwarf_next_unit(h_->dwarf, off, &next, &header, nullptr, nullptr,
                                                    nullptr, nullptr, nullptr, nullptr) == 0;
          ++n, off = next) {
       if (std::binary_search(listed.begin(), listed.end(), off + header)) continue;
+      if (!libdw_walk_ && ReadUnitRanges(off, off + header, &pairs)) {
+        for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+          if (pairs[i + 1] > pairs[i]) unit_ranges_.push_back({pairs[i], pairs[i + 1], off + header, off});
+        }
+        continue;
+      }
       Dwarf_Die die;
       if (dwarf_offdie(h_->dwarf, off + header, &die) == nullptr) continue;
       RangesOf(&die, &code);
-      for (const Unit::Range& r : code) unit_ranges_.push_back({r.lo, r.hi, off + header});
+      for (const Unit::Range& r : code) unit_ranges_.push_back({r.lo, r.hi, off + header, off});
     }
     std::sort(unit_ranges_.begin(), unit_ranges_.end(),
               [](const UnitRange& a, const UnitRange& b) { return a.lo < b.lo; });
@@ -1290,9 +1347,7 @@ bool DwarfInfo::UnitByRanges(uint64_t vaddr, CuRef* cu) {
   for (int back = 0; back < 8 && it != unit_ranges_.begin(); ++back) {
     --it;
     if (vaddr >= it->lo && vaddr < it->hi) {
-      if (dwarf_offdie(h_->dwarf, it->die, &cu->handle) == nullptr) return false;
-      cu->die = it->die;
-      cu->have_handle = true;
+      *cu = CuRef{it->die, it->unit, {}, false};
       return true;
     }
   }

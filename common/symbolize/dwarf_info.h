@@ -120,11 +120,12 @@ class DwarfInfo {
   std::unordered_map<uint64_t, std::unique_ptr<Unit>> units_;  // by CU offset
   std::unordered_map<uint64_t, Name> names_;                   // by DIE offset
   struct UnitRange {
-    uint64_t lo, hi, die;
+    uint64_t lo, hi, die, unit;
   };
   std::vector<UnitRange> unit_ranges_;  // CU DIEs by address (without .debug_aranges)
   bool unit_ranges_built_ = false;
   bool UnitByRanges(uint64_t vaddr, CuRef* cu);
+  bool ReadUnitRanges(uint64_t unit, uint64_t die, std::vector<uint64_t>* out);
   // .debug_aranges read here: libdw's dwarf_getaranges reads the header of every CU it
   // lists (4,126 for glibc, 2-3 ms), where a lookup needs only its own CU's.
   struct Arange {

@@ -403,6 +403,8 @@ TEST(DwarfInfo, FindsUnitsWithoutArangesByTheirRanges) {
   if (access(bare.c_str(), R_OK) != 0) GTEST_SKIP() << "objcopy missing: " << bare;
   ASSERT_LT(elf::ElfImage::Open(bare)->FindSection(".debug_aranges"), 0);
   ExpectReadAsThePlainOne(bare, Program("inline_cxx"));
+  // The CUs' ranges read here, as libdw reads them.
+  ExpectScanMatchesLibdw(bare, 1, 500);
 }
 
 TEST(DwarfInfo, NotElfOrMissing) {
