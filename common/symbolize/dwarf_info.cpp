@@ -587,6 +587,53 @@ bool IsConstantForm(uint64_t form) {
   }
 }
 
+// The attributes that place a DIE's code, as the fast walk reads them: "odd" ones come in a
+// form read through .debug_addr, left to libdw.
+struct PcAttrs {
+  uint64_t low = 0, high = 0, entry = 0, ranges_form = 0, ranges_at = 0;
+  bool has_low = false, has_high = false, high_is_offset = false, has_ranges = false;
+  bool odd_low = false, odd_high = false, has_entry = false, odd_entry = false;
+
+  // Takes the attribute if it is one of these.
+  bool Take(uint64_t name, uint64_t form, uint64_t v) {
+    switch (name) {
+      case DW_AT_low_pc:
+        has_low = true;
+        low = v;
+        odd_low = form != DW_FORM_addr;
+        return true;
+      case DW_AT_high_pc:
+        has_high = true;
+        high = v;
+        high_is_offset = IsConstantForm(form);
+        odd_high = form != DW_FORM_addr && !high_is_offset;
+        return true;
+      case DW_AT_ranges:
+        has_ranges = true;
+        ranges_form = form;
+        ranges_at = v;
+        return true;
+      case DW_AT_entry_pc:
+        has_entry = true;
+        entry = v;
+        odd_entry = form != DW_FORM_addr;
+        return true;
+      default:
+        return false;
+    }
+  }
+  bool odd() const { return odd_low || odd_high; }
+  // As libdw's dwarf_ranges: one range when low and high pc are both there.
+  bool single() const { return !odd() && has_low && has_high; }
+  uint64_t end() const { return high_is_offset ? low + high : high; }
+  // A CU DIE's base address for its range lists, as libdw's __libdw_cu_base_address:
+  // DW_AT_low_pc, else DW_AT_entry_pc, else 0. False when it comes through .debug_addr.
+  bool Base(uint64_t* base) const {
+    *base = has_low ? low : has_entry ? entry : 0;
+    return has_low ? !odd_low : !(has_entry && odd_entry);
+  }
+};
+
 }  // namespace
 
 const DwarfInfo::Sections::Table* DwarfInfo::Sections::TableAt(uint64_t offset) {
@@ -732,39 +779,17 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
     }
     const Sections::Abbrev* a = abbrevs.Find(code_number);
     if (a == nullptr) return false;
-    uint64_t low = 0, high = 0, sibling = 0, call_file = 0, call_line = 0, entry = 0;
-    uint64_t ranges_form = 0, ranges_at = 0;
+    uint64_t sibling = 0, call_file = 0, call_line = 0;
     int64_t language = -1;
-    bool has_low = false, has_high = false, high_is_offset = false, has_ranges = false;
-    bool odd_low = false, odd_high = false, has_entry = false, odd_entry = false;
+    PcAttrs pc;
     for (uint32_t i = 0; i < a->count; ++i) {
       const Sections::Spec& spec = abbrevs.specs[a->first + i];
       uint64_t v;
       if (!ReadForm(die, spec.form, h, spec.implicit, &v)) return false;
+      if (pc.Take(spec.name, spec.form, v)) continue;
       switch (spec.name) {
         case DW_AT_sibling:
           if (spec.form != DW_FORM_ref_addr) sibling = h.start + v;
-          break;
-        case DW_AT_low_pc:
-          has_low = true;
-          low = v;
-          odd_low = spec.form != DW_FORM_addr;
-          break;
-        case DW_AT_high_pc:
-          has_high = true;
-          high = v;
-          high_is_offset = IsConstantForm(spec.form);
-          odd_high = spec.form != DW_FORM_addr && !high_is_offset;
-          break;
-        case DW_AT_ranges:
-          has_ranges = true;
-          ranges_form = spec.form;
-          ranges_at = v;
-          break;
-        case DW_AT_entry_pc:
-          has_entry = true;
-          entry = v;
-          odd_entry = spec.form != DW_FORM_addr;
           break;
         case DW_AT_language:
           if (IsConstantForm(spec.form)) language = static_cast<int64_t>(v);
@@ -783,17 +808,7 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
       first = false;
       if (mode != ScanMode::kFunction) {
         u.language = static_cast<int>(language);
-        // libdw's __libdw_cu_base_address.
-        if (has_low) {
-          u.base = low;
-          u.base_known = !odd_low;
-        } else if (has_entry) {
-          u.base = entry;
-          u.base_known = !odd_entry;
-        } else {
-          u.base = 0;
-          u.base_known = true;
-        }
+        u.base_known = pc.Base(&u.base);
       }
       if (!a->children) return true;
       if (mode == ScanMode::kFunction) {
@@ -816,15 +831,14 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
       if ((sub && mode != ScanMode::kFunction) || inl) {
         code.clear();
         // As libdw's dwarf_ranges: low and high pc when it has both, else DW_AT_ranges.
-        const bool odd_pc = odd_low || odd_high;
-        if (!odd_pc && has_low && has_high) {
-          uint64_t end = high_is_offset ? low + high : high;
-          if (end > low) code.push_back({low, end});
-        } else if (!odd_pc && has_ranges && ReadRanges(u, ranges_form, ranges_at, &pairs)) {
+        if (pc.single()) {
+          if (pc.end() > pc.low) code.push_back({pc.low, pc.end()});
+        } else if (!pc.odd() && pc.has_ranges &&
+                   ReadRanges(u, pc.ranges_form, pc.ranges_at, &pairs)) {
           for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
             if (pairs[i + 1] > pairs[i]) code.push_back({pairs[i], pairs[i + 1]});
           }
-        } else if (odd_pc || has_ranges) {
+        } else if (pc.odd() || pc.has_ranges) {
           ++libdw_reads_;
           Dwarf_Die d;
           if (dwarf_offdie(h_->dwarf, offset, &d) != nullptr) RangesOf(&d, &code);
@@ -1255,42 +1269,22 @@ bool DwarfInfo::ReadUnitRanges(uint64_t unit, uint64_t die, std::vector<uint64_t
   r.Seek(die);
   const Sections::Abbrev* a = u.abbrevs->Find(r.Uleb());
   if (!r.ok() || a == nullptr) return false;
-  uint64_t low = 0, high = 0, entry = 0, ranges_form = 0, ranges_at = 0;
-  bool has_low = false, has_high = false, high_is_offset = false, has_ranges = false;
-  bool odd_low = false, odd_high = false, has_entry = false, odd_entry = false;
+  PcAttrs pc;
   for (uint32_t i = 0; i < a->count; ++i) {
     const Sections::Spec& spec = u.abbrevs->specs[a->first + i];
     uint64_t v;
     if (!ReadForm(r, spec.form, h, spec.implicit, &v)) return false;
-    if (spec.name == DW_AT_low_pc) {
-      has_low = true;
-      low = v;
-      odd_low = spec.form != DW_FORM_addr;
-    } else if (spec.name == DW_AT_high_pc) {
-      has_high = true;
-      high = v;
-      high_is_offset = IsConstantForm(spec.form);
-      odd_high = spec.form != DW_FORM_addr && !high_is_offset;
-    } else if (spec.name == DW_AT_entry_pc) {
-      has_entry = true;
-      entry = v;
-      odd_entry = spec.form != DW_FORM_addr;
-    } else if (spec.name == DW_AT_ranges) {
-      has_ranges = true;
-      ranges_form = spec.form;
-      ranges_at = v;
-    }
+    pc.Take(spec.name, spec.form, v);
   }
-  if (odd_low || odd_high) return false;
-  if (has_low && has_high) {
-    out->push_back(low);
-    out->push_back(high_is_offset ? low + high : high);
+  if (pc.odd()) return false;
+  if (pc.single()) {
+    out->push_back(pc.low);
+    out->push_back(pc.end());
     return true;
   }
-  if (!has_ranges) return true;
-  u.base = has_low ? low : has_entry ? entry : 0;
-  u.base_known = has_low || !has_entry || !odd_entry;
-  return ReadRanges(u, ranges_form, ranges_at, out);
+  if (!pc.has_ranges) return true;
+  u.base_known = pc.Base(&u.base);
+  return ReadRanges(u, pc.ranges_form, pc.ranges_at, out);
 }
 
 int64_t DwarfInfo::ArangesUnitAt(uint64_t vaddr) {
