@@ -1224,10 +1224,6 @@ void DwarfInfo::ReadAranges() {
   std::stable_sort(out.begin(), out.end(),
                    [](const Arange& a, const Arange& b) { return a.addr < b.addr; });
   aranges_ = std::move(out);
-  listed_.clear();
-  for (const Arange& a : aranges_) listed_.push_back(a.die);
-  std::sort(listed_.begin(), listed_.end());
-  listed_.erase(std::unique(listed_.begin(), listed_.end()), listed_.end());
   aranges_state_ = ArangesState::kRead;
 }
 
@@ -1299,7 +1295,7 @@ bool DwarfInfo::UnitByRanges(uint64_t vaddr, CuRef* cu) {
     std::vector<uint64_t> listed;  // CU DIEs with address ranges in .debug_aranges
     if (aranges_state_ == ArangesState::kUnread && !libdw_walk_) ReadAranges();
     if (aranges_state_ == ArangesState::kRead) {
-      listed = listed_;
+      for (const Arange& a : aranges_) listed.push_back(a.die);
     } else {
       Dwarf_Aranges* aranges = nullptr;
       size_t count = 0;

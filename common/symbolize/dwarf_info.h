@@ -132,7 +132,6 @@ class DwarfInfo {
     uint64_t addr, length, die, unit;  // the CU's DIE and its unit's start
   };
   std::vector<Arange> aranges_;  // sorted by address
-  std::vector<uint64_t> listed_;  // the CU DIEs they name, sorted
   enum class ArangesState { kUnread, kRead, kUnusable } aranges_state_ = ArangesState::kUnread;
   void ReadAranges();
   bool UnitByAranges(uint64_t vaddr, CuRef* cu);
