@@ -1,11 +1,13 @@
 #include "collapse/collapse.h"
 
 #include <algorithm>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -65,6 +67,278 @@ class BlockQueue {
   std::deque<std::pair<Block, std::string>> items_;
   size_t capacity_;
   bool closed_ = false;
+};
+
+struct Hash128 {
+  size_t operator()(const XXH128_hash_t& k) const { return k.low64; }
+};
+struct Equal128 {
+  bool operator()(const XXH128_hash_t& a, const XXH128_hash_t& b) const {
+    return a.low64 == b.low64 && a.high64 == b.high64;
+  }
+};
+
+// The key of a sample's fold by its addresses: event, thread, comm, maps generation and call
+// chain. Keys are numbered in the order they first appear.
+// (Keys are hashed whole from a buffer: XXH3's streaming calls cost more than the bytes.)
+class SampleKeys {
+ public:
+  uint32_t Key(Session& session, const Sample& s, std::span<const uint64_t> chain, bool* fresh) {
+    std::string_view comm = session.Comm(s.pid, s.tid);
+    uint64_t head[7] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
+                        static_cast<uint64_t>(s.misc & 7), session.MapsGeneration(s.pid),
+                        s.callchain.empty() ? s.ip : 0, comm.size()};
+    bytes_.clear();
+    bytes_.append(reinterpret_cast<const char*>(head), sizeof head);
+    bytes_.append(comm);
+    bytes_.append(reinterpret_cast<const char*>(chain.data()), chain.size() * 8);
+    XXH128_hash_t key = XXH3_128bits(bytes_.data(), bytes_.size());
+    auto [it, inserted] = ids_.emplace(key, static_cast<uint32_t>(ids_.size()));
+    *fresh = inserted;
+    return it->second;
+  }
+
+ private:
+  std::string bytes_;
+  std::unordered_map<XXH128_hash_t, uint32_t, Hash128, Equal128> ids_;
+};
+
+// Folds samples keyed by SampleKeys, in their order: a key's first sample is named and
+// turned into perf script's text; the key's later samples fold as it did.
+class RecordFold {
+ public:
+  RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
+             std::string source_name)
+      : opt_(options), folder_(options, event_filter), source_name_(std::move(source_name)) {
+    fields_.srcline = opt_.srcline;  // perf script's default output (-F +srcline for --srcline)
+  }
+
+  /// `no_callchain`: the sample recorded no call chain (its ip stands for it).
+  void Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,
+            bool fresh, bool no_callchain) {
+    uint64_t weight = opt_.weight_samples || s.period == 0 ? 1 : s.period;
+    // A sample folded as an earlier one was: its weight on the same leaf.
+    auto fold_as = [&](NodeId leaf, bool filtered) {
+      if (leaf != PerfScriptFolder::kNoLeaf) {
+        folder_.tree().AddSelf(leaf, weight);
+        ++samples_;
+      } else if (filtered) {
+        ++filtered_hits_;
+      }
+    };
+    if (!fresh && cache_[key].reuse) {
+      fold_as(cache_[key].leaf, cache_[key].filtered);
+      return;
+    }
+    std::string_view comm = session.Comm(s.pid, s.tid);
+    if (s.attr->sample_type & (1 << 8)) s.period = weight;  // the text carries the weight
+    text_.clear();
+    fields_.period = s.attr->sample_type & (1 << 8);
+    fields_.cpu = false;
+    fields_.time = s.attr->sample_type & (1 << 2);
+    uint64_t filtered_before = folder_.other_event_samples();
+    if (!fresh && !cache_[key].frames.empty()) {
+      // A key folded sample by sample: only its event line is new.
+      AppendSampleHead(session, s, chain, fields_, &text_);
+      text_ += cache_[key].frames;
+      if (folder_.FoldSample(text_, source_name_) != PerfScriptFolder::kNoLeaf) ++samples_;
+      return;
+    }
+    // A new chain of addresses often folds as an earlier one did: the fold reads names, not
+    // addresses or offsets (a loop's samples differ in their leaf's address alone). So the
+    // frames are keyed again by what the fold reads of them.
+    session.Frames(s, chain, &frames_);
+    XXH128_hash_t named_key = NamedKey(s, no_callchain, comm);
+    if (auto n = named_.find(named_key); n != named_.end()) {
+      if (fresh) Add(key, Cached{n->second.leaf, n->second.filtered, true, {}});
+      fold_as(n->second.leaf, n->second.filtered);
+      return;
+    }
+    AppendResolvedSample(session, s, chain, fields_, frames_, &text_);
+    NodeId leaf = folder_.FoldSample(text_, source_name_);
+    // The key leaves out the time and the period, which the fold reads past the comm and
+    // thread only when the Perl script's event-line pattern takes them into the comm (a
+    // one-letter comm before a five-digit thread id: `w 19375  8425.338890:    1001001`
+    // gives the comm `w 19375  8425.338890:`, a new one each sample). Such samples are
+    // folded one by one. A match that ends within the comm and ids (`c  8261  9196.3:`
+    // gives `c `, the same each time) depends on the key alone.
+    EventHead event_head;
+    size_t eol = text_.find('\n');
+    std::string_view first_line = std::string_view(text_).substr(0, eol);
+    bool reuse = false;
+    if (MatchEventHead(first_line, &event_head)) {
+      ScriptFields ids = fields_;
+      ids.cpu = ids.time = ids.period = ids.event = false;
+      ids_text_.clear();
+      AppendSampleHead(session, s, chain, ids, &ids_text_);
+      size_t match_end = event_head.tid.data() + event_head.tid.size() - first_line.data();
+      reuse = match_end < ids_text_.size() && first_line.starts_with(ids_text_);
+    }
+    if (fresh) {
+      Cached c{leaf, folder_.other_event_samples() != filtered_before, reuse, {}};
+      if (!reuse && eol != std::string::npos) c.frames = text_.substr(eol);
+      if (reuse) named_.emplace(named_key, Named{c.leaf, c.filtered});
+      Add(key, std::move(c));
+    }
+    if (leaf != PerfScriptFolder::kNoLeaf) ++samples_;
+  }
+
+  PerfScriptFolder& folder() { return folder_; }
+  uint64_t samples() const { return samples_; }
+  /// Samples of other events, folded as an earlier sample of their key (not counted by the
+  /// folder).
+  uint64_t filtered_hits() const { return filtered_hits_; }
+
+ private:
+  struct Cached {
+    NodeId leaf;
+    bool filtered;
+    bool reuse;  // false: the fold of this key's samples depends on their time (Fold)
+    std::string frames;  // then: the frame lines of their text, after the event line
+  };
+  struct Named {
+    NodeId leaf;
+    bool filtered;
+  };
+
+  void Add(uint32_t key, Cached c) {
+    if (key != cache_.size()) throw Error(source_name_, "internal error: samples out of order");
+    cache_.push_back(std::move(c));
+  }
+
+  // What the fold reads of a sample's frames: names, dsos, marks and source lines; the
+  // addresses only for --addrs ("[dso <addr>]").
+  XXH128_hash_t NamedKey(const Sample& s, bool no_callchain, std::string_view comm) {
+    bytes_.clear();
+    auto add = [&](const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); };
+    uint64_t head[6] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
+                        static_cast<uint64_t>(s.misc & 7), no_callchain ? s.ip : 0, comm.size()};
+    add(head, sizeof head);
+    add(comm.data(), comm.size());
+    for (const ResolvedFrame& f : frames_) {
+      uint64_t sizes[4] = {f.sym.size(), f.dso.size(), fields_.srcline ? f.srcline.size() : 0,
+                           uint64_t{f.has_sym} | uint64_t{f.kernel} << 1 |
+                               uint64_t{f.inlined} << 2};
+      add(sizes, sizeof sizes);
+      add(f.sym.data(), f.sym.size());
+      add(f.dso.data(), f.dso.size());
+      if (fields_.srcline) add(f.srcline.data(), f.srcline.size());
+      if (opt_.include_addrs) add(&f.addr, sizeof f.addr);
+    }
+    return XXH3_128bits(bytes_.data(), bytes_.size());
+  }
+
+  const PerfScriptOptions& opt_;
+  PerfScriptFolder folder_;
+  std::string source_name_;
+  ScriptFields fields_;
+  std::vector<Cached> cache_;  // by key
+  std::unordered_map<XXH128_hash_t, Named, Hash128, Equal128> named_;
+  std::vector<ResolvedFrame> frames_;
+  std::string text_, ids_text_, bytes_;
+  uint64_t samples_ = 0, filtered_hits_ = 0;
+};
+
+// What the reading stage hands the folding one: the records that change maps and comms
+// (their bodies copied) and the samples (scalars, chain and key), in order.
+struct FoldBatch {
+  struct Item {
+    uint32_t type = 0;  // kRecordSample, or the record's
+    uint16_t misc = 0;
+    bool fresh = false, unwound = false, no_callchain = false;
+    uint32_t key = 0;
+    size_t at = 0, words = 0;  // the record's body or the sample's chain, in `words`
+    size_t bytes = 0;          // a record's body size
+    Sample sample;             // its scalars (no spans)
+  };
+  std::vector<Item> items;
+  std::vector<uint64_t> words;
+
+  static constexpr size_t kItems = 512;
+  bool full() const { return items.size() >= kItems; }
+  void clear() {
+    items.clear();
+    words.clear();
+  }
+  void AddRecord(const Record& r) {
+    Item& item = items.emplace_back();
+    item.type = r.type;
+    item.misc = r.misc;
+    item.at = words.size();
+    item.words = (r.body.size() + 7) / 8;
+    item.bytes = r.body.size();
+    words.resize(item.at + item.words, 0);
+    std::memcpy(words.data() + item.at, r.body.data(), r.body.size());
+  }
+  void AddSample(const Sample& s, std::span<const uint64_t> chain, uint32_t key, bool fresh) {
+    Item& item = items.emplace_back();
+    item.type = kRecordSample;
+    item.fresh = fresh;
+    item.key = key;
+    item.unwound = chain.data() != s.callchain.data();
+    item.no_callchain = s.callchain.empty();
+    item.sample = s;
+    item.sample.callchain = {};
+    item.sample.regs_user = {};
+    item.sample.stack_user = {};
+    item.at = words.size();
+    item.words = chain.size();
+    words.insert(words.end(), chain.begin(), chain.end());
+  }
+};
+
+// A bounded queue of batches from the reading thread to the folding one.
+class FoldChannel {
+ public:
+  struct Cancelled {};  // thrown on the reading thread when the folding one gave up
+
+  /// Hands over *batch (leaving it empty); false when the reader has been cancelled.
+  bool Push(FoldBatch* batch) {
+    std::unique_lock lock(mu_);
+    not_full_.wait(lock, [&] { return full_.size() < kDepth || cancelled_; });
+    if (cancelled_) return false;
+    full_.push_back(std::move(*batch));
+    not_empty_.notify_one();
+    if (spare_.empty()) {
+      *batch = FoldBatch();
+    } else {
+      *batch = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    return true;
+  }
+  /// The next batch (the one given back is reused); false at the end.
+  bool Pop(FoldBatch* batch) {
+    std::unique_lock lock(mu_);
+    if (!batch->items.empty() || batch->words.capacity()) {
+      batch->clear();
+      spare_.push_back(std::move(*batch));
+    }
+    not_empty_.wait(lock, [&] { return !full_.empty() || closed_; });
+    if (full_.empty()) return false;
+    *batch = std::move(full_.front());
+    full_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    not_empty_.notify_all();
+  }
+  void Cancel() {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    not_full_.notify_all();
+  }
+
+ private:
+  static constexpr size_t kDepth = 8;
+  std::mutex mu_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<FoldBatch> full_;
+  std::vector<FoldBatch> spare_;
+  bool closed_ = false, cancelled_ = false;
 };
 
 class Collapser {
@@ -177,162 +451,145 @@ class Collapser {
   // because that is how each distinct sample is folded; but a sample is first folded by its
   // addresses (event, thread, comm, maps generation, call chain) and only a new one is
   // symbolized and turned into text, so repeated stacks cost a hash and a lookup.
+  //
+  // A perf.data file is folded in two stages on two threads when there are two: one reads
+  // the records in time order, unwinds the stack copies and keys the samples (SampleKeys);
+  // the other names and folds them (RecordFold). Each stage replays the maps and comms in
+  // its own Session, in the same order; the first hands the second the records that change
+  // them and each sample's scalars, chain and key, in batches. A pipe's stream may announce
+  // events and build-ids as it goes, which both stages would read: it is folded on one.
   void AddPerfData(ByteSource& source) {
     StackTree& tree = Tree(1, source.name());
     PerfDataReader reader(source);
-    // Kept, not destroyed, when the process ends after this (base/teardown.h).
-    auto symbolizer_owner = std::make_unique<Symbolizer>(Symbolizer::Options{});
-    Symbolizer& symbolizer = *symbolizer_owner;
-    symbolizer.SetEmbedded(&reader.embedded_symbols());
-    symbolizer.SetKernelBuildId(KernelBuildId(reader));
-    if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
-    auto session_owner = std::make_unique<Session>(symbolizer);
-    Session& session = *session_owner;
-    session.SetInline(opt_.perf.inline_frames);
-    session.SetSrcline(opt_.perf.srcline);
-    session.PrefetchDwarf(reader);
-    auto folder_owner = std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_);
-    PerfScriptFolder& folder = *folder_owner;
-    ScriptFields fields;  // perf script's default output (with -F +srcline for --srcline)
-    fields.srcline = opt_.perf.srcline;
-    std::vector<ResolvedFrame> frames;
+    SampleKeys keys;
     std::vector<uint64_t> chain_scratch;
-    std::string text, ids_text;
-    struct Cached {
-      NodeId leaf;
-      bool filtered;
-      bool reuse;  // false: the fold of this key's samples depends on their time (below)
-      std::string frames;  // then: the frame lines of their text, after the event line
-    };
-    struct KeyHash {
-      size_t operator()(const XXH128_hash_t& k) const { return k.low64; }
-    };
-    struct KeyEq {
-      bool operator()(const XXH128_hash_t& a, const XXH128_hash_t& b) const {
-        return a.low64 == b.low64 && a.high64 == b.high64;
-      }
-    };
-    std::unordered_map<XXH128_hash_t, Cached, KeyHash, KeyEq> cache;
-    struct Named {
-      NodeId leaf;
-      bool filtered;
-    };
-    std::unordered_map<XXH128_hash_t, Named, KeyHash, KeyEq> named;
-    // What the fold reads of a sample's frames: names, dsos, marks and source lines; the
-    // addresses only for --addrs ("[dso <addr>]").
-    // (Keys are hashed whole from a buffer: XXH3's streaming calls cost more than the bytes.)
-    std::string key_bytes;
-    auto add_bytes = [&](const void* p, size_t n) {
-      key_bytes.append(static_cast<const char*>(p), n);
-    };
-    auto NamedKey = [&](const uint64_t (&ids)[6], std::string_view comm_name,
-                        const std::vector<ResolvedFrame>& resolved, bool srcline) {
-      key_bytes.clear();
-      uint64_t no_generation[6] = {ids[0], ids[1], ids[2], ids[3], 0, ids[5]};
-      add_bytes(no_generation, sizeof no_generation);
-      add_bytes(comm_name.data(), comm_name.size());
-      for (const ResolvedFrame& f : resolved) {
-        uint64_t sizes[4] = {f.sym.size(), f.dso.size(), srcline ? f.srcline.size() : 0,
-                             uint64_t{f.has_sym} | uint64_t{f.kernel} << 1 |
-                                 uint64_t{f.inlined} << 2};
-        add_bytes(sizes, sizeof sizes);
-        add_bytes(f.sym.data(), f.sym.size());
-        add_bytes(f.dso.data(), f.dso.size());
-        if (srcline) add_bytes(f.srcline.data(), f.srcline.size());
-        if (opt_.perf.include_addrs) add_bytes(&f.addr, sizeof f.addr);
-      }
-      return XXH3_128bits(key_bytes.data(), key_bytes.size());
-    };
-    uint64_t samples = 0, filtered_hits = 0;
-    ReplayOrdered(reader, [&](const Record& r) {
-      if (r.type != kRecordSample) {
-        session.OnRecord(reader, r);
-        return;
-      }
-      Sample s;
-      if (!reader.ParseSample(r, &s)) return;
-      std::string_view comm = session.Comm(s.pid, s.tid);
-      uint64_t head[6] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
-                          static_cast<uint64_t>(s.misc & 7), session.MapsGeneration(s.pid),
-                          s.callchain.empty() ? s.ip : 0};
-      // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part).
-      std::span<const uint64_t> chain = session.Callchain(s, &chain_scratch);
-      key_bytes.clear();
-      add_bytes(head, sizeof head);
-      uint64_t comm_size = comm.size();
-      add_bytes(&comm_size, sizeof comm_size);
-      add_bytes(comm.data(), comm.size());
-      add_bytes(chain.data(), chain.size() * 8);
-      XXH128_hash_t key = XXH3_128bits(key_bytes.data(), key_bytes.size());
-      uint64_t weight = opt_.perf.weight_samples || s.period == 0 ? 1 : s.period;
-      // A sample folded as an earlier one was: its weight on the same leaf.
-      auto fold_as = [&](NodeId leaf, bool filtered) {
-        if (leaf != PerfScriptFolder::kNoLeaf) {
-          folder.tree().AddSelf(leaf, weight);
-          ++samples;
-        } else if (filtered) {
-          ++filtered_hits;
+    // The first stage, over `reading` (a Session of its own, or the folding one).
+    auto read_records = [&](Session& reading, auto&& on_record, auto&& on_sample) {
+      ReplayOrdered(reader, [&](const Record& r) {
+        if (r.type != kRecordSample) {
+          reading.OnRecord(reader, r);
+          on_record(r);
+          return;
         }
+        Sample s;
+        if (!reader.ParseSample(r, &s)) return;
+        // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part).
+        std::span<const uint64_t> chain = reading.Callchain(s, &chain_scratch);
+        bool fresh;
+        uint32_t key = keys.Key(reading, s, chain, &fresh);
+        on_sample(s, chain, key, fresh);
+      });
+    };
+    // Two stages on two threads for a file big enough to gain from them (starting the
+    // second Session and thread costs about a millisecond). The reading thread starts first:
+    // it is the one with work to do at once.
+    bool pipelined =
+        threads_ >= 2 && !reader.pipe_mode() && reader.data_size() >= opt_.two_stage_bytes;
+    std::unique_ptr<Symbolizer> reading_symbolizer;
+    std::unique_ptr<Session> reading_session;
+    FoldChannel channel;
+    std::exception_ptr reading_error;
+    std::thread reading_thread;
+    if (pipelined) {
+      reading_symbolizer = NewSymbolizer(reader);
+      reading_session = std::make_unique<Session>(*reading_symbolizer);
+      auto read_stage = [&] {
+        try {
+          FoldBatch batch;
+          auto send = [&] {
+            if (!channel.Push(&batch)) throw FoldChannel::Cancelled();
+          };
+          read_records(
+              *reading_session,
+              [&](const Record& r) {
+                // The records that change a Session's maps and comms (Session::OnRecord).
+                if (r.type != kRecordComm && r.type != kRecordFork && r.type != kRecordMmap &&
+                    r.type != kRecordMmap2) {
+                  return;
+                }
+                batch.AddRecord(r);
+                if (batch.full()) send();
+              },
+              [&](const Sample& s, std::span<const uint64_t> chain, uint32_t key, bool fresh) {
+                batch.AddSample(s, chain, key, fresh);
+                if (batch.full()) send();
+              });
+          if (!batch.items.empty()) send();
+        } catch (const FoldChannel::Cancelled&) {
+        } catch (...) {
+          reading_error = std::current_exception();
+        }
+        channel.Close();
       };
-      auto it = cache.find(key);
-      if (it != cache.end() && it->second.reuse) {
-        fold_as(it->second.leaf, it->second.filtered);
-        return;
+      try {
+        reading_thread = std::thread(read_stage);
+      } catch (const std::system_error&) {  // no thread to be had: one stage after all
+        pipelined = false;
       }
-      if (s.attr->sample_type & (1 << 8)) s.period = weight;  // the text carries the weight
-      text.clear();
-      fields.period = s.attr->sample_type & (1 << 8);
-      fields.cpu = false;
-      fields.time = s.attr->sample_type & (1 << 2);
-      uint64_t filtered_before = folder.other_event_samples();
-      if (it != cache.end() && !it->second.frames.empty()) {
-        // A key folded sample by sample: only its event line is new.
-        AppendSampleHead(session, s, chain, fields, &text);
-        text += it->second.frames;
-        if (folder.FoldSample(text, source.name()) != PerfScriptFolder::kNoLeaf) ++samples;
-        return;
+    }
+    auto stop_reading = [&] {
+      if (!reading_thread.joinable()) return;
+      channel.Cancel();
+      reading_thread.join();
+    };
+    std::unique_ptr<Symbolizer> symbolizer_owner;
+    std::unique_ptr<Session> session_owner;
+    std::unique_ptr<RecordFold> fold_owner;
+    try {
+      // Kept, not destroyed, when the process ends after this (base/teardown.h).
+      symbolizer_owner = NewSymbolizer(reader);
+      Symbolizer& symbolizer = *symbolizer_owner;
+      if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
+      session_owner = std::make_unique<Session>(symbolizer);
+      Session& session = *session_owner;
+      session.SetInline(opt_.perf.inline_frames);
+      session.SetSrcline(opt_.perf.srcline);
+      session.PrefetchDwarf(reader);
+      fold_owner = std::make_unique<RecordFold>(opt_.perf, event_filter_, source.name());
+      RecordFold& fold = *fold_owner;
+      if (!pipelined) {
+        read_records(
+            session, [](const Record&) {},
+            [&](const Sample& s, std::span<const uint64_t> chain, uint32_t key, bool fresh) {
+              fold.Fold(session, s, chain, key, fresh, s.callchain.empty());
+            });
+      } else {
+        FoldBatch batch;
+        while (channel.Pop(&batch)) {
+          for (const FoldBatch::Item& item : batch.items) {
+            std::span<const uint64_t> words(batch.words.data() + item.at, item.words);
+            if (item.type != kRecordSample) {
+              Record r;
+              r.type = item.type;
+              r.misc = item.misc;
+              r.body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(words.data()),
+                                                item.bytes);
+              session.OnRecord(reader, r);
+              continue;
+            }
+            Sample s = item.sample;
+            // Session::Frames tells an unwound chain from the recorded one by where it is.
+            s.callchain = item.unwound ? std::span<const uint64_t>() : words;
+            fold.Fold(session, s, words, item.key, item.fresh, item.no_callchain);
+          }
+        }
+        reading_thread.join();
+        if (reading_error) std::rethrow_exception(reading_error);
       }
-      // A new chain of addresses often folds as an earlier one did: the fold reads names, not
-      // addresses or offsets (a loop's samples differ in their leaf's address alone). So the
-      // frames are keyed again by what the fold reads of them.
-      session.Frames(s, chain, &frames);
-      XXH128_hash_t named_key = NamedKey(head, comm, frames, fields.srcline);
-      if (auto n = named.find(named_key); n != named.end()) {
-        cache.emplace(key, Cached{n->second.leaf, n->second.filtered, true, {}});
-        fold_as(n->second.leaf, n->second.filtered);
-        return;
-      }
-      AppendResolvedSample(session, s, chain, fields, frames, &text);
-      NodeId leaf = folder.FoldSample(text, source.name());
-      // The key leaves out the time and the period, which the fold reads past the comm and
-      // thread only when the Perl script's event-line pattern takes them into the comm (a
-      // one-letter comm before a five-digit thread id: `w 19375  8425.338890:    1001001`
-      // gives the comm `w 19375  8425.338890:`, a new one each sample). Such samples are
-      // folded one by one. A match that ends within the comm and ids (`c  8261  9196.3:`
-      // gives `c `, the same each time) depends on the key alone.
-      EventHead event_head;
-      size_t eol = text.find('\n');
-      std::string_view first_line = std::string_view(text).substr(0, eol);
-      bool reuse = false;
-      if (MatchEventHead(first_line, &event_head)) {
-        ScriptFields ids = fields;
-        ids.cpu = ids.time = ids.period = ids.event = false;
-        ids_text.clear();
-        AppendSampleHead(session, s, chain, ids, &ids_text);
-        size_t match_end = event_head.tid.data() + event_head.tid.size() - first_line.data();
-        reuse = match_end < ids_text.size() && first_line.starts_with(ids_text);
-      }
-      if (it == cache.end()) {
-        Cached c{leaf, folder.other_event_samples() != filtered_before, reuse, {}};
-        if (!reuse && eol != std::string::npos) c.frames = text.substr(eol);
-        if (reuse) named.emplace(named_key, Named{c.leaf, c.filtered});
-        cache.emplace(key, std::move(c));
-      }
-      if (leaf != PerfScriptFolder::kNoLeaf) ++samples;
-    });
+    } catch (...) {
+      stop_reading();
+      throw;
+    }
+    Session& session = *session_owner;
+    RecordFold& fold = *fold_owner;
+    PerfScriptFolder& folder = fold.folder();
     if (event_filter_.empty()) event_filter_ = folder.event_filter();
-    tree.Merge(folder.tree());
-    other_event_samples_ += folder.other_event_samples() + filtered_hits;
+    if (tree.size() == 1 && !tree.has_self(StackTree::kRoot)) {
+      std::swap(tree, folder.tree());  // the first input: nothing to merge with
+    } else {
+      tree.Merge(folder.tree());
+    }
+    other_event_samples_ += folder.other_event_samples() + fold.filtered_hits();
     for (const std::string& e : folder.other_events()) {
       if (std::find(other_events_.begin(), other_events_.end(), e) == other_events_.end()) {
         other_events_.push_back(e);
@@ -342,9 +599,18 @@ class Collapser {
       report_->warnings.push_back(source.name() +
                                   ": the recording ends early (cut short?); folded what is whole");
     }
-    report_->samples += samples;
+    report_->samples += fold.samples();
+    if (pipelined) ++report_->two_stage_inputs;
     session.StopPrefetch();
-    KeepUntilExit(std::move(folder_owner), std::move(session_owner), std::move(symbolizer_owner));
+    KeepUntilExit(std::move(fold_owner), std::move(session_owner), std::move(symbolizer_owner),
+                  std::move(reading_session), std::move(reading_symbolizer));
+  }
+
+  std::unique_ptr<Symbolizer> NewSymbolizer(const PerfDataReader& reader) {
+    auto symbolizer = std::make_unique<Symbolizer>(Symbolizer::Options{});
+    symbolizer->SetEmbedded(&reader.embedded_symbols());
+    symbolizer->SetKernelBuildId(KernelBuildId(reader));
+    return symbolizer;
   }
 
   void AddPerfScript(ByteSource& source) {

@@ -17,6 +17,9 @@ struct CollapseOptions {
   PerfScriptOptions perf;
   StackFilterOptions filter;
   unsigned threads = 0;         // parsing threads; 0: one per CPU
+  // A perf.data file this large or larger is read and unwound on one thread while another
+  // names and folds its samples (when threads allow two); a smaller one is folded on one.
+  uint64_t two_stage_bytes = 8 << 20;
   std::string format = "auto";  // auto, perf-script, folded
 };
 
@@ -25,6 +28,7 @@ struct CollapseReport {
   std::vector<std::string> notices;   // for "pf-collapse: notice: ..."
   uint64_t samples = 0;               // perf script samples folded
   uint64_t folded_lines = 0;          // folded lines merged
+  uint64_t two_stage_inputs = 0;      // recordings read on one thread, folded on another
   std::vector<std::string> pf_comments;  // "# pf-..." lines of folded inputs
 };
 

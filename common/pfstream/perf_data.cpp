@@ -396,6 +396,10 @@ bool PerfDataReader::Next(Record* r) {
     }
     r->offset = consumed_ + pos_;
     pos_ += size;
+    if (!pipe_ && (type == kRecordHeaderAttr || type == kRecordHeaderFeature ||
+                   type == kRecordHeaderBuildId)) {
+      continue;  // a pipe's records: a file has its events and features in its header
+    }
     if (type == kRecordHeaderAttr) {
       if (r->body.size() >= 8) {
         uint32_t attr_size;
@@ -410,7 +414,7 @@ bool PerfDataReader::Next(Record* r) {
       if (r->body.size() >= 8) OnFeature(Load64(r->body.data()), r->body.subspan(8));
       continue;
     }
-    if (type == kRecordKsymbol && !prescanned_) TakeSymbolNote(r->body);
+    if (type == kRecordKsymbol && pipe_ && !prescanned_) TakeSymbolNote(r->body);
     if (type == kRecordHeaderBuildId) {
       // The same layout as a BUILD_ID feature entry, header included.
       ParseBuildIds(std::span<const uint8_t>(p, size));
@@ -519,6 +523,15 @@ bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
     }
     s->stack_user_end = static_cast<uint32_t>(c.pos());
   }
+  return true;
+}
+
+bool PerfDataReader::SampleTime(const Record& r, uint64_t* time) const {
+  const EventAttr* a = AttrFor(r.body, true);
+  if (!a || !(a->sample_type & kTime)) return false;
+  size_t at = 8 * Popcount(a->sample_type & (kIdentifier | kIp | kTid));
+  if (r.body.size() < at + 8) return false;
+  *time = Load64(r.body.data() + at);
   return true;
 }
 

@@ -8,6 +8,9 @@
 // Records keep the kernel's layout (linux/perf_event.h). Every read is bounds-checked,
 // record sizes are validated against the header and the data that remains, and a stream cut
 // short ends at its last whole record with truncated() set.
+// In file mode, what the constructor read (events, features, build-ids) never changes: the
+// pipe's records that would add to it are skipped in a file's data section. So another thread
+// may read it while one thread reads the records.
 
 #include <cstdint>
 #include <memory>
@@ -89,6 +92,8 @@ class PerfDataReader {
   bool Next(Record* record);
   /// Set when the input ended inside a record or a section.
   bool truncated() const { return truncated_; }
+  /// The end of the records in the input (in file mode, the end of the data section).
+  uint64_t data_size() const { return end_; }
   /// Records skipped because they were malformed (bad size, unknown event id).
   uint64_t bad_records() const { return bad_records_; }
 
@@ -102,6 +107,9 @@ class PerfDataReader {
 
   /// Decodes a PERF_RECORD_SAMPLE body; false when it is malformed.
   bool ParseSample(const Record& r, Sample* s) const;
+  /// The time of a PERF_RECORD_SAMPLE (for ordering: the rest is not checked); false when
+  /// it has none.
+  bool SampleTime(const Record& r, uint64_t* time) const;
   /// Decodes the trailing sample_id of a non-sample record; false when absent or malformed.
   /// `any_event`: when the record's id matches no event, read it as the first event's.
   bool ParseSampleId(const Record& r, SampleId* id, bool any_event = false) const;

@@ -424,8 +424,7 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
     }
     uint64_t time = 0;
     if (r.type == kRecordSample) {
-      pf::Sample s;
-      if (reader.ParseSample(r, &s)) time = s.time;
+      if (!reader.SampleTime(r, &time)) time = 0;
     } else {
       SampleId id;
       if (reader.ParseSampleId(r, &id) && id.has_time) time = id.time;

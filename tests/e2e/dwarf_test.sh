@@ -179,6 +179,15 @@ if command -v perf >/dev/null 2>&1; then
     PF_CACHE_DIR= "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache0.folded"
     cmp -s "$tmp/cache0.folded" "$tmp/cache1.folded" && cmp -s "$tmp/cache0.folded" "$tmp/cache2.folded" ||
       fail "perf.data: the DWARF cache changes what pf-collapse prints"
+    # A file of 8 MiB or more is folded in two stages on two threads (read and unwound on
+    # one, named and folded on the other): the same as on one thread.
+    "$COLLAPSE" -j1 "$tmp/perf.data" >"$tmp/one.folded"
+    "$COLLAPSE" -j2 "$tmp/perf.data" >"$tmp/two.folded"
+    cmp -s "$tmp/one.folded" "$tmp/two.folded" ||
+      fail "perf.data: pf-collapse -j1 and -j2 differ: $(diff "$tmp/one.folded" "$tmp/two.folded" | head)"
+    if [ "$(stat -c %s "$tmp/perf.data")" -lt $((8 << 20)) ]; then
+      echo "note: perf.data is under 8 MiB: -j2 folded it on one thread too"
+    fi
     echo "perf.data: $(grep -c '^unwind_prog ' "$tmp/pf.txt") samples, same text as perf script (with and without inline frames); $(ls "$tmp/cache/dwarf" 2>/dev/null | wc -l) DWARF images cached"
   else
     echo "note: perf record --call-graph dwarf failed here; its recordings are not compared"

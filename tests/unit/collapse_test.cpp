@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include "base/error.h"
 #include "test_util.h"
 
@@ -196,6 +199,34 @@ TEST(Collapse, RefusesBinaryAndBrokenRecordings) {
   std::string garbage;
   for (int i = 0; i < 5000; ++i) garbage += static_cast<char>((i * 7919) % 256);
   EXPECT_THROW(test::Collapse(garbage), Error);
+}
+
+// A perf.data file folded in two stages (read and unwound on one thread, named and folded on
+// another) gives what one thread gives, whole or cut short in a record.
+TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
+  const std::string data =
+      test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/fuzz/corpus/perf_data/file.data");
+  ASSERT_GT(data.size(), 4000u);
+  const std::string path = ::testing::TempDir() + "/two_stage.data";
+  for (size_t size : {data.size(), data.size() - 1000, data.size() / 2}) {
+    SCOPED_TRACE(size);
+    { std::ofstream(path, std::ios::binary) << data.substr(0, size); }
+    CollapseOptions one, two;
+    one.threads = 1;
+    two.threads = 2;
+    two.two_stage_bytes = 0;
+    StringSink out_one, out_two;
+    CollapseReport report_one, report_two;
+    CollapseFiles({path}, one, out_one, &report_one);
+    CollapseFiles({path}, two, out_two, &report_two);
+    EXPECT_EQ(report_one.two_stage_inputs, 0u);
+    EXPECT_EQ(report_two.two_stage_inputs, 1u);
+    EXPECT_FALSE(out_one.data().empty());
+    EXPECT_EQ(out_two.data(), out_one.data());
+    EXPECT_EQ(report_two.samples, report_one.samples);
+    EXPECT_EQ(report_two.warnings, report_one.warnings);
+  }
+  std::remove(path.c_str());
 }
 
 TEST(Collapse, EmptyAndCommentOnlyInputGiveNothing) {
