@@ -515,6 +515,9 @@ class Collapser {
                 if (batch.full()) send();
               });
           if (!batch.items.empty()) send();
+          // The file's pages are unmapped here, while the folding thread may still be at
+          // work, rather than after it.
+          reader.ReleaseRead();
         } catch (const FoldChannel::Cancelled&) {
         } catch (...) {
           reading_error = std::current_exception();

@@ -155,6 +155,13 @@ namespace {
 constexpr size_t kReleaseStep = size_t{16} << 20;
 }  // namespace
 
+void PerfDataReader::ReleaseRead() {
+  if (!source_.stable() || !source_.releasable() || all_.data() == buffer_.data()) return;
+  if (pos_ <= released_ || pos_ > all_.size()) return;
+  ReleaseInput(all_.substr(released_, pos_ - released_));
+  released_ = pos_;
+}
+
 void PerfDataReader::ReleaseBefore(const uint8_t* p) {
   if (!source_.stable() || !source_.releasable() || all_.data() == buffer_.data()) return;
   const char* c = reinterpret_cast<const char*>(p);

@@ -104,6 +104,8 @@ class PerfDataReader {
   /// Gives the pages of a mapped input before `p` (records delivered and done with) back to
   /// the kernel, so that reading a large file keeps memory flat; a no-op for other inputs.
   void ReleaseBefore(const uint8_t* p);
+  /// Gives back every page read so far, at once (the caller is done with every record).
+  void ReleaseRead();
 
   /// Decodes a PERF_RECORD_SAMPLE body; false when it is malformed.
   bool ParseSample(const Record& r, Sample* s) const;
