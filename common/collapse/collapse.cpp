@@ -35,39 +35,54 @@ std::string SkippedMessage(const SkipCount& s, const char* what) {
          Where(s.first_file, s.first_line);
 }
 
-// A bounded queue of blocks for the worker threads.
-class BlockQueue {
+// A bounded queue between threads: Push waits while it is full, Pop while it is empty.
+template <typename T>
+class BoundedQueue {
  public:
-  explicit BlockQueue(size_t capacity) : capacity_(capacity) {}
-  void Push(Block b, std::string filter) {
+  struct Cancelled {};  // for a producer to unwind with when Push says the consumer gave up
+
+  explicit BoundedQueue(size_t capacity) : capacity_(capacity) {}
+  /// False when the queue was cancelled (the item is dropped).
+  bool Push(T item) {
     std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return items_.size() < capacity_; });
-    items_.push_back({std::move(b), std::move(filter)});
+    not_full_.wait(lock, [&] { return items_.size() < capacity_ || cancelled_; });
+    if (cancelled_) return false;
+    items_.push_back(std::move(item));
     not_empty_.notify_one();
+    return true;
   }
-  bool Pop(Block* b, std::string* filter) {
+  /// False once the queue is closed and empty.
+  bool Pop(T* item) {
     std::unique_lock lock(mu_);
     not_empty_.wait(lock, [&] { return !items_.empty() || closed_; });
     if (items_.empty()) return false;
-    *b = std::move(items_.front().first);
-    *filter = std::move(items_.front().second);
+    *item = std::move(items_.front());
     items_.pop_front();
     not_full_.notify_one();
     return true;
   }
+  /// No more items will come (the producer's end).
   void Close() {
     std::lock_guard lock(mu_);
     closed_ = true;
     not_empty_.notify_all();
   }
+  /// No more items are wanted (the consumer's end).
+  void Cancel() {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    not_full_.notify_all();
+  }
 
  private:
   std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
-  std::deque<std::pair<Block, std::string>> items_;
+  std::deque<T> items_;
   size_t capacity_;
-  bool closed_ = false;
+  bool closed_ = false, cancelled_ = false;
 };
+
+using BlockQueue = BoundedQueue<std::pair<Block, std::string>>;
 
 struct Hash128 {
   size_t operator()(const XXH128_hash_t& k) const { return k.low64; }
@@ -256,10 +271,6 @@ struct FoldBatch {
 
   static constexpr size_t kItems = 512;
   bool full() const { return items.size() >= kItems; }
-  void clear() {
-    items.clear();
-    words.clear();
-  }
   void AddRecord(const Record& r) {
     Item& item = items.emplace_back();
     item.type = r.type;
@@ -287,59 +298,6 @@ struct FoldBatch {
   }
 };
 
-// A bounded queue of batches from the reading thread to the folding one.
-class FoldChannel {
- public:
-  struct Cancelled {};  // thrown on the reading thread when the folding one gave up
-
-  /// Hands over *batch (leaving it empty); false when the reader has been cancelled.
-  bool Push(FoldBatch* batch) {
-    std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return full_.size() < kDepth || cancelled_; });
-    if (cancelled_) return false;
-    full_.push_back(std::move(*batch));
-    not_empty_.notify_one();
-    if (spare_.empty()) {
-      *batch = FoldBatch();
-    } else {
-      *batch = std::move(spare_.back());
-      spare_.pop_back();
-    }
-    return true;
-  }
-  /// The next batch (the one given back is reused); false at the end.
-  bool Pop(FoldBatch* batch) {
-    std::unique_lock lock(mu_);
-    if (!batch->items.empty() || batch->words.capacity()) {
-      batch->clear();
-      spare_.push_back(std::move(*batch));
-    }
-    not_empty_.wait(lock, [&] { return !full_.empty() || closed_; });
-    if (full_.empty()) return false;
-    *batch = std::move(full_.front());
-    full_.pop_front();
-    not_full_.notify_one();
-    return true;
-  }
-  void Close() {
-    std::lock_guard lock(mu_);
-    closed_ = true;
-    not_empty_.notify_all();
-  }
-  void Cancel() {
-    std::lock_guard lock(mu_);
-    cancelled_ = true;
-    not_full_.notify_all();
-  }
-
- private:
-  static constexpr size_t kDepth = 8;
-  std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<FoldBatch> full_;
-  std::vector<FoldBatch> spare_;
-  bool closed_ = false, cancelled_ = false;
-};
 
 class Collapser {
  public:
@@ -487,7 +445,8 @@ class Collapser {
         threads_ >= 2 && !reader.pipe_mode() && reader.data_size() >= opt_.two_stage_bytes;
     std::unique_ptr<Symbolizer> reading_symbolizer;
     std::unique_ptr<Session> reading_session;
-    FoldChannel channel;
+    // Batches of records and samples, from the reading thread to the folding one.
+    BoundedQueue<FoldBatch> channel(8);
     std::exception_ptr reading_error;
     std::thread reading_thread;
     if (pipelined) {
@@ -497,7 +456,8 @@ class Collapser {
         try {
           FoldBatch batch;
           auto send = [&] {
-            if (!channel.Push(&batch)) throw FoldChannel::Cancelled();
+            if (!channel.Push(std::move(batch))) throw BoundedQueue<FoldBatch>::Cancelled();
+            batch = FoldBatch();
           };
           read_records(
               *reading_session,
@@ -518,7 +478,7 @@ class Collapser {
           // The file's pages are unmapped here, while the folding thread may still be at
           // work, rather than after it.
           reader.ReleaseRead();
-        } catch (const FoldChannel::Cancelled&) {
+        } catch (const BoundedQueue<FoldBatch>::Cancelled&) {
         } catch (...) {
           reading_error = std::current_exception();
         }
@@ -648,24 +608,25 @@ class Collapser {
       for (unsigned i = 0; i < threads_; ++i) {
         workers.emplace_back([&, i] {
           try {
-            Block b;
-            std::string filter;
-            while (queue.Pop(&b, &filter)) {
-              folders[i]->SetEventFilter(filter);
+            std::pair<Block, std::string> item;
+            while (queue.Pop(&item)) {
+              const Block& b = item.first;
+              folders[i]->SetEventFilter(item.second);
               folders[i]->AddBlock(b.data, b.first_line, source.name());
               if (b.releasable) ReleaseInput(b.data);
             }
           } catch (...) {
             errors[i] = std::current_exception();
+            queue.Cancel();  // the error ends the fold: the reader need not go on
           }
         });
       }
       try {
-        queue.Push(std::move(block), event_filter_);
+        more = queue.Push({std::move(block), event_filter_}) && more;
         while (more) {
           // Until an event type is known, look ahead so every worker filters alike.
           if (event_filter_.empty()) FindFirstEvent(next.data, &event_filter_);
-          queue.Push(std::move(next), event_filter_);
+          if (!queue.Push({std::move(next), event_filter_})) break;
           more = blocks.Next(&next);
         }
       } catch (...) {
