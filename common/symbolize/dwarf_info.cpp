@@ -70,6 +70,12 @@ struct DwarfInfo::Sections {
     bool children = false;
     bool known = false;
     uint32_t first = 0, count = 0;  // into specs
+    // In a unit of 4-byte offsets and 8-byte addresses (DWARF32 on a 64-bit target), the
+    // bytes of a DIE's attributes when every form has a fixed size, else -1; and where its
+    // DW_AT_sibling is among them (-1: none, or not of a fixed-size form), and that form.
+    int32_t fixed_size = -1;
+    int32_t sibling_at = -1;
+    uint32_t sibling_spec = 0;  // into specs
   };
   struct Table {
     std::vector<Abbrev> by_code;  // codes are small and dense in practice
@@ -401,8 +407,8 @@ struct DwarfInfo::Unit {
 };
 
 struct DwarfInfo::CuRef {
-  uint64_t die = 0;                 // the CU DIE's offset in .debug_info
-  uint64_t unit = ~uint64_t{0};     // its unit's start, when known without libdw
+  uint64_t die = 0;              // the CU DIE's offset in .debug_info
+  uint64_t unit = ~uint64_t{0};  // its unit's start, when known without libdw
   Dwarf_Die handle{};
   bool have_handle = false;
 };
@@ -636,6 +642,58 @@ struct PcAttrs {
 
 }  // namespace
 
+namespace {
+
+// The size of a form's value, when it has one of its own (-1: it depends on the value).
+int FixedFormSize(uint64_t form, int offset_size, int address_size) {
+  switch (form) {
+    case DW_FORM_flag_present:
+    case DW_FORM_implicit_const:
+      return 0;
+    case DW_FORM_data1:
+    case DW_FORM_ref1:
+    case DW_FORM_flag:
+    case DW_FORM_strx1:
+    case DW_FORM_addrx1:
+      return 1;
+    case DW_FORM_data2:
+    case DW_FORM_ref2:
+    case DW_FORM_strx2:
+    case DW_FORM_addrx2:
+      return 2;
+    case DW_FORM_strx3:
+    case DW_FORM_addrx3:
+      return 3;
+    case DW_FORM_data4:
+    case DW_FORM_ref4:
+    case DW_FORM_ref_sup4:
+    case DW_FORM_strx4:
+    case DW_FORM_addrx4:
+      return 4;
+    case DW_FORM_data8:
+    case DW_FORM_ref8:
+    case DW_FORM_ref_sig8:
+    case DW_FORM_ref_sup8:
+      return 8;
+    case DW_FORM_data16:
+      return 16;
+    case DW_FORM_addr:
+      return address_size;
+    case DW_FORM_strp:
+    case DW_FORM_line_strp:
+    case DW_FORM_sec_offset:
+    case DW_FORM_ref_addr:
+    case DW_FORM_strp_sup:
+    case DW_FORM_GNU_ref_alt:
+    case DW_FORM_GNU_strp_alt:
+      return offset_size;
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
 const DwarfInfo::Sections::Table* DwarfInfo::Sections::TableAt(uint64_t offset) {
   auto& slot = tables[offset];
   if (slot) return slot.get();
@@ -659,6 +717,17 @@ const DwarfInfo::Sections::Table* DwarfInfo::Sections::TableAt(uint64_t offset) 
     }
     a.count = static_cast<uint32_t>(t->specs.size()) - a.first;
     if (!r.ok()) break;
+    int32_t size = 0;
+    for (uint32_t i = a.first; i < a.first + a.count && size >= 0; ++i) {
+      int n = FixedFormSize(t->specs[i].form, /*offset_size=*/4, /*address_size=*/8);
+      if (n >= 0 && t->specs[i].name == DW_AT_sibling && t->specs[i].form != DW_FORM_ref_addr) {
+        a.sibling_at = size;
+        a.sibling_spec = i;
+      }
+      size = n < 0 ? -1 : size + n;
+    }
+    a.fixed_size = size;
+    if (size < 0) a.sibling_at = -1;
     if (code < kDenseCodes) {
       if (t->by_code.size() <= code) t->by_code.resize(code + 1);
       t->by_code[code] = a;
@@ -767,6 +836,8 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
   Ranges code;
   std::vector<uint64_t> pairs;
   bool first = true;
+  // The units Abbrev::fixed_size was measured for.
+  const bool fixed_layout = h.offset_size == 4 && h.address_size == 8 && h.version >= 3;
   while (die.ok() && die.pos() < h.end) {
     uint64_t offset = die.pos();
     uint64_t code_number = die.Uleb();
@@ -782,26 +853,43 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
     uint64_t sibling = 0, call_file = 0, call_line = 0;
     int64_t language = -1;
     PcAttrs pc;
-    for (uint32_t i = 0; i < a->count; ++i) {
-      const Sections::Spec& spec = abbrevs.specs[a->first + i];
-      uint64_t v;
-      if (!ReadForm(die, spec.form, h, spec.implicit, &v)) return false;
-      if (pc.Take(spec.name, spec.form, v)) continue;
-      switch (spec.name) {
-        case DW_AT_sibling:
-          if (spec.form != DW_FORM_ref_addr) sibling = h.start + v;
-          break;
-        case DW_AT_language:
-          if (IsConstantForm(spec.form)) language = static_cast<int64_t>(v);
-          break;
-        case DW_AT_call_file:
-          if (IsConstantForm(spec.form)) call_file = v;
-          break;
-        case DW_AT_call_line:
-          if (IsConstantForm(spec.form)) call_line = v;
-          break;
-        default:
-          break;
+    // Below the first DIE only a function's and an inlined subroutine's attributes are read,
+    // and any other DIE's sibling: a DIE of fixed-size attributes is jumped over at once.
+    if (fixed_layout && !first && a->fixed_size >= 0 && a->tag != DW_TAG_subprogram &&
+        a->tag != DW_TAG_inlined_subroutine) {
+      const size_t attrs = die.pos();
+      if (a->sibling_at >= 0) {
+        const Sections::Spec& spec = abbrevs.specs[a->sibling_spec];
+        uint64_t v;
+        die.Skip(static_cast<uint64_t>(a->sibling_at));
+        if (!ReadForm(die, spec.form, h, spec.implicit, &v)) return false;
+        sibling = h.start + v;
+      }
+      die.Seek(attrs);
+      die.Skip(static_cast<uint64_t>(a->fixed_size));
+      if (!die.ok()) return false;
+    } else {
+      for (uint32_t i = 0; i < a->count; ++i) {
+        const Sections::Spec& spec = abbrevs.specs[a->first + i];
+        uint64_t v;
+        if (!ReadForm(die, spec.form, h, spec.implicit, &v)) return false;
+        if (pc.Take(spec.name, spec.form, v)) continue;
+        switch (spec.name) {
+          case DW_AT_sibling:
+            if (spec.form != DW_FORM_ref_addr) sibling = h.start + v;
+            break;
+          case DW_AT_language:
+            if (IsConstantForm(spec.form)) language = static_cast<int64_t>(v);
+            break;
+          case DW_AT_call_file:
+            if (IsConstantForm(spec.form)) call_file = v;
+            break;
+          case DW_AT_call_line:
+            if (IsConstantForm(spec.form)) call_line = v;
+            break;
+          default:
+            break;
+        }
       }
     }
     if (first) {  // the CU's DIE, or the function's
@@ -1320,7 +1408,8 @@ bool DwarfInfo::UnitByRanges(uint64_t vaddr, CuRef* cu) {
       if (std::binary_search(listed.begin(), listed.end(), off + header)) continue;
       if (!libdw_walk_ && ReadUnitRanges(off, off + header, &pairs)) {
         for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
-          if (pairs[i + 1] > pairs[i]) unit_ranges_.push_back({pairs[i], pairs[i + 1], off + header, off});
+          if (pairs[i + 1] > pairs[i])
+            unit_ranges_.push_back({pairs[i], pairs[i + 1], off + header, off});
         }
         continue;
       }
