@@ -66,7 +66,7 @@ class Libunwind {
     // One entry per file, its bias from its lowest mapping (as libdw gets it).
     std::map<std::string, const pf::MapEntry*> first;
     for (const auto& [start, m] : maps) {
-      auto& f = first[m.path];
+      auto& f = first[std::string(m.path)];
       if (f == nullptr || m.pgoff < f->pgoff) f = &m;
     }
     for (auto& [path, m] : first) {

@@ -233,6 +233,7 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
         return;
       }
       MapEntry m{start, start + len, pgoff, {}, {}};
+      std::string build_id;
       size_t name_at = 32;
       if (r.type == kRecordMmap2) {
         // maj, min, ino, ino_generation (24 bytes) or build_id_size, 3 reserved, build_id[20];
@@ -242,19 +243,23 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
             size_t n = std::min<size_t>(b[32], 20);
             static const char kHex[] = "0123456789abcdef";
             for (size_t i = 0; i < n && 36 + i < b.size(); ++i) {
-              m.build_id += kHex[b[36 + i] >> 4];
-              m.build_id += kHex[b[36 + i] & 15];
+              build_id += kHex[b[36 + i] >> 4];
+              build_id += kHex[b[36 + i] & 15];
             }
           }
         }
         name_at = 32 + 24 + 8;
       }
-      m.path = ReadCString(b, name_at);
-      if (m.build_id.empty()) m.build_id = BuildIdOf(reader, m.path);
+      std::string path = ReadCString(b, name_at);
+      if (build_id.empty()) build_id = BuildIdOf(reader, path);
       uint16_t mode = r.misc & kCpuModeMask;
-      if (pid == kKernelPid || mode == kCpuModeKernel || mode == kCpuModeGuestKernel) {
-        // perf names the kernel image "[kernel.kallsyms]" (its map is "..._text").
-        if (m.path.rfind("[kernel.kallsyms]", 0) == 0) m.path = "[kernel.kallsyms]";
+      const bool kernel =
+          pid == kKernelPid || mode == kCpuModeKernel || mode == kCpuModeGuestKernel;
+      // perf names the kernel image "[kernel.kallsyms]" (its map is "..._text").
+      if (kernel && path.rfind("[kernel.kallsyms]", 0) == 0) path = "[kernel.kallsyms]";
+      m.path = Intern(path);
+      m.build_id = Intern(build_id);
+      if (kernel) {
         AddMap(kernel_maps_, std::move(m));
         ++kernel_generation_;
       } else {
@@ -547,7 +552,7 @@ DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
   if (m.dwarf_loaded) return m.dwarf;
   m.dwarf_loaded = true;
   if (!dwarf_prefetch_.empty()) {
-    auto it = dwarf_prefetch_.find(m.path + '\0' + m.build_id);
+    auto it = dwarf_prefetch_.find(std::string(m.path) + '\0' + std::string(m.build_id));
     if (it != dwarf_prefetch_.end()) {
       Prefetched p = it->second.get();
       dwarf_prefetch_.erase(it);

@@ -39,8 +39,9 @@ enum class UnwindMethod {
 
 struct MapEntry {
   uint64_t start = 0, end = 0, pgoff = 0;
-  std::string path;
-  std::string build_id;
+  // Interned by the Session (a forked process copies its parent's maps: no string copies).
+  std::string_view path;
+  std::string_view build_id;
   uint64_t serial = 0;  // new for every map Session enters (and for each part left of one)
   // The map's unwind table and DWARF, found on first use (null: none).
   CfiTable* cfi = nullptr;
