@@ -35,6 +35,31 @@ expect() {
   [ "$n" -ge "$3" ] || fail "$4: $n samples on '$2' (expected >= $3); the heaviest lines:
 $(sort -t' ' -k2 -n -r "$1" | awk '{ print $NF, $0 }' | sort -rn | head -12 | cut -c1-240)"
 }
+# perf script's text ($1) against pf-script's ($2), sample by sample. One difference is
+# perf's: stepping by the frame pointer out of code without CFI (crt's _init and _fini), its
+# libunwind can take a register that is no frame pointer for one, and its chain ends in an
+# address no map holds ("aaaaaaaa [unknown] ([unknown])"), where pf's goes on to _start (a
+# sample must land in that code: at most 3 such samples are let pass). Prints the first other
+# difference and returns 1.
+same_as_perf() {
+  awk -v RS= '
+    FNR == NR { perf[FNR] = $0; n = FNR; next }
+    { pf[FNR] = $0; m = FNR }
+    END {
+      if (n != m) { printf "%d samples in the text of perf script, %d in that of pf-script\n", n, m; exit 1 }
+      passed = 0
+      for (i = 1; i <= n; i++) {
+        if (perf[i] == pf[i]) continue
+        a = split(perf[i], x, "\n"); b = split(pf[i], y, "\n")
+        for (k = 1; k <= a && k <= b && x[k] == y[k]; k++) {}
+        if (k == a && b > a && x[k] ~ /^[ \t]+[0-9a-f]+ \[unknown\] \(\[unknown\]\)$/ &&
+            x[k] !~ /ffffffffffffffff/) { passed++; continue }
+        printf "sample %d differs:\n--- perf\n%s\n--- pf\n%s\n", i, perf[i], pf[i]; exit 1
+      }
+      if (passed > 3) { printf "%d samples end in an unmapped address in perf only\n", passed; exit 1 }
+      if (passed) printf "note: %d sample(s) where the chain of perf ends in an unmapped address\n", passed > "/dev/stderr"
+    }' "$1" "$2"
+}
 # glibc's __libc_start_call_main is a local symbol: [libc.so.6] without its debug symbols.
 root='^unwind_prog;_start;__libc_start_main[^;]*;[^;]+;main;run'
 
@@ -145,8 +170,8 @@ if command -v perf >/dev/null 2>&1; then
   # perf unwinds pf-record's raw stacks and reads its unwound chains like ours.
   perf script --no-inline -i "$tmp/raw.pfs" >"$tmp/raw-perf.txt" 2>/dev/null
   "$SCRIPT" --no-inline "$tmp/raw.pfs" >"$tmp/raw-noinl.txt"
-  diff -u "$tmp/raw-perf.txt" "$tmp/raw-noinl.txt" >"$tmp/raw.diff" ||
-    fail "raw: perf script and pf-script differ: $(head -20 "$tmp/raw.diff")"
+  same_as_perf "$tmp/raw-perf.txt" "$tmp/raw-noinl.txt" >"$tmp/raw.diff" ||
+    fail "raw: perf script and pf-script differ: $(head -30 "$tmp/raw.diff")"
   perf script -i "$tmp/on.pfs" >"$tmp/on-perf.txt" 2>/dev/null
   "$SCRIPT" --no-inline "$tmp/on.pfs" >"$tmp/on-pf.txt"
   diff -u "$tmp/on-perf.txt" "$tmp/on-pf.txt" >"$tmp/on.diff" ||
@@ -156,23 +181,24 @@ if command -v perf >/dev/null 2>&1; then
   if perf record -q -F 999 --call-graph dwarf -o "$tmp/perf.data" -- "$PROG" 2 >/dev/null 2>&1; then
     perf script --no-inline -i "$tmp/perf.data" >"$tmp/perf.txt" 2>/dev/null
     "$SCRIPT" --no-inline "$tmp/perf.data" >"$tmp/pf.txt" || fail "pf-script perf.data"
-    diff -u "$tmp/perf.txt" "$tmp/pf.txt" >"$tmp/file.diff" ||
-      fail "perf.data: perf script and pf-script differ: $(head -20 "$tmp/file.diff")"
-    "$COLLAPSE" "$tmp/perf.txt" >"$tmp/perf.folded"
+    same_as_perf "$tmp/perf.txt" "$tmp/pf.txt" >"$tmp/file.diff" ||
+      fail "perf.data: perf script and pf-script differ: $(head -30 "$tmp/file.diff")"
+    # pf-collapse folds a recording as it folds pf-script's text (which is perf's, above).
+    "$COLLAPSE" "$tmp/pf.txt" >"$tmp/perf.folded"
     "$COLLAPSE" --no-inline "$tmp/perf.data" >"$tmp/pf.folded"
     diff -u "$tmp/perf.folded" "$tmp/pf.folded" >"$tmp/fold.diff" ||
-      fail "perf.data: pf-collapse differs from perf script | pf-collapse: $(head "$tmp/fold.diff")"
+      fail "perf.data: pf-collapse differs from pf-script | pf-collapse: $(head "$tmp/fold.diff")"
     # With inline frames: perf asks addr2line about every frame and prints its answer, a
     # function's DWARF name or another alias from the symbol table "(inlined)" in place of
     # the frame (glibc's __libc_start_main_impl, with or without glibc's debug symbols).
     perf script -i "$tmp/perf.data" >"$tmp/perf-inl.txt" 2>/dev/null
     "$SCRIPT" "$tmp/perf.data" >"$tmp/pf-inl.txt" || fail "pf-script perf.data (inline)"
-    diff -u "$tmp/perf-inl.txt" "$tmp/pf-inl.txt" >"$tmp/inl.diff" ||
-      fail "perf.data: with inline frames, perf script and pf-script differ: $(head -20 "$tmp/inl.diff")"
-    "$COLLAPSE" "$tmp/perf-inl.txt" >"$tmp/perf-inl.folded"
+    same_as_perf "$tmp/perf-inl.txt" "$tmp/pf-inl.txt" >"$tmp/inl.diff" ||
+      fail "perf.data: with inline frames, perf script and pf-script differ: $(head -30 "$tmp/inl.diff")"
+    "$COLLAPSE" "$tmp/pf-inl.txt" >"$tmp/perf-inl.folded"
     "$COLLAPSE" "$tmp/perf.data" >"$tmp/pf-inl.folded"
     diff -u "$tmp/perf-inl.folded" "$tmp/pf-inl.folded" >"$tmp/fold-inl.diff" ||
-      fail "perf.data: pf-collapse differs from perf script | pf-collapse: $(head "$tmp/fold-inl.diff")"
+      fail "perf.data: pf-collapse differs from pf-script | pf-collapse: $(head "$tmp/fold-inl.diff")"
     # The DWARF cache: a first run fills it, a second maps it; both fold as a run without it.
     PF_CACHE_DIR="$tmp/cache" "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache1.folded"
     PF_CACHE_DIR="$tmp/cache" "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache2.folded"
@@ -198,14 +224,14 @@ if command -v perf >/dev/null 2>&1; then
     perf script -i "$tmp/cxx.data" >"$tmp/cxx-perf.txt" 2>/dev/null
     "$SCRIPT" "$tmp/cxx.data" >"$tmp/cxx-pf.txt" || fail "pf-script cxx.data"
     grep -q 'ns::helper+' "$tmp/cxx-pf.txt" || fail "internal_cxx: no ns::helper frame"
-    diff -u "$tmp/cxx-perf.txt" "$tmp/cxx-pf.txt" >"$tmp/cxx.diff" ||
-      fail "internal_cxx: perf script and pf-script differ: $(head -20 "$tmp/cxx.diff")"
+    same_as_perf "$tmp/cxx-perf.txt" "$tmp/cxx-pf.txt" >"$tmp/cxx.diff" ||
+      fail "internal_cxx: perf script and pf-script differ: $(head -30 "$tmp/cxx.diff")"
   fi
   if perf record -q -F 999 --call-graph dwarf -o - -- "$PROG" 1 >"$tmp/pipe.data" 2>/dev/null; then
     perf script --no-inline -i - <"$tmp/pipe.data" >"$tmp/pipe-perf.txt" 2>/dev/null
     "$SCRIPT" --no-inline - <"$tmp/pipe.data" >"$tmp/pipe-pf.txt" || fail "pf-script (pipe)"
-    diff -u "$tmp/pipe-perf.txt" "$tmp/pipe-pf.txt" >"$tmp/pipe.diff" ||
-      fail "pipe: perf script and pf-script differ: $(head -20 "$tmp/pipe.diff")"
+    same_as_perf "$tmp/pipe-perf.txt" "$tmp/pipe-pf.txt" >"$tmp/pipe.diff" ||
+      fail "pipe: perf script and pf-script differ: $(head -30 "$tmp/pipe.diff")"
   fi
 else
   echo "note: perf is not installed; pf-script is not compared with perf script"
