@@ -1,6 +1,7 @@
 #include "collapse/collapse.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <condition_variable>
 #include <deque>
@@ -61,6 +62,11 @@ class BoundedQueue {
     not_full_.notify_one();
     return true;
   }
+  /// Items waiting (a producer may leave more of the work to a consumer that has none).
+  size_t size() {
+    std::lock_guard lock(mu_);
+    return items_.size();
+  }
   /// No more items will come (the producer's end).
   void Close() {
     std::lock_guard lock(mu_);
@@ -96,18 +102,28 @@ struct Equal128 {
 // The key of a sample's fold by its addresses: event, thread, comm, maps generation and call
 // chain. Keys are numbered in the order they first appear.
 // (Keys are hashed whole from a buffer: XXH3's streaming calls cost more than the bytes.)
+// (Hash may run on one thread, for a Session that replays the same records, and Number on
+// another.)
 class SampleKeys {
  public:
-  uint32_t Key(Session& session, const Sample& s, std::span<const uint64_t> chain, bool* fresh) {
+  /// `no_callchain`: the sample recorded no call chain (its ip stands for it).
+  uint32_t Key(Session& session, const Sample& s, std::span<const uint64_t> chain,
+               bool no_callchain, bool* fresh) {
+    return Number(Hash(session, s, chain, no_callchain), fresh);
+  }
+  XXH128_hash_t Hash(Session& session, const Sample& s, std::span<const uint64_t> chain,
+                     bool no_callchain) {
     std::string_view comm = session.Comm(s.pid, s.tid);
     uint64_t head[7] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
                         static_cast<uint64_t>(s.misc & 7), session.MapsGeneration(s.pid),
-                        s.callchain.empty() ? s.ip : 0, comm.size()};
+                        no_callchain ? s.ip : 0, comm.size()};
     bytes_.clear();
     bytes_.append(reinterpret_cast<const char*>(head), sizeof head);
     bytes_.append(comm);
     bytes_.append(reinterpret_cast<const char*>(chain.data()), chain.size() * 8);
-    XXH128_hash_t key = XXH3_128bits(bytes_.data(), bytes_.size());
+    return XXH3_128bits(bytes_.data(), bytes_.size());
+  }
+  uint32_t Number(const XXH128_hash_t& key, bool* fresh) {
     auto [it, inserted] = ids_.emplace(key, static_cast<uint32_t>(ids_.size()));
     *fresh = inserted;
     return it->second;
@@ -254,20 +270,25 @@ class RecordFold {
   uint64_t samples_ = 0, filtered_hits_ = 0;
 };
 
-// What the reading stage hands the folding one: the records that change maps and comms
-// (their bodies copied) and the samples (scalars, chain and key), in order.
+// What the reading stage hands the folding one, in order: the records that change maps and
+// comms (their bodies copied), the samples it unwound (scalars and chain), and the samples it
+// left to the folding stage to unwind (where they are in the mapped file).
 struct FoldBatch {
   struct Item {
     uint32_t type = 0;  // kRecordSample, or the record's
     uint16_t misc = 0;
-    bool fresh = false, unwound = false, no_callchain = false;
-    uint32_t key = 0;
+    bool unwound = false, no_callchain = false;
+    bool raw = false;          // a sample left whole: `body` (in the mapped file)
+    XXH128_hash_t key{};       // an unwound sample's (SampleKeys::Hash)
+    const uint8_t* body = nullptr;
     size_t at = 0, words = 0;  // the record's body or the sample's chain, in `words`
-    size_t bytes = 0;          // a record's body size
+    size_t bytes = 0;          // a record's body size (or a raw sample's)
     Sample sample;             // its scalars (no spans)
   };
   std::vector<Item> items;
   std::vector<uint64_t> words;
+  // The mapped file's records before this are done with once the batch is (ReplayOrdered).
+  const uint8_t* release = nullptr;
 
   static constexpr size_t kItems = 512;
   bool full() const { return items.size() >= kItems; }
@@ -281,10 +302,9 @@ struct FoldBatch {
     words.resize(item.at + item.words, 0);
     std::memcpy(words.data() + item.at, r.body.data(), r.body.size());
   }
-  void AddSample(const Sample& s, std::span<const uint64_t> chain, uint32_t key, bool fresh) {
+  void AddSample(const Sample& s, std::span<const uint64_t> chain, const XXH128_hash_t& key) {
     Item& item = items.emplace_back();
     item.type = kRecordSample;
-    item.fresh = fresh;
     item.key = key;
     item.unwound = chain.data() != s.callchain.data();
     item.no_callchain = s.callchain.empty();
@@ -296,8 +316,15 @@ struct FoldBatch {
     item.words = chain.size();
     words.insert(words.end(), chain.begin(), chain.end());
   }
+  void AddRaw(const Record& r) {
+    Item& item = items.emplace_back();
+    item.type = kRecordSample;
+    item.misc = r.misc;
+    item.raw = true;
+    item.body = r.body.data();
+    item.bytes = r.body.size();
+  }
 };
-
 
 class Collapser {
  public:
@@ -411,33 +438,18 @@ class Collapser {
   // symbolized and turned into text, so repeated stacks cost a hash and a lookup.
   //
   // A perf.data file is folded in two stages on two threads when there are two: one reads
-  // the records in time order, unwinds the stack copies and keys the samples (SampleKeys);
-  // the other names and folds them (RecordFold). Each stage replays the maps and comms in
-  // its own Session, in the same order; the first hands the second the records that change
-  // them and each sample's scalars, chain and key, in batches. A pipe's stream may announce
-  // events and build-ids as it goes, which both stages would read: it is folded on one.
+  // the records in time order, the other keys, names and folds the samples (SampleKeys,
+  // RecordFold); the two share the unwinding of stack copies as their loads allow (the
+  // reading thread unwinds a batch itself while the folding thread has batches waiting, and
+  // leaves it to that thread otherwise). Each stage replays the maps and comms in its own
+  // Session, in the same order; the first hands the second, in batches, the records that
+  // change them and each sample: its scalars and chain, or where it is in the mapped file.
+  // A pipe's stream may announce events and build-ids as it goes, which both stages would
+  // read: it is folded on one.
   void AddPerfData(ByteSource& source) {
     StackTree& tree = Tree(1, source.name());
     PerfDataReader reader(source);
     SampleKeys keys;
-    std::vector<uint64_t> chain_scratch;
-    // The first stage, over `reading` (a Session of its own, or the folding one).
-    auto read_records = [&](Session& reading, auto&& on_record, auto&& on_sample) {
-      ReplayOrdered(reader, [&](const Record& r) {
-        if (r.type != kRecordSample) {
-          reading.OnRecord(reader, r);
-          on_record(r);
-          return;
-        }
-        Sample s;
-        if (!reader.ParseSample(r, &s)) return;
-        // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part).
-        std::span<const uint64_t> chain = reading.Callchain(s, &chain_scratch);
-        bool fresh;
-        uint32_t key = keys.Key(reading, s, chain, &fresh);
-        on_sample(s, chain, key, fresh);
-      });
-    };
     // Two stages on two threads for a file big enough to gain from them (starting the
     // second Session and thread costs about a millisecond). The reading thread starts first:
     // it is the one with work to do at once.
@@ -449,35 +461,68 @@ class Collapser {
     BoundedQueue<FoldBatch> channel(8);
     std::exception_ptr reading_error;
     std::thread reading_thread;
+    // The records before this are folded (their pages may go): set by the folding thread,
+    // given back by the reading one (which is less often the one with more to do).
+    std::atomic<const uint8_t*> folded{nullptr};
     if (pipelined) {
       reading_symbolizer = NewSymbolizer(reader);
       reading_session = std::make_unique<Session>(*reading_symbolizer);
       auto read_stage = [&] {
         try {
+          Session& reading = *reading_session;
+          std::vector<uint64_t> chain_scratch;
+          SampleKeys hashes;  // Hash only
           FoldBatch batch;
+          const uint8_t* release = nullptr;
+          bool unwind_here = false;  // for the batch being filled
+          size_t sent = 0;
+          bool any_raw = false;
           auto send = [&] {
+            ++sent;
+            if (const uint8_t* done = folded.load(std::memory_order_acquire)) {
+              reader.ReleaseBefore(done);
+            }
+            batch.release = release;
             if (!channel.Push(std::move(batch))) throw BoundedQueue<FoldBatch>::Cancelled();
             batch = FoldBatch();
           };
-          read_records(
-              *reading_session,
+          ReplayOrdered(
+              reader,
               [&](const Record& r) {
-                // The records that change a Session's maps and comms (Session::OnRecord).
-                if (r.type != kRecordComm && r.type != kRecordFork && r.type != kRecordMmap &&
-                    r.type != kRecordMmap2) {
-                  return;
+                if (batch.items.empty()) {
+                  // The folding thread is busy starting (its first batches) or has batches
+                  // waiting: unwound here. Else it is about to wait: left to it.
+                  unwind_here = opt_.two_stage_unwind == 0
+                                    ? sent < 4 || channel.size() >= 2
+                                    : opt_.two_stage_unwind < 0;
                 }
-                batch.AddRecord(r);
+                if (r.type != kRecordSample) {
+                  reading.OnRecord(reader, r);
+                  // The records that change a Session's maps and comms (Session::OnRecord).
+                  if (r.type != kRecordComm && r.type != kRecordFork &&
+                      r.type != kRecordMmap && r.type != kRecordMmap2) {
+                    return;
+                  }
+                  batch.AddRecord(r);
+                } else if (!unwind_here && r.stable) {
+                  batch.AddRaw(r);
+                  any_raw = true;
+                } else {
+                  Sample s;
+                  if (!reader.ParseSample(r, &s)) return;
+                  // A DWARF sample's chain is unwound here (its recorded chain is the
+                  // kernel's part).
+                  std::span<const uint64_t> chain = reading.Callchain(s, &chain_scratch);
+                  batch.AddSample(s, chain, hashes.Hash(reading, s, chain, s.callchain.empty()));
+                }
                 if (batch.full()) send();
               },
-              [&](const Sample& s, std::span<const uint64_t> chain, uint32_t key, bool fresh) {
-                batch.AddSample(s, chain, key, fresh);
-                if (batch.full()) send();
-              });
-          if (!batch.items.empty()) send();
-          // The file's pages are unmapped here, while the folding thread may still be at
-          // work, rather than after it.
-          reader.ReleaseRead();
+              // The pages of the records in the batches are given back once they are folded.
+              [&](const uint8_t* keep) { release = keep; });
+          if (!batch.items.empty() || release) send();
+          // Unless the folding thread reads samples in the file, its pages are unmapped
+          // here, while that thread may still be at work, rather than after it.
+          if (!any_raw) reader.ReleaseRead();
         } catch (const BoundedQueue<FoldBatch>::Cancelled&) {
         } catch (...) {
           reading_error = std::current_exception();
@@ -510,21 +555,41 @@ class Collapser {
       session.PrefetchDwarf(reader);
       fold_owner = std::make_unique<RecordFold>(opt_.perf, event_filter_, source.name());
       RecordFold& fold = *fold_owner;
+      std::vector<uint64_t> chain_scratch;
+      // A sample whose chain is known (recorded, or unwound by either stage).
+      auto fold_sample = [&](const Sample& s, std::span<const uint64_t> chain, bool no_callchain) {
+        bool fresh;
+        uint32_t key = keys.Key(session, s, chain, no_callchain, &fresh);
+        fold.Fold(session, s, chain, key, fresh, no_callchain);
+      };
+      // A sample as recorded: its chain is unwound here when it carries a stack copy.
+      auto fold_record = [&](const Record& r) {
+        Sample s;
+        if (!reader.ParseSample(r, &s)) return;
+        fold_sample(s, session.Callchain(s, &chain_scratch), s.callchain.empty());
+      };
       if (!pipelined) {
-        read_records(
-            session, [](const Record&) {},
-            [&](const Sample& s, std::span<const uint64_t> chain, uint32_t key, bool fresh) {
-              fold.Fold(session, s, chain, key, fresh, s.callchain.empty());
-            });
+        ReplayOrdered(reader, [&](const Record& r) {
+          if (r.type == kRecordSample) {
+            fold_record(r);
+          } else {
+            session.OnRecord(reader, r);
+          }
+        });
       } else {
         FoldBatch batch;
         while (channel.Pop(&batch)) {
           for (const FoldBatch::Item& item : batch.items) {
+            Record r;
+            r.type = item.type;
+            r.misc = item.misc;
+            if (item.raw) {
+              r.body = std::span<const uint8_t>(item.body, item.bytes);
+              fold_record(r);
+              continue;
+            }
             std::span<const uint64_t> words(batch.words.data() + item.at, item.words);
             if (item.type != kRecordSample) {
-              Record r;
-              r.type = item.type;
-              r.misc = item.misc;
               r.body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(words.data()),
                                                 item.bytes);
               session.OnRecord(reader, r);
@@ -533,8 +598,11 @@ class Collapser {
             Sample s = item.sample;
             // Session::Frames tells an unwound chain from the recorded one by where it is.
             s.callchain = item.unwound ? std::span<const uint64_t>() : words;
-            fold.Fold(session, s, words, item.key, item.fresh, item.no_callchain);
+            bool fresh;
+            uint32_t key = keys.Number(item.key, &fresh);
+            fold.Fold(session, s, words, key, fresh, item.no_callchain);
           }
+          if (batch.release) folded.store(batch.release, std::memory_order_release);
         }
         reading_thread.join();
         if (reading_error) std::rethrow_exception(reading_error);

@@ -363,7 +363,8 @@ class Printer {
 
 }  // namespace
 
-void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver) {
+void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver,
+                   const std::function<void(const uint8_t*)>& release) {
   // Queued records live in one arena (8-byte aligned words), indexed by small entries that
   // are sorted; no allocation per record.
   struct Entry {
@@ -389,6 +390,7 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
       r.misc = e.misc;
       r.body = std::span<const uint8_t>(
           e.data ? e.data : reinterpret_cast<const uint8_t*>(arena.data() + e.offset), e.size);
+      r.stable = e.data != nullptr;
       deliver(r);
     }
     // A mapped file's pages before the earliest record still queued are done with.
@@ -397,7 +399,11 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
     for (size_t i = n; i < queue.size(); ++i) {
       if (queue[i].data && (keep == nullptr || queue[i].data < keep)) keep = queue[i].data;
     }
-    if (keep) reader.ReleaseBefore(keep);
+    if (keep && release) {
+      release(keep);
+    } else if (keep) {
+      reader.ReleaseBefore(keep);
+    }
     queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
     if (queue.empty()) {
       arena.clear();  // everything delivered: start the arena over

@@ -55,8 +55,11 @@ void AppendSampleHead(Session& session, const Sample& s, std::span<const uint64_
 
 /// Delivers every record of `reader` in time order, as perf script does (its
 /// ordered_events: at each FINISHED_ROUND, the records up to the previous round's latest time
-/// are sorted and delivered; the rest at the end).
-void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver);
+/// are sorted and delivered; the rest at the end). A mapped file's pages before the earliest
+/// record still queued are given back as it goes, or, with `release`, handed to it instead
+/// (for a caller that reads the records delivered later, on another thread).
+void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver,
+                   const std::function<void(const uint8_t*)>& release = {});
 
 /// pf-script's entry point: reads the recording at `path` ("-" = stdin), writes its text.
 /// Returns the number of samples; sets *truncated when the recording was cut short.
