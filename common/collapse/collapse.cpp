@@ -461,8 +461,10 @@ class Collapser {
     BoundedQueue<FoldBatch> channel(8);
     std::exception_ptr reading_error;
     std::thread reading_thread;
-    // The records before this are folded (their pages may go): set by the folding thread,
-    // given back by the reading one (which is less often the one with more to do).
+    // The batches folded, and the point in the file before which their records lie: set by
+    // the folding thread; the reading one gives the pages back (it is less often the one with
+    // more to do).
+    std::atomic<size_t> folded_batches{0};
     std::atomic<const uint8_t*> folded{nullptr};
     if (pipelined) {
       reading_symbolizer = NewSymbolizer(reader);
@@ -476,12 +478,22 @@ class Collapser {
           const uint8_t* release = nullptr;
           bool unwind_here = false;  // for the batch being filled
           size_t sent = 0;
-          bool any_raw = false;
-          auto send = [&] {
-            ++sent;
-            if (const uint8_t* done = folded.load(std::memory_order_acquire)) {
+          size_t raw_batches = 0;  // the batches up to the last with whole samples
+          bool raw = false;        // in the batch being filled
+          // The pages before the records still queued go as soon as the folding thread reads
+          // none of them (they are copied into the batches), else behind it.
+          auto give_back = [&] {
+            if (folded_batches.load(std::memory_order_acquire) >= raw_batches) {
+              if (release) reader.ReleaseBefore(release);
+            } else if (const uint8_t* done = folded.load(std::memory_order_acquire)) {
               reader.ReleaseBefore(done);
             }
+          };
+          auto send = [&] {
+            ++sent;
+            if (raw) raw_batches = sent;
+            raw = false;
+            give_back();
             batch.release = release;
             if (!channel.Push(std::move(batch))) throw BoundedQueue<FoldBatch>::Cancelled();
             batch = FoldBatch();
@@ -506,7 +518,7 @@ class Collapser {
                   batch.AddRecord(r);
                 } else if (!unwind_here && r.stable) {
                   batch.AddRaw(r);
-                  any_raw = true;
+                  raw = true;
                 } else {
                   Sample s;
                   if (!reader.ParseSample(r, &s)) return;
@@ -520,9 +532,9 @@ class Collapser {
               // The pages of the records in the batches are given back once they are folded.
               [&](const uint8_t* keep) { release = keep; });
           if (!batch.items.empty() || release) send();
-          // Unless the folding thread reads samples in the file, its pages are unmapped
-          // here, while that thread may still be at work, rather than after it.
-          if (!any_raw) reader.ReleaseRead();
+          // Unless the folding thread still reads samples in the file, its pages are
+          // unmapped here, while that thread may still be at work, rather than after it.
+          if (folded_batches.load(std::memory_order_acquire) >= raw_batches) reader.ReleaseRead();
         } catch (const BoundedQueue<FoldBatch>::Cancelled&) {
         } catch (...) {
           reading_error = std::current_exception();
@@ -603,6 +615,7 @@ class Collapser {
             fold.Fold(session, s, words, key, fresh, item.no_callchain);
           }
           if (batch.release) folded.store(batch.release, std::memory_order_release);
+          folded_batches.fetch_add(1, std::memory_order_release);
         }
         reading_thread.join();
         if (reading_error) std::rethrow_exception(reading_error);
