@@ -207,7 +207,11 @@ class RecordFold {
     }
     if (fresh) {
       Cached c{leaf, folder_.other_event_samples() != filtered_before, reuse, {}};
-      if (!reuse && eol != std::string::npos) c.frames = text_.substr(eol);
+      // (Without a call chain the frame is on the event line: such a key's samples are
+      // each folded whole.)
+      constexpr uint64_t kSampleCallchain = 1 << 5;
+      const bool frame_lines = !chain.empty() && (s.attr->sample_type & kSampleCallchain);
+      if (!reuse && frame_lines && eol != std::string::npos) c.frames = text_.substr(eol);
       if (reuse) named_.emplace(named_key, Named{c.leaf, c.filtered});
       Add(key, std::move(c));
     }
@@ -300,7 +304,7 @@ struct FoldBatch {
     item.words = (r.body.size() + 7) / 8;
     item.bytes = r.body.size();
     words.resize(item.at + item.words, 0);
-    std::memcpy(words.data() + item.at, r.body.data(), r.body.size());
+    if (!r.body.empty()) std::memcpy(words.data() + item.at, r.body.data(), r.body.size());
   }
   void AddSample(const Sample& s, std::span<const uint64_t> chain, const XXH128_hash_t& key) {
     Item& item = items.emplace_back();
@@ -517,6 +521,12 @@ class Collapser {
                   }
                   batch.AddRecord(r);
                 } else if (!unwind_here && r.stable) {
+                  // Asking a thread's comm names a thread never named ":TID", which changes
+                  // what a later COMM or FORK does (as in perf): both Sessions ask for every
+                  // sample the folding thread will fold.
+                  Sample s;
+                  if (!reader.ParseSample(r, &s)) return;
+                  reading.Comm(s.pid, s.tid);
                   batch.AddRaw(r);
                   raw = true;
                 } else {
