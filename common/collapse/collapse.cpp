@@ -514,9 +514,11 @@ class Collapser {
                 }
                 if (r.type != kRecordSample) {
                   reading.OnRecord(reader, r);
-                  // The records that change a Session's maps and comms (Session::OnRecord).
+                  // The records that change a Session's maps, comms and build-ids
+                  // (Session::OnRecord).
                   if (r.type != kRecordComm && r.type != kRecordFork &&
-                      r.type != kRecordMmap && r.type != kRecordMmap2) {
+                      r.type != kRecordMmap && r.type != kRecordMmap2 &&
+                      r.type != kRecordHeaderBuildId) {
                     return;
                   }
                   batch.AddRecord(r);

@@ -303,6 +303,11 @@ void PerfDataReader::PrescanEmbedded() {
 }
 
 void PerfDataReader::ParseBuildIds(std::span<const uint8_t> data) {
+  ParseBuildIdEntries(data, &build_ids_);
+}
+
+void PerfDataReader::ParseBuildIdEntries(std::span<const uint8_t> data,
+                                         std::vector<BuildId>* out) {
   size_t pos = 0;
   while (data.size() - pos >= 8 + 4 + 24) {
     uint16_t misc, size;
@@ -316,7 +321,7 @@ void PerfDataReader::ParseBuildIds(std::span<const uint8_t> data) {
     b.id.assign(reinterpret_cast<const char*>(id), id_len);
     const char* name = reinterpret_cast<const char*>(data.data() + pos + 36);
     b.path.assign(name, strnlen(name, size - 36));
-    build_ids_.push_back(std::move(b));
+    out->push_back(std::move(b));
     pos += size;
   }
 }
@@ -403,10 +408,12 @@ bool PerfDataReader::Next(Record* r) {
     }
     r->offset = consumed_ + pos_;
     pos_ += size;
-    if (!pipe_ && (type == kRecordHeaderAttr || type == kRecordHeaderFeature ||
-                   type == kRecordHeaderBuildId)) {
+    if (!pipe_ && (type == kRecordHeaderAttr || type == kRecordHeaderFeature)) {
       continue;  // a pipe's records: a file has its events and features in its header
     }
+    // In a file (perf inject -b writes them there), build-ids are records like others, for
+    // the Session (build_ids() keeps the header's).
+    if (!pipe_ && type == kRecordHeaderBuildId) return true;
     if (type == kRecordHeaderAttr) {
       if (r->body.size() >= 8) {
         uint32_t attr_size;

@@ -8,9 +8,10 @@
 // Records keep the kernel's layout (linux/perf_event.h). Every read is bounds-checked,
 // record sizes are validated against the header and the data that remains, and a stream cut
 // short ends at its last whole record with truncated() set.
-// In file mode, what the constructor read (events, features, build-ids) never changes: the
-// pipe's records that would add to it are skipped in a file's data section. So another thread
-// may read it while one thread reads the records.
+// In file mode, what the constructor read (events, features, build-ids) never changes: a
+// pipe's ATTR and FEATURE records in a file's data section are skipped, and its
+// HEADER_BUILD_ID records are delivered as records. So another thread may read it while one
+// thread reads the records.
 
 #include <cstdint>
 #include <memory>
@@ -126,7 +127,11 @@ class PerfDataReader {
     std::string path;
     std::string id;  // raw bytes
   };
+  /// In file mode only the header's (HEADER_BUILD_ID records are delivered by Next).
   const std::vector<BuildId>& build_ids() const { return build_ids_; }
+  /// The entries of a BUILD_ID feature, or of a HEADER_BUILD_ID record (`data` from its
+  /// header on), appended to *out.
+  static void ParseBuildIdEntries(std::span<const uint8_t> data, std::vector<BuildId>* out);
   /// The symbols pf-record appended (known from the start for a file; for a stream, only
   /// once its end has been read).
   const EmbeddedSymbols& embedded_symbols() const { return embedded_; }

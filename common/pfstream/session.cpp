@@ -61,6 +61,16 @@ std::string ReadCString(std::span<const uint8_t> b, size_t off) {
   const char* p = reinterpret_cast<const char*>(b.data() + off);
   return std::string(p, strnlen(p, b.size() - off));
 }
+std::string Hex(std::string_view bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : bytes) {
+    hex += kHex[c >> 4];
+    hex += kHex[c & 15];
+  }
+  return hex;
+}
+
 }  // namespace
 
 struct Session::Process {
@@ -176,15 +186,9 @@ const MapEntry* Session::FindMap(const MapTable& maps, uint64_t ip) const {
 // as hex, so the file's copy in the build-id cache is used even if the file changed since.
 std::string Session::BuildIdOf(const PerfDataReader& reader, const std::string& path) {
   if (build_ids_seen_ != reader.build_ids().size()) {
-    static const char kHex[] = "0123456789abcdef";
     for (size_t i = build_ids_seen_; i < reader.build_ids().size(); ++i) {
       const auto& b = reader.build_ids()[i];
-      std::string hex;
-      for (unsigned char c : b.id) {
-        hex += kHex[c >> 4];
-        hex += kHex[c & 15];
-      }
-      build_id_by_path_[b.path] = hex;
+      build_id_by_path_[b.path] = Hex(b.id);
     }
     build_ids_seen_ = reader.build_ids().size();
   }
@@ -222,6 +226,19 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
           ++child.generation;
         }
       }
+      return;
+    }
+    case kRecordHeaderBuildId: {  // (delivered in file mode: perf inject -b)
+      std::string entry(8, '\0');
+      uint16_t size = static_cast<uint16_t>(std::min<size_t>(8 + b.size(), UINT16_MAX));
+      std::memcpy(entry.data() + 4, &r.misc, 2);
+      std::memcpy(entry.data() + 6, &size, 2);
+      entry.append(reinterpret_cast<const char*>(b.data()), size - 8);
+      std::vector<PerfDataReader::BuildId> ids;
+      PerfDataReader::ParseBuildIdEntries(
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(entry.data()), entry.size()),
+          &ids);
+      for (const PerfDataReader::BuildId& id : ids) build_id_by_path_[id.path] = Hex(id.id);
       return;
     }
     case kRecordMmap:

@@ -8,6 +8,9 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "pfstream/perf_data.h"
+#include "pfstream/session.h"
+#include "symbolize/symbolizer.h"
 #include "test_util.h"
 
 namespace pf {
@@ -321,6 +324,39 @@ TEST(Collapse, SamplesWithoutChainsKeepTheirFrameWhenFoldedOneByOne) {
   f.Sample(19375, 19375, 2000, false);
   const std::string folded = FoldFile(f.File(false), 1);
   EXPECT_EQ(folded, "w_19375_____0.000001:;[unknown] 1\nw_19375_____0.000002:;[unknown] 1\n");
+}
+
+// perf inject -b writes HEADER_BUILD_ID records into a file's data section: the reader hands
+// them over as records (its build-id table stays the header's, for threads reading it while
+// it reads) and the Session gives the build-id to the maps of that file.
+TEST(Collapse, BuildIdRecordsInAFileGoToTheSession) {
+  PerfFile f;
+  std::string id(20, '\0');
+  for (int i = 0; i < 20; ++i) id[i] = static_cast<char>(0xa0 + i);
+  std::string path = "/nonexistent/libbuilt.so";
+  path.append(8 - path.size() % 8, '\0');
+  f.Record(67, 0, PerfFile::Words(uint32_t{4242}) + id + std::string(4, '\0') + path);
+  // MMAP: pid, tid, start, len, pgoff, filename.
+  f.Record(1, 2, PerfFile::Words(uint32_t{4242}, uint32_t{4242}, uint64_t{0x7000000},
+                                 uint64_t{0x10000}, uint64_t{0}) + path);
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  EXPECT_TRUE(reader.build_ids().empty());
+  Symbolizer symbolizer(Symbolizer::Options{});
+  Session session(symbolizer);
+  Record r;
+  std::vector<uint32_t> types;
+  while (reader.Next(&r)) {
+    types.push_back(r.type);
+    session.OnRecord(reader, r);
+  }
+  EXPECT_EQ(types, (std::vector<uint32_t>{67, 1}));
+  EXPECT_TRUE(reader.build_ids().empty());
+  const MapTable* maps = session.MapsOf(4242);
+  ASSERT_NE(maps, nullptr);
+  ASSERT_EQ(maps->size(), 1u);
+  EXPECT_EQ(maps->begin()->second.build_id, "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3");
 }
 
 TEST(Collapse, EmptyAndCommentOnlyInputGiveNothing) {
