@@ -282,12 +282,11 @@ struct FoldBatch {
     uint32_t type = 0;  // kRecordSample, or the record's
     uint16_t misc = 0;
     bool unwound = false, no_callchain = false;
-    bool raw = false;          // a sample left whole: `body` (in the mapped file)
+    bool raw = false;          // a sample left whole, for the folding thread to unwind
     XXH128_hash_t key{};       // an unwound sample's (SampleKeys::Hash)
-    const uint8_t* body = nullptr;
     size_t at = 0, words = 0;  // the record's body or the sample's chain, in `words`
-    size_t bytes = 0;          // a record's body size (or a raw sample's)
-    Sample sample;             // its scalars (no spans)
+    size_t bytes = 0;          // a record's body size
+    Sample sample;             // a sample's scalars (and, left whole, its spans)
   };
   std::vector<Item> items;
   std::vector<uint64_t> words;
@@ -320,13 +319,12 @@ struct FoldBatch {
     item.words = chain.size();
     words.insert(words.end(), chain.begin(), chain.end());
   }
-  void AddRaw(const Record& r) {
+  // A sample parsed, its spans into the mapped file (which stays mapped until it is folded).
+  void AddWhole(const Sample& s) {
     Item& item = items.emplace_back();
     item.type = kRecordSample;
-    item.misc = r.misc;
     item.raw = true;
-    item.body = r.body.data();
-    item.bytes = r.body.size();
+    item.sample = s;
   }
 };
 
@@ -522,22 +520,23 @@ class Collapser {
                     return;
                   }
                   batch.AddRecord(r);
-                } else if (!unwind_here && r.stable) {
-                  // Asking a thread's comm names a thread never named ":TID", which changes
-                  // what a later COMM or FORK does (as in perf): both Sessions ask for every
-                  // sample the folding thread will fold.
-                  Sample s;
-                  if (!reader.ParseSample(r, &s)) return;
-                  reading.Comm(s.pid, s.tid);
-                  batch.AddRaw(r);
-                  raw = true;
                 } else {
                   Sample s;
                   if (!reader.ParseSample(r, &s)) return;
-                  // A DWARF sample's chain is unwound here (its recorded chain is the
-                  // kernel's part).
-                  std::span<const uint64_t> chain = reading.Callchain(s, &chain_scratch);
-                  batch.AddSample(s, chain, hashes.Hash(reading, s, chain, s.callchain.empty()));
+                  if (!unwind_here && r.stable) {
+                    // Asking a thread's comm names a thread never named ":TID", which
+                    // changes what a later COMM or FORK does (as in perf): both Sessions ask
+                    // for every sample the folding thread will fold.
+                    reading.Comm(s.pid, s.tid);
+                    batch.AddWhole(s);
+                    raw = true;
+                  } else {
+                    // A DWARF sample's chain is unwound here (its recorded chain is the
+                    // kernel's part).
+                    std::span<const uint64_t> chain = reading.Callchain(s, &chain_scratch);
+                    batch.AddSample(s, chain,
+                                    hashes.Hash(reading, s, chain, s.callchain.empty()));
+                  }
                 }
                 if (batch.full()) send();
               },
@@ -580,38 +579,34 @@ class Collapser {
       fold_owner = std::make_unique<RecordFold>(opt_.perf, event_filter_, source.name());
       RecordFold& fold = *fold_owner;
       std::vector<uint64_t> chain_scratch;
-      // A sample whose chain is known (recorded, or unwound by either stage).
+      // A sample and its chain (recorded, or unwound by either stage).
       auto fold_sample = [&](const Sample& s, std::span<const uint64_t> chain, bool no_callchain) {
         bool fresh;
         uint32_t key = keys.Key(session, s, chain, no_callchain, &fresh);
         fold.Fold(session, s, chain, key, fresh, no_callchain);
       };
-      // A sample as recorded: its chain is unwound here when it carries a stack copy.
-      auto fold_record = [&](const Record& r) {
-        Sample s;
-        if (!reader.ParseSample(r, &s)) return;
-        fold_sample(s, session.Callchain(s, &chain_scratch), s.callchain.empty());
-      };
       if (!pipelined) {
         ReplayOrdered(reader, [&](const Record& r) {
-          if (r.type == kRecordSample) {
-            fold_record(r);
-          } else {
+          Sample s;
+          if (r.type != kRecordSample) {
             session.OnRecord(reader, r);
+          } else if (reader.ParseSample(r, &s)) {
+            // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part).
+            fold_sample(s, session.Callchain(s, &chain_scratch), s.callchain.empty());
           }
         });
       } else {
         FoldBatch batch;
         while (channel.Pop(&batch)) {
           for (const FoldBatch::Item& item : batch.items) {
+            if (item.raw) {
+              const Sample& s = item.sample;
+              fold_sample(s, session.Callchain(s, &chain_scratch), s.callchain.empty());
+              continue;
+            }
             Record r;
             r.type = item.type;
             r.misc = item.misc;
-            if (item.raw) {
-              r.body = std::span<const uint8_t>(item.body, item.bytes);
-              fold_record(r);
-              continue;
-            }
             std::span<const uint64_t> words(batch.words.data() + item.at, item.words);
             if (item.type != kRecordSample) {
               r.body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(words.data()),

@@ -256,13 +256,9 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
         // maj, min, ino, ino_generation (24 bytes) or build_id_size, 3 reserved, build_id[20];
         // then prot and flags (8 bytes).
         if (r.misc & kMiscMmapBuildId) {
-          if (b.size() > 32) {
-            size_t n = std::min<size_t>(b[32], 20);
-            static const char kHex[] = "0123456789abcdef";
-            for (size_t i = 0; i < n && 36 + i < b.size(); ++i) {
-              build_id += kHex[b[36 + i] >> 4];
-              build_id += kHex[b[36 + i] & 15];
-            }
+          if (b.size() > 36) {
+            size_t n = std::min<size_t>({b[32], 20, b.size() - 36});
+            build_id = Hex(std::string_view(reinterpret_cast<const char*>(b.data()) + 36, n));
           }
         }
         name_at = 32 + 24 + 8;
