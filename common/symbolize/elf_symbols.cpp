@@ -321,11 +321,6 @@ class RbReplay {
 
 namespace {
 
-bool IsRegularFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 std::string DirName(std::string_view path) {
   size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return {};
@@ -996,7 +991,13 @@ bool ElfSymbols::VaddrToFileOffset(uint64_t vaddr, uint64_t* file_offset) const 
   return false;
 }
 
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 bool ReadElfIdentity(const std::string& path, std::string* build_id, std::string* debuglink) {
+  if (!IsRegularFile(path)) return false;
   try {
     std::unique_ptr<ElfImage> image = ElfImage::Open(path);
     if (build_id != nullptr) *build_id = image->BuildId();

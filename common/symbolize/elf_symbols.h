@@ -206,6 +206,10 @@ class ElfSymbols {
   bool from_cache_ = false;
 };
 
+/// True when `path` names a regular file (or a link to one): a candidate worth opening (a
+/// search asks about many files that are not there, and a failed open costs an exception).
+bool IsRegularFile(const std::string& path);
+
 /// The build-id (hex) and .gnu_debuglink of the ELF file at `path`; false when it is not a
 /// readable ELF file.
 bool ReadElfIdentity(const std::string& path, std::string* build_id, std::string* debuglink);

@@ -316,6 +316,7 @@ std::shared_ptr<const elf::ElfImage> Symbolizer::RuntimeImage(std::string_view p
   }
   std::shared_ptr<const elf::ElfImage> found;
   for (const std::string& c : candidates) {
+    if (!IsRegularFile(c)) continue;
     try {
       std::shared_ptr<const elf::ElfImage> image = elf::ElfImage::Open(c);
       if (!build_id.empty() && !elf::BuildIdMatches(build_id, image->BuildId())) continue;
@@ -382,6 +383,7 @@ std::string Symbolizer::FindDebugInfo(const std::string& root, std::string_view 
   candidates.push_back(root + "/usr/lib/debug" + std::string(path) + ".debug");
   candidates.push_back(real);
   for (const std::string& c : candidates) {
+    if (!IsRegularFile(c)) continue;
     try {
       std::unique_ptr<elf::ElfImage> image = elf::ElfImage::Open(c);
       if (!own_id.empty() && !elf::BuildIdMatches(own_id, image->BuildId())) continue;
