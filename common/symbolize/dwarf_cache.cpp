@@ -16,6 +16,8 @@
 #include <system_error>
 #include <vector>
 
+#include "base/checksum.h"
+
 namespace pf {
 
 namespace {
@@ -100,7 +102,7 @@ char* MapCachedImage(const std::string& dir, const std::string& key, size_t* ima
   Trailer t;
   std::memcpy(&t, bytes + size - sizeof t, sizeof t);
   if (std::memcmp(t.magic, kMagic, sizeof kMagic) != 0 || t.image_size != size - sizeof t ||
-      XXH3_64bits(bytes, t.image_size) != t.checksum) {
+      Checksum(bytes, t.image_size) != t.checksum) {
     munmap(p, size);
     close(fd);
     return nullptr;
@@ -160,7 +162,7 @@ bool StoreCachedImage(const std::string& dir, const std::string& key, std::strin
   Trailer t;
   std::memcpy(t.magic, kMagic, sizeof kMagic);
   t.image_size = image.size();
-  t.checksum = XXH3_64bits(image.data(), image.size());
+  t.checksum = Checksum(image.data(), image.size());
   t.reserved = 0;
   bool ok = WriteAll(fd, image.data(), image.size()) &&
             WriteAll(fd, reinterpret_cast<const char*>(&t), sizeof t) && fchmod(fd, 0644) == 0;

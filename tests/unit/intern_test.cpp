@@ -1,8 +1,11 @@
 #include "base/intern.h"
+#include "base/checksum.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include <xxhash.h>
 
 namespace pf {
 
@@ -42,6 +45,26 @@ TEST(Interner, ManyStringsSurviveGrowthAndStayValid) {
   EXPECT_EQ(in.Name(bid), big);
   StrId none;
   EXPECT_FALSE(in.Find("frame_100000", &none));
+}
+
+// The cache's checksum gives XXH3's 64-bit value at every length, in whichever code the CPU
+// runs (each of XXH3's length classes, and a long buffer's stripes and tail).
+TEST(Checksum, EqualsXxh3AtEveryLength) {
+  std::string bytes(3 << 20, '\0');
+  uint64_t x = 0x9e3779b97f4a7c15;
+  for (char& c : bytes) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  for (size_t n : std::initializer_list<size_t>{0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241,
+                                              1023, 1024, 1025, 65536 + 7,
+                                              (3u << 20) - 16}) {
+    for (size_t offset : {size_t{0}, size_t{1}, size_t{13}}) {
+      SCOPED_TRACE(testing::Message() << n << " bytes at " << offset);
+      EXPECT_EQ(Checksum(bytes.data() + offset, n), XXH3_64bits(bytes.data() + offset, n));
+    }
+  }
+  EXPECT_NE(Checksum(bytes.data(), 4096), Checksum(bytes.data() + 1, 4096));
 }
 
 }  // namespace pf
