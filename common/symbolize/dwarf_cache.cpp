@@ -62,7 +62,10 @@ std::string CacheDir() {
   return "";
 }
 
-std::string DwarfCacheKey(int fd, bool lines) {
+namespace {
+
+// The file's identity and `kind`, hashed: "" when the file is not a regular one with a name.
+std::string IdentityHash(int fd, uint64_t kind) {
   struct stat st;
   // Only a file with a name (not a memory file or a pipe): its identity outlives this process.
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink == 0) return "";
@@ -75,10 +78,19 @@ std::string DwarfCacheKey(int fd, bool lines) {
                                static_cast<uint64_t>(st.st_mtim.tv_nsec),
                                static_cast<uint64_t>(st.st_ctim.tv_sec),
                                static_cast<uint64_t>(st.st_ctim.tv_nsec),
-                               lines ? uint64_t{1} : uint64_t{0}};
+                               kind};
   char name[17];
   std::snprintf(name, sizeof name, "%016" PRIx64, XXH3_64bits(identity, sizeof identity));
   return name;
+}
+
+}  // namespace
+
+std::string DwarfCacheKey(int fd, bool lines) { return IdentityHash(fd, lines ? 1 : 0); }
+
+std::string FileCacheKey(int fd, char prefix, uint64_t kind) {
+  std::string hash = IdentityHash(fd, kind);
+  return hash.empty() ? hash : prefix + hash;
 }
 
 char* MapCachedImage(const std::string& dir, const std::string& key, size_t* image_size,

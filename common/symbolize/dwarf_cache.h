@@ -3,7 +3,8 @@
 // compressed (Debian's libc6-dbg and every -dbgsym package): the wanted sections inflated, as
 // one ELF image. Inflating glibc's .debug_info is most of what folding a small recording with
 // inline frames costs (about 10 ms of 25); a later run maps the image instead. ElfSymbols
-// keeps its tables here too (entries of its own format, see elf_symbols.h).
+// keeps its tables here too (entries of its own format, see elf_symbols.h), and KernelSymbols
+// where a kallsyms copy's core lines end (kallsyms.h).
 //
 // An entry is named by a hash of the debug file's identity (device, inode, size, modification
 // and change times) and of what the image holds, so a changed or replaced file is never
@@ -27,6 +28,10 @@ std::string CacheDir();
 /// The name of the entry for the image of the open file `fd` (holding line tables or not);
 /// "" when the file cannot be stat'ed or is not a regular file with a name.
 std::string DwarfCacheKey(int fd, bool lines);
+
+/// The same for another `kind` of entry about the open file `fd` (KernelSymbols: where a
+/// kallsyms copy's core lines end), named with `prefix`.
+std::string FileCacheKey(int fd, char prefix, uint64_t kind);
 
 /// A copy-on-write mapping of the entry `key` under `dir` (libelf may write to the image it is
 /// given): its address, with *image_size its image's bytes and *mapped_size the length to

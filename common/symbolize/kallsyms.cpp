@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_symbols.h"
 
 namespace pf {
@@ -71,6 +72,25 @@ std::string_view LineAt(std::string_view text, size_t pos, size_t* next) {
   *next = nl + 1;
   return text.substr(pos, nl - pos);
 }
+
+// Where the core kernel's lines end: the start of the first line with a tab (a module's), or
+// the end.
+size_t CoreEnd(std::string_view text) {
+  size_t tab = text.find('\t');
+  return tab == kNone ? text.size() : LineStart(text, tab);
+}
+
+// Whether `at` may be where the core's lines end: a line's start, the line there has a tab
+// and the one before has none (a cached answer, checked where it is cheap).
+bool IsCoreEnd(std::string_view text, uint64_t at) {
+  if (at > text.size() || (at > 0 && text[at - 1] != '\n')) return false;
+  size_t next;
+  if (at < text.size() && LineAt(text, at, &next).find('\t') == kNone) return false;
+  return at == 0 || LineAt(text, LineStart(text, at - 1), &next).find('\t') == kNone;
+}
+
+// The cache entry (dwarf_cache.h) that keeps CoreEnd for a kallsyms file.
+constexpr uint64_t kCoreEndEntry = 0x6b616c6c73796d73;  // "kallsyms"
 
 template <typename Fn>
 void ForEachLine(std::string_view text, Fn&& fn) {
@@ -154,7 +174,7 @@ void KernelSymbols::BuildTable(size_t from) {
 }
 
 KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::string_view text,
-                                      bool eager) {
+                                      bool eager, size_t core_end) {
   KernelSymbols k;
   k.owner_ = std::move(owner);
   k.text_ = text;
@@ -166,8 +186,7 @@ KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::st
   }
 
   // The core kernel: the lines before the first with a tab (a module's).
-  size_t core_end = text.find('\t');
-  core_end = core_end == kNone ? text.size() : LineStart(text, core_end);
+  if (core_end > text.size()) core_end = CoreEnd(text);
 
   // Its first and last lines with an address, the first kept symbol, and a spot check of
   // the order at 64 places: any doubt, and the whole text is parsed.
@@ -241,15 +260,33 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
   if (fd < 0) throw Error(path, "cannot open kernel symbols");
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    // A copy in the build-id cache: mapped; a lookup touches only the pages it reads.
+    // A copy in the build-id cache: mapped; a lookup touches only the pages it reads. Where
+    // its core lines end is kept in the cache on disk: finding it reads the whole text.
+    const std::string dir = CacheDir();
+    const std::string key = dir.empty() ? "" : FileCacheKey(fd, 'k', kCoreEndEntry);
     size_t size = static_cast<size_t>(st.st_size);
     void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) throw Error(path, "cannot map kernel symbols");
     std::shared_ptr<const void> owner(
         map, [size](const void* p) { munmap(const_cast<void*>(p), size); });
-    return FromText(std::move(owner), std::string_view(static_cast<const char*>(map), size),
-                    false);
+    std::string_view text(static_cast<const char*>(map), size);
+    size_t core_end = SIZE_MAX;
+    size_t entry_size = 0, mapped = 0;
+    if (char* entry = MapCachedImage(dir, key, &entry_size, &mapped)) {
+      uint64_t cached[2];
+      if (entry_size == sizeof cached) {
+        std::memcpy(cached, entry, sizeof cached);
+        if (cached[0] == size && IsCoreEnd(text, cached[1])) core_end = cached[1];
+      }
+      munmap(entry, mapped);
+    }
+    if (core_end == SIZE_MAX) {
+      core_end = CoreEnd(text);
+      const uint64_t found[2] = {size, core_end};
+      StoreCachedImage(dir, key, std::string_view(reinterpret_cast<const char*>(found), sizeof found));
+    }
+    return FromText(std::move(owner), text, false, core_end);
   }
   // /proc/kallsyms has no size: read until the end into one buffer (not zero-filled).
   struct Buffer {

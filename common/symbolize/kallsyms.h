@@ -11,7 +11,8 @@
 // order (scripts/kallsyms sorts them), so they are not parsed up front: a lookup binary-
 // searches the text and reads the few lines around the answer (near a core name with a
 // bracket, which perf takes for a module's, the whole parse answers). Only the module and
-// trampoline lines after them are parsed into a table. A file whose core lines are out of
+// trampoline lines after them are parsed into a table. (Where the core's lines end is found
+// by reading the text up to there; for a copy in a file, the cache on disk keeps it.) A file whose core lines are out of
 // order (spot-checked when loading) or overlap the modules' is parsed whole, as is text with
 // every address zero. Either way the answers are those of the whole parse
 // (ParseEagerly, which the tests compare against).
@@ -64,8 +65,9 @@ class KernelSymbols {
     uint32_t module_offset;
     uint16_t module_size;
   };
+  // `core_end`: where the core's lines end (the first line with a tab), when known.
   static KernelSymbols FromText(std::shared_ptr<const void> owner, std::string_view text,
-                                bool eager);
+                                bool eager, size_t core_end = SIZE_MAX);
   // Parses text_[from, end) into symbols_ (perf's rules over those lines alone).
   void BuildTable(size_t from);
   bool LookupCore(uint64_t ip, Hit* hit) const;

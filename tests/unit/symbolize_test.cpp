@@ -28,6 +28,7 @@
 #include "symbolize/kallsyms.h"
 #include "symbolize/perf_map.h"
 #include "symbolize/symbolizer.h"
+#include "symbolize/dwarf_cache.h"
 #include "test_util.h"
 
 namespace pf {
@@ -966,6 +967,68 @@ TEST(KernelSymbols, ThisMachine) {
   size_t lines = static_cast<size_t>(std::count(all.begin(), all.end(), '\n'));
   ExpectLazyAsEager(KernelSymbols::Parse(all), KernelSymbols::ParseEagerly(all), all,
                     lines / 16000 + 1);
+}
+
+// A kallsyms copy in a file (perf's build-id cache) keeps in the cache on disk where its core
+// lines end, which otherwise costs a read of the whole text; an entry that does not fit the
+// text is not believed, and a changed file gets an entry of its own.
+TEST(KernelSymbols, FilesKeepWhereTheirCoreEndsInTheCache) {
+  test::ScopedCacheDir scoped;
+  ASSERT_TRUE(scoped.ok());
+  auto kallsyms = [](int modules) {
+    std::string text;
+    for (int i = 0; i < 3000; ++i) {
+      char line[64];
+      std::snprintf(line, sizeof line, "ffffffff81%06x %c core_%d\n", i * 64, "TtDW"[i % 4], i);
+      text += line;
+    }
+    for (int i = 0; i < modules; ++i) {
+      char line[64];
+      std::snprintf(line, sizeof line, "ffffffffc0%06x t mod_%d\t[m%d]\n", i * 32, i, i % 3);
+      text += line;
+    }
+    return text;
+  };
+  const std::string path = scoped.dir() + "/kallsyms";
+  auto write = [&](const std::string& text) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  };
+  std::string text = kallsyms(40);
+  write(text);
+  ExpectLazyAsEager(KernelSymbols::Load(path), KernelSymbols::ParseEagerly(text), text);
+  std::vector<std::string> entries = scoped.Entries();
+  ASSERT_EQ(entries.size(), 1u);
+  const std::string name = std::filesystem::path(entries[0]).stem().string();
+  EXPECT_EQ(name[0], 'k');
+  ExpectLazyAsEager(KernelSymbols::Load(path), KernelSymbols::ParseEagerly(text), text);
+  EXPECT_EQ(scoped.Entries().size(), 1u);
+
+  // Entries whose answer does not fit the text (a line's middle, a core line, a module
+  // line after the first): not believed, and written again.
+  auto stored = [&] {
+    std::ifstream in(entries[0], std::ios::binary);
+    uint64_t kept[2] = {0, 0};
+    in.read(reinterpret_cast<char*>(kept), sizeof kept);
+    return std::make_pair(kept[0], kept[1]);
+  };
+  const uint64_t core_end = text.rfind('\n', text.find('\t')) + 1;
+  EXPECT_EQ(stored(), std::make_pair(uint64_t{text.size()}, core_end));
+  for (uint64_t wrong : {uint64_t{5}, uint64_t{0}, uint64_t{text.find('\t') + 40},
+                         uint64_t{text.size() + 1}}) {
+    SCOPED_TRACE(wrong);
+    const uint64_t forged[2] = {text.size(), wrong};
+    ASSERT_TRUE(StoreCachedImage(scoped.cache(), name,
+                                 std::string_view(reinterpret_cast<const char*>(forged),
+                                                  sizeof forged)));
+    ExpectLazyAsEager(KernelSymbols::Load(path), KernelSymbols::ParseEagerly(text), text);
+    EXPECT_EQ(stored(), std::make_pair(uint64_t{text.size()}, core_end));
+  }
+
+  // The file changed: its own entry.
+  text = kallsyms(7);
+  write(text);
+  ExpectLazyAsEager(KernelSymbols::Load(path), KernelSymbols::ParseEagerly(text), text);
+  EXPECT_EQ(scoped.Entries().size(), 2u);
 }
 
 // ---------------------------------------------------------------------------------------------
