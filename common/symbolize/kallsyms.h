@@ -11,11 +11,11 @@
 // order (scripts/kallsyms sorts them), so they are not parsed up front: a lookup binary-
 // searches the text and reads the few lines around the answer (near a core name with a
 // bracket, which perf takes for a module's, the whole parse answers). Only the module and
-// trampoline lines after them are parsed into a table. (Where the core's lines end is found
-// by reading the text up to there; for a copy in a file, the cache on disk keeps it.) A file whose core lines are out of
-// order (spot-checked when loading) or overlap the modules' is parsed whole, as is text with
-// every address zero. Either way the answers are those of the whole parse
-// (ParseEagerly, which the tests compare against).
+// trampoline lines after them are parsed into a table. (Finding where the core's lines end
+// reads the text up to there; for a copy in a file, the cache on disk keeps the answer.) A
+// file whose core lines are out of order (spot-checked when loading) or overlap the modules'
+// is parsed whole, as is text with every address zero. Either way the answers are those of
+// the whole parse (ParseEagerly, which the tests compare against).
 //
 // When kptr_restrict hides the addresses (all zero), the table is empty and restricted()
 // says why.
