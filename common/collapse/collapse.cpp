@@ -295,6 +295,12 @@ struct FoldBatch {
 
   static constexpr size_t kItems = 512;
   bool full() const { return items.size() >= kItems; }
+  /// Empty, its memory kept.
+  void Clear() {
+    items.clear();
+    words.clear();
+    release = nullptr;
+  }
   void AddRecord(const Record& r) {
     Item& item = items.emplace_back();
     item.type = r.type;
@@ -459,8 +465,11 @@ class Collapser {
         threads_ >= 2 && !reader.pipe_mode() && reader.data_size() >= opt_.two_stage_bytes;
     std::unique_ptr<Symbolizer> reading_symbolizer;
     std::unique_ptr<Session> reading_session;
-    // Batches of records and samples, from the reading thread to the folding one.
+    // Batches of records and samples, from the reading thread to the folding one, which
+    // hands the batches it is done with back (their memory stays mapped for the next).
     BoundedQueue<FoldBatch> channel(8);
+    std::mutex spares_mu;
+    std::vector<FoldBatch> spares;
     std::exception_ptr reading_error;
     std::thread reading_thread;
     // The batches folded, and the point in the file before which their records lie: set by
@@ -499,6 +508,11 @@ class Collapser {
             batch.release = release;
             if (!channel.Push(std::move(batch))) throw BoundedQueue<FoldBatch>::Cancelled();
             batch = FoldBatch();
+            std::lock_guard lock(spares_mu);
+            if (!spares.empty()) {
+              batch = std::move(spares.back());
+              spares.pop_back();
+            }
           };
           ReplayOrdered(
               reader,
@@ -623,6 +637,9 @@ class Collapser {
           }
           if (batch.release) folded.store(batch.release, std::memory_order_release);
           folded_batches.fetch_add(1, std::memory_order_release);
+          batch.Clear();
+          std::lock_guard lock(spares_mu);
+          if (spares.size() < 2) spares.push_back(std::move(batch));
         }
         reading_thread.join();
         if (reading_error) std::rethrow_exception(reading_error);
