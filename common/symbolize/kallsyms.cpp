@@ -89,19 +89,7 @@ bool IsCoreEnd(std::string_view text, uint64_t at) {
   return at == 0 || LineAt(text, LineStart(text, at - 1), &next).find('\t') == kNone;
 }
 
-// Whether the lines before `core_end` that have an address list them in order.
-bool CoreSorted(std::string_view text, size_t core_end) {
-  uint64_t previous = 0;
-  Line line;
-  for (size_t p = 0, next; p < core_end; p = next) {
-    if (!ParseLine(LineAt(text, p, &next), &line)) continue;
-    if (line.address < previous) return false;
-    previous = line.address;
-  }
-  return true;
-}
-
-// The cache entry (dwarf_cache.h) that keeps CoreEnd and CoreSorted for a kallsyms file.
+// The cache entry (dwarf_cache.h) that keeps CoreEnd for a kallsyms file.
 constexpr uint64_t kCoreEndEntry = 0x6b616c6c73796d73;  // "kallsyms"
 
 template <typename Fn>
@@ -186,7 +174,7 @@ void KernelSymbols::BuildTable(size_t from) {
 }
 
 KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::string_view text,
-                                      bool eager, Core core) {
+                                      bool eager, size_t core_end) {
   KernelSymbols k;
   k.owner_ = std::move(owner);
   k.text_ = text;
@@ -198,12 +186,10 @@ KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::st
   }
 
   // The core kernel: the lines before the first with a tab (a module's).
-  size_t core_end = core.end <= text.size() ? core.end : CoreEnd(text);
-  if (core.end > text.size()) core.order = Core::kUnknown;
+  if (core_end > text.size()) core_end = CoreEnd(text);
 
-  // Its first and last lines with an address, the first kept symbol, and (unless its order
-  // is known) a spot check of the order at 64 places: any doubt, and the whole text is
-  // parsed.
+  // Its first and last lines with an address, the first kept symbol, and a spot check of
+  // the order at 64 places: any doubt, and the whole text is parsed.
   auto lazy = [&]() {
     Line line, first, last;
     size_t next;
@@ -213,7 +199,7 @@ KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::st
       if (!have_first) first = line, have_first = true;
       k.core_kept_ = Kept(line);
     }
-    if (!k.core_kept_ || core.order == Core::kUnsorted) return false;
+    if (!k.core_kept_) return false;
     for (size_t p = core_end; p > 0 && !have_last;) {
       p = LineStart(text, p - 1);
       have_last = ParseLine(LineAt(text, p, &next), &last);
@@ -221,7 +207,7 @@ KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::st
     if (!have_last || (first.address == 0 && last.address == 0)) return false;
     uint64_t previous = first.address;
     constexpr size_t kProbes = 64;
-    for (size_t i = 1; i < kProbes && core.order == Core::kUnknown; ++i) {
+    for (size_t i = 1; i < kProbes; ++i) {
       size_t p = LineStart(text, core_end / kProbes * i);
       if (!ParseLine(LineAt(text, p, &next), &line)) continue;
       if (line.address < previous) return false;
@@ -285,29 +271,22 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
     std::shared_ptr<const void> owner(
         map, [size](const void* p) { munmap(const_cast<void*>(p), size); });
     std::string_view text(static_cast<const char*>(map), size);
-    Core core;
+    size_t core_end = SIZE_MAX;
     size_t entry_size = 0, mapped = 0;
     if (char* entry = MapCachedImage(dir, key, &entry_size, &mapped)) {
-      uint64_t cached[3];
+      uint64_t cached[2];
       if (entry_size == sizeof cached) {
         std::memcpy(cached, entry, sizeof cached);
-        if (cached[0] == size && IsCoreEnd(text, cached[1]) && cached[2] <= 1) {
-          core.end = cached[1];
-          core.order = cached[2] ? Core::kSorted : Core::kUnsorted;
-        }
+        if (cached[0] == size && IsCoreEnd(text, cached[1])) core_end = cached[1];
       }
       munmap(entry, mapped);
     }
-    if (core.end == SIZE_MAX) {
-      // Found once for the file: its order too, line by line (rather than spot-checked).
-      core.end = CoreEnd(text);
-      bool sorted = CoreSorted(text, core.end);
-      core.order = sorted ? Core::kSorted : Core::kUnsorted;
-      const uint64_t found[3] = {size, core.end, sorted ? uint64_t{1} : uint64_t{0}};
-      StoreCachedImage(dir, key,
-                       std::string_view(reinterpret_cast<const char*>(found), sizeof found));
+    if (core_end == SIZE_MAX) {
+      core_end = CoreEnd(text);
+      const uint64_t found[2] = {size, core_end};
+      StoreCachedImage(dir, key, std::string_view(reinterpret_cast<const char*>(found), sizeof found));
     }
-    return FromText(std::move(owner), text, false, core);
+    return FromText(std::move(owner), text, false, core_end);
   }
   // /proc/kallsyms has no size: read until the end into one buffer (not zero-filled).
   struct Buffer {

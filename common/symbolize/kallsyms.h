@@ -65,16 +65,9 @@ class KernelSymbols {
     uint32_t module_offset;
     uint16_t module_size;
   };
-  // What is known of the core's lines: where they end (the first line with a tab), and
-  // whether they are in address order (else spot-checked).
-  struct Core {
-    enum Order : uint8_t { kUnknown, kSorted, kUnsorted };
-    Core() : end(SIZE_MAX), order(kUnknown) {}
-    size_t end;
-    Order order;
-  };
+  // `core_end`: where the core's lines end (the first line with a tab), when known.
   static KernelSymbols FromText(std::shared_ptr<const void> owner, std::string_view text,
-                                bool eager, Core core = {});
+                                bool eager, size_t core_end = SIZE_MAX);
   // Parses text_[from, end) into symbols_ (perf's rules over those lines alone).
   void BuildTable(size_t from);
   bool LookupCore(uint64_t ip, Hit* hit) const;
