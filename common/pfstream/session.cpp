@@ -112,7 +112,7 @@ void Session::PrefetchDwarf(const PerfDataReader& reader) {
     dwarf_prefetch_.emplace(std::move(key), jobs.back().done.get_future());
   }
   if (jobs.empty()) return;
-  DwarfInfo::Options options{.demangle = true, .lines = srcline_};
+  DwarfInfo::Options options{.demangle = true, .lines = srcline_, .store_later = true};
   const std::string root = sym_.options().symfs;
   const std::string cache = sym_.options().build_id_cache;
   auto work = [this, jobs = std::move(jobs), options, root, cache]() mutable {
@@ -575,7 +575,9 @@ DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
   std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
   if (path.empty()) return nullptr;
   auto& info = dwarf_[path];
-  if (!info) info = DwarfInfo::Open(path, {.demangle = true, .lines = srcline_});
+  if (!info) {
+    info = DwarfInfo::Open(path, {.demangle = true, .lines = srcline_, .store_later = true});
+  }
   m.dwarf = info.get();
   return m.dwarf;
 }

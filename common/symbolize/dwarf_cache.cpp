@@ -13,7 +13,9 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "base/checksum.h"
@@ -185,6 +187,51 @@ bool StoreCachedImage(const std::string& dir, const std::string& key, std::strin
   }
   TrimCache(dir, kCacheBytes);
   return true;
+}
+
+namespace {
+
+// The threads StoreCachedImageLater started, joined at exit (registered once the list is
+// built, so that the list outlives the handler).
+struct PendingStores {
+  std::mutex mu;
+  std::vector<std::thread> threads;
+};
+
+PendingStores& Pending() {
+  static PendingStores* pending = [] {
+    static PendingStores stores;
+    std::atexit(FinishCacheStores);
+    return &stores;
+  }();
+  return *pending;
+}
+
+}  // namespace
+
+void StoreCachedImageLater(const std::string& dir, const std::string& key,
+                           std::shared_ptr<const void> owner, std::string_view image) {
+  if (dir.empty() || key.empty() || image.empty()) return;
+  PendingStores& pending = Pending();
+  std::lock_guard lock(pending.mu);
+  try {
+    pending.threads.emplace_back([dir, key, owner = std::move(owner), image]() mutable {
+      StoreCachedImage(dir, key, image);
+      owner.reset();
+    });
+  } catch (const std::system_error&) {  // no thread to be had
+    StoreCachedImage(dir, key, image);
+  }
+}
+
+void FinishCacheStores() {
+  PendingStores& pending = Pending();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(pending.mu);
+    threads.swap(pending.threads);
+  }
+  for (std::thread& t : threads) t.join();
 }
 
 }  // namespace pf

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,16 @@ inline constexpr uint64_t kCacheBytes = uint64_t{512} << 20;
 /// Stores `image` as the entry `key` under `dir` (creating the directories), then trims the
 /// cache to kCacheBytes; false when it could not store it.
 bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image);
+
+/// StoreCachedImage on a thread of its own, so that the caller goes on at once; `owner` keeps
+/// `image` alive, unchanged, until the entry is written. The process waits for such stores
+/// when it exits (FinishCacheStores, run by atexit); where no thread can be had, the image is
+/// stored before this returns.
+void StoreCachedImageLater(const std::string& dir, const std::string& key,
+                           std::shared_ptr<const void> owner, std::string_view image);
+
+/// Waits for the stores StoreCachedImageLater began.
+void FinishCacheStores();
 
 /// Removes the entries under `dir` least recently used first (an entry's modification time,
 /// renewed at most daily when it is mapped) until they hold at most `keep_bytes`, and

@@ -34,17 +34,20 @@ struct ImageBuffer {
     size_t size;
     void operator()(char* p) const { munmap(p, size); }
   };
-  std::unique_ptr<char, Unmap> bytes{nullptr, Unmap{0}};
+  std::shared_ptr<char> bytes;  // (shared with a cache store that outlives the handle)
   size_t size = 0;
   bool Allocate(size_t n) {
     void* p =
         mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (p == MAP_FAILED) return false;
-    bytes = std::unique_ptr<char, Unmap>(static_cast<char*>(p), Unmap{n});
+    bytes = std::shared_ptr<char>(static_cast<char*>(p), Unmap{n});
     size = n;
     return true;
   }
 };
+
+constexpr unsigned char kHostElfData =
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
 
 struct DwarfInfo::Handle {
   int fd = -1;
@@ -269,7 +272,7 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
     const std::string key = cache.empty() ? "" : DwarfCacheKey(h->fd, options.lines);
     size_t image_size = 0, mapped_size = 0;
     if (char* p = MapCachedImage(cache, key, &image_size, &mapped_size)) {
-      h->image.bytes = std::unique_ptr<char, ImageBuffer::Unmap>(p, {mapped_size});
+      h->image.bytes = std::shared_ptr<char>(p, ImageBuffer::Unmap{mapped_size});
       h->image.size = image_size;
       from_cache = true;
     } else {
@@ -277,7 +280,14 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
       if (!DecompressedImage(file->data(), options.lines, &h->image)) {
         h->image = ImageBuffer();
       } else if (!key.empty()) {
-        StoreCachedImage(cache, key, std::string_view(h->image.bytes.get(), h->image.size));
+        std::string_view image(h->image.bytes.get(), h->image.size);
+        // Stored later only when libelf will read the image in place, never converting it
+        // (as it would one of the other byte order).
+        if (options.store_later && image.size() > EI_DATA && image[EI_DATA] == kHostElfData) {
+          StoreCachedImageLater(cache, key, h->image.bytes, image);
+        } else {
+          StoreCachedImage(cache, key, image);
+        }
       }
     }
     if (h->image.bytes) {

@@ -60,6 +60,9 @@ class DwarfInfo {
     bool demangle = true;     ///< C++ and Rust names as perf prints them
     bool lines = true;        ///< read line tables (else srcline and call_sites stay empty)
     bool libdw_walk = false;  ///< index CUs through libdw's DIE functions (tests compare)
+    /// Write a new cache entry on a thread of its own (StoreCachedImageLater) rather than
+    /// before returning: a first run need not wait for the disk.
+    bool store_later = false;
   };
   /// Opens the DWARF of the ELF file at `path` (the binary, or its separate debug file).
   /// Returns null when it has no usable .debug_info.

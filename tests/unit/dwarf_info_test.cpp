@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -362,6 +363,39 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
   // PF_CACHE_DIR set empty: no cache.
   setenv("PF_CACHE_DIR", "", 1);
   EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
+}
+
+// An entry stored later is written by its own thread, which keeps the image alive until then;
+// a DwarfInfo that stores later answers at once, and its entry serves the next open.
+TEST(DwarfCache, StoresLaterOnAThreadOfTheirOwn) {
+  test::ScopedCacheDir scoped;
+  ASSERT_TRUE(scoped.ok());
+  auto image = std::make_shared<std::string>(100000, 'i');
+  std::weak_ptr<std::string> watch = image;
+  StoreCachedImageLater(scoped.cache(), "later", image, *image);
+  image.reset();
+  FinishCacheStores();
+  EXPECT_TRUE(watch.expired()) << "the store kept the image after it was written";
+  size_t size = 0, mapped = 0;
+  char* entry = MapCachedImage(scoped.cache(), "later", &size, &mapped);
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(std::string_view(entry, size), std::string(100000, 'i'));
+  munmap(entry, mapped);
+
+  const std::string gz = scoped.dir() + "/inline_cxx_gz";
+  std::filesystem::copy_file(Program("inline_cxx_gz"), gz);
+  auto plain = DwarfInfo::Open(Program("inline_cxx_dwarf4"));
+  ASSERT_TRUE(plain);
+  {
+    auto first = DwarfInfo::Open(gz, {.store_later = true});
+    ASSERT_TRUE(first);
+    EXPECT_FALSE(first->from_cache());
+    EXPECT_GE(ExpectSameLookups(*first, *plain, TextOf(Program("inline_cxx_dwarf4")), 1), 500u);
+  }  // (closed before its entry may be written)
+  FinishCacheStores();
+  auto second = DwarfInfo::Open(gz, {.store_later = true});
+  EXPECT_TRUE(second->from_cache());
+  EXPECT_GE(ExpectSameLookups(*second, *plain, TextOf(Program("inline_cxx_dwarf4")), 1), 500u);
 }
 
 // The cache keeps the most recently used entries within its size, and clears temporary files

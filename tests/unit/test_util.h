@@ -14,6 +14,7 @@
 
 #include "collapse/collapse.h"
 #include "io/output.h"
+#include "symbolize/dwarf_cache.h"
 
 namespace pf::test {
 
@@ -67,6 +68,7 @@ class ScopedCacheDir {
     setenv("PF_CACHE_DIR", cache().c_str(), 1);
   }
   ~ScopedCacheDir() {
+    FinishCacheStores();  // (none may write into the directory after it goes)
     if (had_) {
       setenv("PF_CACHE_DIR", saved_.c_str(), 1);
     } else {
