@@ -675,7 +675,7 @@ class Collapser {
   }
 
   std::unique_ptr<Symbolizer> NewSymbolizer(const PerfDataReader& reader) {
-    auto symbolizer = std::make_unique<Symbolizer>(Symbolizer::Options{});
+    auto symbolizer = std::make_unique<Symbolizer>(opt_.symbols);
     symbolizer->SetEmbedded(&reader.embedded_symbols());
     symbolizer->SetKernelBuildId(KernelBuildId(reader));
     return symbolizer;

@@ -10,6 +10,7 @@
 #include "io/input.h"
 #include "io/output.h"
 #include "stacks/stack_filter.h"
+#include "symbolize/symbolizer.h"
 
 namespace pf {
 
@@ -24,6 +25,9 @@ struct CollapseOptions {
   // loads; for tests, -1 the reading thread, 1 the folding thread.
   int two_stage_unwind = 0;
   std::string format = "auto";  // auto, perf-script, folded
+  // Where a recording's binaries and kernel symbols are looked for (the fuzz target keeps
+  // away from the live kernel's: reading /proc/kallsyms costs its kernel milliseconds).
+  Symbolizer::Options symbols;
 };
 
 struct CollapseReport {
