@@ -63,6 +63,9 @@ class DwarfInfo {
     /// Write a new cache entry on a thread of its own (StoreCachedImageLater) rather than
     /// before returning: a first run need not wait for the disk.
     bool store_later = false;
+    /// A compressed section this large is inflated on a thread of its own while the others
+    /// are (the largest one only; tests lower it).
+    uint64_t inflate_aside_bytes = uint64_t{1} << 20;
   };
   /// Opens the DWARF of the ELF file at `path` (the binary, or its separate debug file).
   /// Returns null when it has no usable .debug_info.

@@ -283,6 +283,23 @@ TEST(DwarfInfo, ZlibCompressedSectionsReadAsPlainOnes) {
   ExpectReadAsThePlainOne(gz, plain);
 }
 
+// The largest compressed section inflated on a thread of its own (as glibc's .debug_info is)
+// or with the others: read alike.
+TEST(DwarfInfo, SectionsInflatedAsideReadAsPlainOnes) {
+  test::ScopedCacheDir scoped;
+  setenv("PF_CACHE_DIR", "", 1);  // no cache: each open inflates
+  const std::string plain = Program("inline_cxx_dwarf4"), gz = Program("inline_cxx_gz");
+  auto b = DwarfInfo::Open(plain);
+  ASSERT_TRUE(b);
+  for (uint64_t aside : {uint64_t{0}, uint64_t{1} << 40}) {
+    SCOPED_TRACE(aside);
+    auto a = DwarfInfo::Open(gz, {.inflate_aside_bytes = aside});
+    ASSERT_TRUE(a);
+    EXPECT_FALSE(a->from_cache());
+    EXPECT_GE(ExpectSameLookups(*a, *b, TextOf(plain), 1), 500u);
+  }
+}
+
 TEST(DwarfInfo, ZstdCompressedSectionsReadAsPlainOnes) {
   std::string zst = Program("inline_cxx_zstd");
   if (access(zst.c_str(), R_OK) != 0 || !DebugInfoCompressed(zst)) {
