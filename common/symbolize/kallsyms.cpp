@@ -284,7 +284,8 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
     if (core_end == SIZE_MAX) {
       core_end = CoreEnd(text);
       const uint64_t found[2] = {size, core_end};
-      StoreCachedImage(dir, key, std::string_view(reinterpret_cast<const char*>(found), sizeof found));
+      StoreCachedImage(dir, key,
+                       std::string_view(reinterpret_cast<const char*>(found), sizeof found));
     }
     return FromText(std::move(owner), text, false, core_end);
   }
