@@ -23,12 +23,12 @@
 #include "base/error.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
+#include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/perf_map.h"
 #include "symbolize/symbolizer.h"
-#include "symbolize/dwarf_cache.h"
 #include "test_util.h"
 
 namespace pf {
