@@ -1,42 +1,70 @@
 #include "stacks/stack_tree.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace pf {
 
-StackTree::StackTree(int columns)
-    : columns_(columns), names_(std::make_unique<Interner>()), slots_(1024, Slot{0, 0}) {
-  parent_.push_back(kRoot);
-  frame_.push_back(StrId{0});
+StackTree::StackTree(int columns) : columns_(columns), names_(std::make_unique<Interner>()) {
+  links_.push_back(Link{kRoot, StrId{0}});
   self_.assign(columns_, 0);
+  slots_.assign(size_t{1} << bits_, Slot{0, 0});
 }
 
 NodeId StackTree::Child(NodeId parent, StrId frame) {
-  uint64_t key = (static_cast<uint64_t>(parent) << 32) | frame.value;
+  uint32_t tag = Tag(parent, frame);
   size_t mask = slots_.size() - 1;
-  size_t i = MixU64(key) & mask;
+  size_t i = Home(tag);
   for (;; i = (i + 1) & mask) {
-    Slot& s = slots_[i];
+    Slot s = slots_[i];
     if (s.node == 0) break;
-    if (s.key == key) return s.node;
+    if (s.tag == tag && links_[s.node].parent == parent && links_[s.node].frame == frame) {
+      return s.node;
+    }
   }
-  NodeId node = static_cast<NodeId>(parent_.size());
-  parent_.push_back(parent);
-  frame_.push_back(frame);
-  self_.resize(self_.size() + columns_, 0);
-  slots_[i] = Slot{key, node};
-  if (parent_.size() * 2 > slots_.size()) Grow();
+  NodeId node = Append(parent, frame);
+  slots_[i] = Slot{node, tag};
+  if (Crowded()) Grow();
   return node;
 }
 
+NodeId StackTree::Append(NodeId parent, StrId frame) {
+  NodeId node = static_cast<NodeId>(links_.size());
+  links_.push_back(Link{parent, frame});
+  self_.resize(self_.size() + columns_, 0);
+  return node;
+}
+
+void StackTree::Index(NodeId from, NodeId to) {
+  while (Crowded()) Grow();
+  // A table larger than the cache costs a miss per insert: a batch whose slots are fetched a
+  // few inserts ahead pays them side by side.
+  constexpr NodeId kAhead = 8;
+  size_t mask = slots_.size() - 1;
+  for (NodeId n = from; n < to; ++n) {
+    if (n + kAhead < to) {
+      const Link& a = links_[n + kAhead];
+      __builtin_prefetch(&slots_[Home(Tag(a.parent, a.frame))], 1);
+    }
+    uint32_t tag = Tag(links_[n].parent, links_[n].frame);
+    size_t i = Home(tag);
+    while (slots_[i].node != 0) i = (i + 1) & mask;
+    slots_[i] = Slot{n, tag};
+  }
+}
+
 void StackTree::Grow() {
+  if (bits_ == 32) throw std::length_error("stack tree: too many distinct stacks");
   std::vector<Slot> old;
   old.swap(slots_);
-  slots_.assign(old.size() * 2, Slot{0, 0});
+  ++bits_;
+  slots_.assign(size_t{1} << bits_, Slot{0, 0});
   size_t mask = slots_.size() - 1;
+  // A slot's home is its tag's top bits, so the old table's order is (but for runs that wrap
+  // around its end) the new one's: this pass writes the new table front to back.
   for (const Slot& s : old) {
     if (s.node == 0) continue;
-    size_t i = MixU64(s.key) & mask;
+    size_t i = Home(s.tag);
     while (slots_[i].node != 0) i = (i + 1) & mask;
     slots_[i] = s;
   }
@@ -44,7 +72,19 @@ void StackTree::Grow() {
 
 NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, int column) {
   NodeId n = kRoot;
-  for (StrId f : root_first) n = Child(n, f);
+  size_t k = 0;
+  while (k < root_first.size()) {
+    NodeId before = static_cast<NodeId>(size());
+    n = Child(n, root_first[k++]);
+    if (n == before) break;  // made: its descendants on this path are new as well
+  }
+  if (k < root_first.size()) {
+    // Each is the first child of the one made before it, so none needs looking up: they are
+    // appended, then indexed as a batch.
+    NodeId first = static_cast<NodeId>(size());
+    for (; k < root_first.size(); ++k) n = Append(n, root_first[k]);
+    Index(first, static_cast<NodeId>(size()));
+  }
   AddSelf(n, weight, column);
   return n;
 }
@@ -116,11 +156,11 @@ bool StackTree::Module(StrId name, std::string_view* module) const {
 StackTree::Children StackTree::SortedChildren() const {
   Children ch;
   ch.first.assign(size() + 1, 0);
-  for (NodeId n = 1; n < size(); ++n) ++ch.first[parent_[n] + 1];
+  for (NodeId n = 1; n < size(); ++n) ++ch.first[links_[n].parent + 1];
   for (size_t i = 1; i < ch.first.size(); ++i) ch.first[i] += ch.first[i - 1];
   ch.child_index.resize(size() > 0 ? size() - 1 : 0);
   std::vector<uint32_t> fill(ch.first.begin(), ch.first.end() - 1);
-  for (NodeId n = 1; n < size(); ++n) ch.child_index[fill[parent_[n]]++] = n;
+  for (NodeId n = 1; n < size(); ++n) ch.child_index[fill[links_[n].parent]++] = n;
   for (NodeId n = 0; n < size(); ++n) {
     auto b = ch.child_index.begin() + ch.first[n];
     auto e = ch.child_index.begin() + ch.first[n + 1];

@@ -2,6 +2,8 @@
 // The stack prefix tree every tool walks: a node is (parent, frame); siblings are found
 // through one hash table keyed by (parent, frame id), so inserting a stack costs one probe
 // per frame and memory grows with the number of distinct prefixes, not with the input.
+// The table's slots are 8 bytes (a node and 32 bits of its key's hash), and a stack's new
+// suffix is indexed as a batch: a tree of many distinct stacks is bound by memory traffic.
 // Node ids are dense and a parent is always created before its children, so a pass in id
 // order visits parents first (Merge relies on it).
 //
@@ -41,11 +43,11 @@ class StackTree {
     w = (w + weight < w) ? UINT64_MAX : w + weight;
   }
 
-  size_t size() const { return parent_.size(); }
+  size_t size() const { return links_.size(); }
   int columns() const { return columns_; }
-  NodeId parent(NodeId n) const { return parent_[n]; }
-  StrId frame(NodeId n) const { return frame_[n]; }
-  std::string_view name(NodeId n) const { return names_->Name(frame_[n]); }
+  NodeId parent(NodeId n) const { return links_[n].parent; }
+  StrId frame(NodeId n) const { return links_[n].frame; }
+  std::string_view name(NodeId n) const { return names_->Name(links_[n].frame); }
   uint64_t self(NodeId n, int column = 0) const {
     return self_[static_cast<size_t>(n) * columns_ + column];
   }
@@ -73,18 +75,33 @@ class StackTree {
   Children SortedChildren() const;
 
  private:
-  struct Slot {
-    uint64_t key;  // parent << 32 | frame
-    NodeId node;   // 0 = empty (the root is never a child)
+  struct Link {
+    NodeId parent;
+    StrId frame;
   };
+  struct Slot {
+    NodeId node;   // 0 = empty (the root is never a child)
+    uint32_t tag;  // the top half of the key's hash; its top bits_ bits are the home slot
+  };
+  static uint32_t Tag(NodeId parent, StrId frame) {
+    return static_cast<uint32_t>(MixU64((static_cast<uint64_t>(parent) << 32) | frame.value) >> 32);
+  }
+  size_t Home(uint32_t tag) const { return tag >> (32 - bits_); }
+  /// More than three quarters full (linear probing in 8-byte slots stays within a cache line
+  /// or two at that load).
+  bool Crowded() const { return links_.size() * 4 > slots_.size() * 3; }
+  /// A node without its slot (Index gives it one).
+  NodeId Append(NodeId parent, StrId frame);
+  /// Gives nodes [from, to) their slots, growing the table first.
+  void Index(NodeId from, NodeId to);
   void Grow();
 
   int columns_;
   std::unique_ptr<Interner> names_;
-  std::vector<NodeId> parent_;
-  std::vector<StrId> frame_;
+  std::vector<Link> links_;  // by node
   std::vector<uint64_t> self_;
   std::vector<Slot> slots_;
+  int bits_ = 10;                 // slots_.size() == 1 << bits_, at most 32
   std::vector<uint32_t> module_;  // name id -> module name id + 1; 0 none; kAmbiguous
   static constexpr uint32_t kAmbiguous = UINT32_MAX;
 };

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace pf {
 namespace {
 
@@ -27,6 +30,38 @@ TEST(StackTree, SharesPrefixesAndSumsLeaves) {
   EXPECT_EQ(t.parent(c), b);
   EXPECT_EQ(t.name(c), "c");
   EXPECT_FALSE(t.has_self(a));
+}
+
+// Enough distinct stacks to grow the table many times: each path's new suffix is indexed as
+// a batch, and every node must then be found again, by AddStack and by Child.
+TEST(StackTree, ManyDistinctStacksAreFoundAgain) {
+  StackTree t;
+  std::vector<StrId> f;
+  for (int i = 0; i < 64; ++i)
+    f.push_back(t.names().Intern(std::string("f").append(std::to_string(i))));
+  std::vector<std::vector<StrId>> stacks;
+  std::vector<NodeId> leaves;
+  uint64_t x = 88172645463325252ull;
+  for (int s = 0; s < 20000; ++s) {
+    std::vector<StrId> path;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t depth = 1 + x % 24;
+    // Shared roots (a few) then frames that make most suffixes new.
+    for (size_t d = 0; d < depth; ++d) path.push_back(f[(x >> (d % 40)) % (d < 2 ? 3 : 64)]);
+    leaves.push_back(t.AddStack(path, 1));
+    stacks.push_back(std::move(path));
+  }
+  size_t nodes = t.size();
+  EXPECT_GT(nodes, 100000u);
+  for (size_t s = 0; s < stacks.size(); ++s) {
+    EXPECT_EQ(t.AddStack(stacks[s], 1), leaves[s]) << s;
+    NodeId n = StackTree::kRoot;
+    for (StrId id : stacks[s]) n = t.Child(n, id);
+    ASSERT_EQ(n, leaves[s]) << s;
+  }
+  EXPECT_EQ(t.size(), nodes);  // nothing made twice
+  EXPECT_EQ(t.Total(), 2 * stacks.size());
+  for (NodeId n = 1; n < t.size(); ++n) ASSERT_EQ(t.Child(t.parent(n), t.frame(n)), n);
 }
 
 TEST(StackTree, WeightsSaturate) {
