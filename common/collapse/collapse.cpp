@@ -170,7 +170,7 @@ class RecordFold {
     uint64_t filtered_before = folder_.other_event_samples();
     if (!fresh && !cache_[key].frames.empty()) {
       // A key folded sample by sample: only its event line is new.
-      AppendSampleHead(session, s, chain, fields_, &text_);
+      AppendSampleHead(session, s, fields_, &text_);
       text_ += cache_[key].frames;
       if (folder_.FoldSample(text_, source_name_) != PerfScriptFolder::kNoLeaf) ++samples_;
       return;
@@ -185,7 +185,7 @@ class RecordFold {
       fold_as(n->second.leaf, n->second.filtered);
       return;
     }
-    AppendResolvedSample(session, s, chain, fields_, frames_, &text_);
+    AppendResolvedSample(session, s, fields_, frames_, &text_);
     NodeId leaf = folder_.FoldSample(text_, source_name_);
     // The key leaves out the time and the period, which the fold reads past the comm and
     // thread only when the Perl script's event-line pattern takes them into the comm (a
@@ -201,7 +201,7 @@ class RecordFold {
       ScriptFields ids = fields_;
       ids.cpu = ids.time = ids.period = ids.event = false;
       ids_text_.clear();
-      AppendSampleHead(session, s, chain, ids, &ids_text_);
+      AppendSampleHead(session, s, ids, &ids_text_);
       size_t match_end = event_head.tid.data() + event_head.tid.size() - first_line.data();
       reuse = match_end < ids_text_.size() && first_line.starts_with(ids_text_);
     }

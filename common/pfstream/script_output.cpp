@@ -109,9 +109,8 @@ void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* ou
 
 }  // namespace
 
-void AppendSampleHead(Session& session, const Sample& s, std::span<const uint64_t> callchain,
-                      const ScriptFields& f, std::string* out) {
-  bool chain = !callchain.empty() && (s.attr->sample_type & kSampleCallchain);
+void AppendSampleHead(Session& session, const Sample& s, const ScriptFields& f, std::string* out) {
+  bool chain = s.attr->sample_type & kSampleCallchain;
   if (f.comm) {
     std::string_view comm = session.Comm(s.pid, s.tid);
     if (f.ip && chain) {
@@ -162,14 +161,15 @@ void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_
                       const ScriptFields& f, std::vector<ResolvedFrame>* frames,
                       std::string* out) {
   session.Frames(s, callchain, frames);
-  AppendResolvedSample(session, s, callchain, f, *frames, out);
+  AppendResolvedSample(session, s, f, *frames, out);
 }
 
-void AppendResolvedSample(Session& session, const Sample& s, std::span<const uint64_t> callchain,
-                          const ScriptFields& f, const std::vector<ResolvedFrame>& frames,
-                          std::string* out) {
-  bool chain = !callchain.empty() && (s.attr->sample_type & kSampleCallchain);
-  AppendSampleHead(session, s, callchain, f, out);
+void AppendResolvedSample(Session& session, const Sample& s, const ScriptFields& f,
+                          const std::vector<ResolvedFrame>& frames, std::string* out) {
+  // As perf script: a sample with a call chain field is printed as a chain, even an empty
+  // one (a DWARF sample whose stack copy is empty has none).
+  bool chain = s.attr->sample_type & kSampleCallchain;
+  AppendSampleHead(session, s, f, out);
   if (chain && (f.ip || f.sym || f.dso)) {
     *out += '\n';
     for (const ResolvedFrame& fr : frames) {

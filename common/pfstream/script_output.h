@@ -44,14 +44,13 @@ ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr);
 void AppendSampleText(Session& session, const Sample& s, std::span<const uint64_t> chain,
                       const ScriptFields& fields, std::vector<ResolvedFrame>* frames,
                       std::string* out);
-/// AppendSampleText with the sample's frames already resolved (Session::Frames of `chain`).
-void AppendResolvedSample(Session& session, const Sample& s, std::span<const uint64_t> chain,
-                          const ScriptFields& fields, const std::vector<ResolvedFrame>& frames,
-                          std::string* out);
+/// AppendSampleText with the sample's frames already resolved (Session::Frames of its chain).
+void AppendResolvedSample(Session& session, const Sample& s, const ScriptFields& fields,
+                          const std::vector<ResolvedFrame>& frames, std::string* out);
 /// The part of AppendSampleText's header line before the frames: comm, ids, time, period,
-/// event (the whole line when the sample has a callchain, less its newline).
-void AppendSampleHead(Session& session, const Sample& s, std::span<const uint64_t> chain,
-                      const ScriptFields& fields, std::string* out);
+/// event (the whole line when the sample has a callchain field, less its newline).
+void AppendSampleHead(Session& session, const Sample& s, const ScriptFields& fields,
+                      std::string* out);
 
 /// Delivers every record of `reader` in time order, as perf script does (its
 /// ordered_events: at each FINISHED_ROUND, the records up to the previous round's latest time

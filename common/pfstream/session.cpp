@@ -511,7 +511,11 @@ void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
   uint16_t mode = s.misc & kCpuModeMask;
   bool kernel = mode == kCpuModeKernel || mode == kCpuModeGuestKernel;
   if (chain.empty()) {
-    out->push_back(Resolve(s.pid, s.ip, kernel));
+    // The ip stands for a chain the sample did not record; a chain that is empty stays so.
+    constexpr uint64_t kSampleCallchain = 1 << 5;
+    if (!s.attr || !(s.attr->sample_type & kSampleCallchain)) {
+      out->push_back(Resolve(s.pid, s.ip, kernel));
+    }
     return;
   }
   // As perf 6.1: inline frames for user frames unwound from stack copies (here, or by

@@ -590,6 +590,46 @@ TEST(RecordFold, OneLetterCommsFoldAsTheirText) {
   }
 }
 
+// A sample whose call chain field is empty (a DWARF sample of a user-mode fault on a stack
+// the kernel could not copy: no kernel part, no user frames) is printed as perf script prints
+// it, an event line and no frames, not as a sample without a chain (the ip on the event
+// line); so it folds to its comm alone, as stackcollapse-perf.pl folds perf's text.
+TEST(RecordFold, AnEmptyCallchainStaysEmpty) {
+  StringSink sink;
+  BufferedWriter out(sink);
+  PerfStreamWriter w(out);
+  const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                      PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
+  w.WriteHeader();
+  w.WriteAttr(TestAttr(st), std::vector<uint64_t>{1});
+  w.WriteEventName(1, "cpu-clock:ppp");
+  w.WriteComm(4242, 4242, "prog", true, {4242, 4242, 1, 0});
+  for (uint64_t time : {10, 11}) {
+    SampleFields s;
+    s.ip = 0x400123;
+    s.pid = s.tid = 4242;
+    s.time = time * 1000;
+    s.period = 1000;
+    if (time == 11) s.callchain = {kContextUser, 0x400123};
+    w.WriteSample(s);
+  }
+  w.Flush();
+  const std::string path = ::testing::TempDir() + "/empty_chain.data";
+  { std::ofstream(path, std::ios::binary) << sink.data(); }
+  StringSink text;
+  RunScript(path, {}, text, nullptr);
+  EXPECT_EQ(text.data(),
+            "prog  4242     0.000010:       1000 cpu-clock:ppp: \n\n"
+            "prog  4242     0.000011:       1000 cpu-clock:ppp: \n"
+            "\t          400123 [unknown] ([unknown])\n\n");
+  StringSink folded;
+  CollapseReport report;
+  CollapseFiles({path}, {}, folded, &report);
+  EXPECT_EQ(folded.data(), test::Collapse(text.data()));
+  EXPECT_EQ(folded.data(), "prog 1000\nprog;[unknown] 1000\n");
+  std::remove(path.c_str());
+}
+
 // pf-collapse folds a recording's samples by the names the fold reads, not their addresses:
 // two leaf addresses in one function make one line; with --addrs, which prints unknown
 // symbols' addresses, two. A library mapped over another at the same addresses is the new
