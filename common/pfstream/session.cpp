@@ -74,7 +74,13 @@ std::string Hex(std::string_view bytes) {
 }  // namespace
 
 struct Session::Process {
-  MapTable maps;
+  // Shared with the processes forked from it until one of them maps something (copy on
+  // write): a shell's thousands of subshells cost no copies.
+  std::shared_ptr<MapTable> maps = std::make_shared<MapTable>();
+  MapTable& OwnMaps() {
+    if (maps.use_count() > 1) maps = std::make_shared<MapTable>(*maps);
+    return *maps;
+  }
   uint64_t generation = 0;
   // The maps as libdw is given them, for generation libdw_generation - 1.
   std::vector<LibdwMap> libdw_maps;
@@ -277,7 +283,7 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
         ++kernel_generation_;
       } else {
         Process& p = Proc(pid);
-        AddMap(p.maps, std::move(m));
+        AddMap(p.OwnMaps(), std::move(m));
         ++p.generation;
       }
       return;
@@ -289,7 +295,7 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
 
 const MapTable* Session::MapsOf(uint32_t pid) const {
   auto it = procs_.find(pid);
-  return it == procs_.end() ? nullptr : &it->second->maps;
+  return it == procs_.end() ? nullptr : it->second->maps.get();
 }
 
 uint64_t Session::MapsGeneration(uint32_t pid) const {
@@ -339,7 +345,7 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry*
     return f;
   }
   auto p = procs_.find(pid);
-  MapEntry* m = p == procs_.end() ? nullptr : const_cast<MapEntry*>(FindMap(p->second->maps, ip));
+  MapEntry* m = p == procs_.end() ? nullptr : const_cast<MapEntry*>(FindMap(*p->second->maps, ip));
   if (!m) return f;
   if (map) *map = m;
   if (Symbolizer::UsesPerfMap(m->path)) {  // JIT code: named by /tmp/perf-PID.map
@@ -424,7 +430,7 @@ std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64
   const size_t user_at = scratch->size();
   auto p = procs_.find(s.pid);
   MapTable none;
-  Modules modules(*this, s.pid, p == procs_.end() ? none : p->second->maps);
+  Modules modules(*this, s.pid, p == procs_.end() ? none : *p->second->maps);
   // perf's limit: perf_event_max_stack's default, 127 user frames.
   constexpr size_t kMaxFrames = 127;
   UnwindEnd end = UnwindEnd::kUnsupported;
@@ -470,7 +476,7 @@ UnwindEnd Session::UnwindWithLibdw(const Sample& s, const UserStack& stack, size
     // mapped twice that way (a child's copy of its parent's library, left from before exec)
     // gives libdw a module for each copy.
     std::vector<MapEntry*> order;
-    for (auto& [start, m] : proc.maps) order.push_back(&m);
+    for (auto& [start, m] : *proc.maps) order.push_back(&m);
     std::stable_sort(order.begin(), order.end(),
                      [](const MapEntry* a, const MapEntry* b) { return a->pgoff < b->pgoff; });
     std::unordered_map<std::string_view, uint64_t> lowest_pgoff;
@@ -624,7 +630,7 @@ std::string_view Session::UnknownSrcline(std::string_view dso, uint64_t addr) {
 void Session::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
                            std::vector<ResolvedFrame>* out) {
   auto p = procs_.find(pid);
-  const MapEntry* m = p == procs_.end() ? nullptr : FindMap(p->second->maps, ip);
+  const MapEntry* m = p == procs_.end() ? nullptr : FindMap(*p->second->maps, ip);
   if (m == nullptr || Symbolizer::UsesPerfMap(m->path)) {
     ResolveUserFrame(pid, ip, expand, out);
     return;

@@ -359,6 +359,48 @@ TEST(Collapse, BuildIdRecordsInAFileGoToTheSession) {
   EXPECT_EQ(maps->begin()->second.build_id, "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3");
 }
 
+// A forked process starts with its parent's maps and each goes its own way after: a map one
+// of them adds is not the other's. Until then they share one table (a shell's thousands of
+// subshells would otherwise copy it thousands of times).
+TEST(Collapse, ForkedProcessesShareMapsUntilOneMapsSomething) {
+  PerfFile f;
+  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
+    path.append(8 - path.size() % 8, '\0');
+    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
+  };
+  auto fork = [&](uint32_t pid, uint32_t ppid) {
+    f.Record(7, 0, PerfFile::Words(pid, ppid, pid, ppid, uint64_t{0}));
+  };
+  mmap(100, 0x7000000, "/nonexistent/liba.so");
+  fork(200, 100);
+  fork(300, 100);
+  mmap(200, 0x8000000, "/nonexistent/libb.so");
+  fork(400, 200);
+  mmap(100, 0x9000000, "/nonexistent/libc.so");
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  Symbolizer symbolizer(Symbolizer::Options{});
+  Session session(symbolizer);
+  Record r;
+  while (reader.Next(&r)) session.OnRecord(reader, r);
+  auto paths = [&](uint32_t pid) {
+    std::vector<std::string_view> v;
+    if (const MapTable* maps = session.MapsOf(pid)) {
+      for (const auto& [start, m] : *maps) v.push_back(m.path);
+    }
+    return v;
+  };
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(paths(100), (V{"/nonexistent/liba.so", "/nonexistent/libc.so"}));
+  EXPECT_EQ(paths(200), (V{"/nonexistent/liba.so", "/nonexistent/libb.so"}));
+  EXPECT_EQ(paths(300), (V{"/nonexistent/liba.so"}));
+  EXPECT_EQ(paths(400), (V{"/nonexistent/liba.so", "/nonexistent/libb.so"}));
+  EXPECT_EQ(session.MapsOf(400), session.MapsOf(200));  // not copied
+  EXPECT_NE(session.MapsOf(300), session.MapsOf(100));  // the parent copied before it mapped
+  EXPECT_NE(session.MapsGeneration(400), 0u);
+}
+
 TEST(Collapse, EmptyAndCommentOnlyInputGiveNothing) {
   EXPECT_EQ(test::Collapse(""), "");
   EXPECT_EQ(test::Collapse("# ========\n# nothing\n"), "");
