@@ -480,6 +480,7 @@ class Collapser {
     if (pipelined) {
       reading_symbolizer = NewSymbolizer(reader);
       reading_session = std::make_unique<Session>(*reading_symbolizer);
+      reading_session->ForgetExited(true);
       auto read_stage = [&] {
         try {
           Session& reading = *reading_session;
@@ -528,7 +529,7 @@ class Collapser {
                   reading.OnRecord(reader, r);
                   // The records that change a Session's maps, comms and build-ids
                   // (Session::OnRecord).
-                  if (r.type != kRecordComm && r.type != kRecordFork &&
+                  if (r.type != kRecordComm && r.type != kRecordFork && r.type != kRecordExit &&
                       r.type != kRecordMmap && r.type != kRecordMmap2 &&
                       r.type != kRecordHeaderBuildId) {
                     return;
@@ -588,6 +589,7 @@ class Collapser {
       session_owner = std::make_unique<Session>(symbolizer);
       Session& session = *session_owner;
       session.SetInline(opt_.perf.inline_frames);
+      session.ForgetExited(true);
       session.SetSrcline(opt_.perf.srcline);
       session.PrefetchDwarf(reader);
       fold_owner = std::make_unique<RecordFold>(opt_.perf, event_filter_, source.name());

@@ -479,6 +479,7 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   Session& session = *session_owner;
   session.SetUnwindMethod(o.unwind_method);
   session.SetInline(o.inline_frames);
+  session.ForgetExited(true);
   bool srcline = false;
   for (const std::string& name : o.fields) srcline |= name == "srcline" || name == "+srcline";
   session.SetSrcline(srcline);

@@ -81,7 +81,10 @@ struct Session::Process {
     if (maps.use_count() > 1) maps = std::make_shared<MapTable>(*maps);
     return *maps;
   }
-  uint64_t generation = 0;
+  uint64_t generation = 0;  // Session-wide serial of the maps' last change (0: none)
+  // Its live threads, counted from the FORK that made it; -1 for a process that ran before
+  // the recording (its threads are not all known).
+  int64_t threads = -1;
   // The maps as libdw is given them, for generation libdw_generation - 1.
   std::vector<LibdwMap> libdw_maps;
   uint64_t libdw_generation = 0;
@@ -229,8 +232,23 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
         if (parent != procs_.end()) {
           Process& child = Proc(pid);
           child.maps = parent->second->maps;
-          ++child.generation;
+          child.generation = ++generation_serial_;
+          child.threads = 1;
         }
+      } else if (pid == ppid && tid != ptid && !(r.misc & kMiscForkExec)) {
+        auto p = procs_.find(pid);
+        if (p != procs_.end() && p->second->threads > 0) ++p->second->threads;
+      }
+      return;
+    }
+    case kRecordExit: {
+      // A process whose every thread has exited is forgotten (with ForgetExited): a shell
+      // script's thousands of short-lived commands do not keep their maps.
+      uint32_t pid;
+      if (!forget_exited_ || !ReadU32(b, 0, &pid)) return;
+      auto p = procs_.find(pid);
+      if (p != procs_.end() && p->second->threads > 0 && --p->second->threads == 0) {
+        procs_.erase(p);
       }
       return;
     }
@@ -284,7 +302,7 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
       } else {
         Process& p = Proc(pid);
         AddMap(p.OwnMaps(), std::move(m));
-        ++p.generation;
+        p.generation = ++generation_serial_;
       }
       return;
     }

@@ -113,6 +113,9 @@ class Session {
   void SetInline(bool on) { inline_ = on; }
   /// A source line for each frame, as perf script -F +srcline prints it.
   void SetSrcline(bool on) { srcline_ = on; }
+  /// Forgets a process once all its threads have exited (EXIT records), for readers that
+  /// resolve each sample as they read it; by default a Session keeps every process's maps.
+  void ForgetExited(bool on) { forget_exited_ = on; }
   /// Starts opening, on another thread, the DWARF of the binaries the recording's build-id
   /// table names (perf lists the ones samples hit), so that inflating and indexing a large
   /// debug file overlaps reading and unwinding. Call after SetInline and SetSrcline; does
@@ -209,6 +212,8 @@ class Session {
       user_frame_at_;
   std::vector<ResolvedFrame> user_frames_;
   uint64_t map_serial_ = 0;
+  uint64_t generation_serial_ = 0;
+  bool forget_exited_ = false;
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
   std::unordered_map<uint32_t, std::string> comms_;  // by tid
   MapTable kernel_maps_;

@@ -401,6 +401,61 @@ TEST(Collapse, ForkedProcessesShareMapsUntilOneMapsSomething) {
   EXPECT_NE(session.MapsGeneration(400), 0u);
 }
 
+// With ForgetExited, a process forked in the recording is forgotten when its last thread
+// exits (its main thread may exit first), and a new process given its pid later has other
+// maps generations than it had. A process that ran before the recording is never
+// forgotten: not all its threads are known.
+TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
+  PerfFile f;
+  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
+    path.append(8 - path.size() % 8, '\0');
+    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
+  };
+  auto task = [&](uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid) {
+    f.Record(type, 0, PerfFile::Words(pid, ppid, tid, ptid, uint64_t{0}));
+  };
+  constexpr uint32_t kFork = 7, kExit = 4;
+  mmap(100, 0x7000000, "/nonexistent/liba.so");
+  task(kFork, 200, 100, 200, 100);  // a process
+  task(kFork, 200, 200, 201, 200);  // and its second thread
+  mmap(200, 0x8000000, "/nonexistent/libb.so");
+  task(kExit, 200, 100, 200, 100);  // the main thread ends first
+  const size_t main_thread_exited = f.data.size();
+  task(kExit, 200, 200, 201, 200);
+  const size_t process_exited = f.data.size();
+  task(kExit, 100, 1, 100, 1);      // ran before: kept
+  task(kFork, 200, 100, 200, 100);  // the pid again
+  mmap(200, 0x9000000, "/nonexistent/libc.so");
+  const std::string file = f.File(false);
+  for (bool forget : {false, true}) {
+    SCOPED_TRACE(forget ? "forget" : "keep");
+    std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+    PerfDataReader reader(*src);
+    Symbolizer symbolizer(Symbolizer::Options{});
+    Session session(symbolizer);
+    session.ForgetExited(forget);
+    Record r;
+    uint64_t generation = 0;
+    size_t at = 0;
+    while (reader.Next(&r)) {
+      session.OnRecord(reader, r);
+      at += 8 + r.body.size();
+      if (at == main_thread_exited) {
+        ASSERT_NE(session.MapsOf(200), nullptr);
+        EXPECT_EQ(session.MapsOf(200)->size(), 2u);
+        generation = session.MapsGeneration(200);
+      }
+      if (at == process_exited) {
+        EXPECT_EQ(session.MapsOf(200) == nullptr, forget);
+      }
+    }
+    ASSERT_NE(session.MapsOf(100), nullptr);
+    ASSERT_NE(session.MapsOf(200), nullptr);
+    EXPECT_EQ(session.MapsOf(200)->size(), 2u);  // its parent's liba.so and libc.so
+    EXPECT_NE(session.MapsGeneration(200), generation);
+  }
+}
+
 TEST(Collapse, EmptyAndCommentOnlyInputGiveNothing) {
   EXPECT_EQ(test::Collapse(""), "");
   EXPECT_EQ(test::Collapse("# ========\n# nothing\n"), "");
