@@ -1,5 +1,7 @@
 #include "pfstream/perf_data.h"
 
+#include <zstd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -7,6 +9,12 @@
 #include "base/error.h"
 
 namespace pf {
+
+struct PerfDataReader::Inflater {
+  ZSTD_DStream* z = ZSTD_createDStream();
+  bool failed = false;  // a compressed record did not inflate: the stream cannot go on
+  ~Inflater() { ZSTD_freeDStream(z); }
+};
 
 namespace {
 
@@ -366,6 +374,66 @@ bool PerfDataReader::Fill(size_t need) {
   return end_ - pos_ >= need;
 }
 
+// perf record -z writes the ring buffers' records as one zstd stream cut into COMPRESSED
+// records (perf's zstd_compress_stream_to_records, flushed at each); a record of the stream
+// may straddle two of them. At most this many inflated bytes wait at once: perf's own limit
+// is its ring buffer's size.
+constexpr size_t kMaxUnpacked = size_t{256} << 20;
+
+void PerfDataReader::Unpack(const Record& c) {
+  if (!inflater_) inflater_ = std::make_unique<Inflater>();
+  std::span<const uint8_t> in = c.body;
+  if (c.type == kRecordCompressed2) {  // (perf 6.15) the size, then the data padded to 8
+    uint64_t n = in.size() >= 8 ? Load64(in.data()) : UINT64_MAX;
+    if (n > in.size() - 8) {
+      ++bad_records_;
+      return;
+    }
+    in = in.subspan(8, n);
+  }
+  if (inflater_->failed) {
+    ++bad_records_;
+    return;
+  }
+  // Keep the part of a record the last one ended in, at the start.
+  const size_t left = unpacked_end_ - unpacked_pos_;
+  auto* bytes = reinterpret_cast<uint8_t*>(unpacked_.data());
+  if (left > 0 && unpacked_pos_ > 0) std::memmove(bytes, bytes + unpacked_pos_, left);
+  unpacked_pos_ = 0;
+  unpacked_end_ = left;
+  unpacked_offset_ = c.offset;
+  ZSTD_inBuffer input{in.data(), in.size(), 0};
+  for (;;) {
+    if (unpacked_.size() * 8 - unpacked_end_ < (size_t{64} << 10)) {
+      unpacked_.resize(std::max<size_t>(unpacked_.size() * 2, (size_t{128} << 10) / 8));
+    }
+    ZSTD_outBuffer output{unpacked_.data(), unpacked_.size() * 8, unpacked_end_};
+    size_t ret = ZSTD_decompressStream(inflater_->z, &output, &input);
+    unpacked_end_ = output.pos;
+    if (ZSTD_isError(ret) || unpacked_end_ > kMaxUnpacked) {
+      inflater_->failed = true;
+      ++bad_records_;
+      unpacked_pos_ = unpacked_end_ = 0;
+      return;
+    }
+    if (input.pos == input.size && output.pos < output.size) return;
+  }
+}
+
+bool PerfDataReader::NextUnpacked(const uint8_t** p, uint16_t* size) {
+  if (unpacked_end_ - unpacked_pos_ < 8) return false;
+  const uint8_t* at = reinterpret_cast<const uint8_t*>(unpacked_.data()) + unpacked_pos_;
+  std::memcpy(size, at + 6, 2);
+  if (*size < 8) {  // the rest cannot be told apart
+    ++bad_records_;
+    unpacked_pos_ = unpacked_end_ = 0;
+    return false;
+  }
+  if (*size > unpacked_end_ - unpacked_pos_) return false;  // its end is in the next one
+  *p = at;
+  return true;
+}
+
 bool PerfDataReader::Next(Record* r) {
   if (has_pending_) {
     *r = pending_;
@@ -373,30 +441,35 @@ bool PerfDataReader::Next(Record* r) {
     return true;
   }
   for (;;) {
-    if (!Fill(8)) {
-      if (end_ != pos_) truncated_ = true;
-      return false;
+    const uint8_t* p;
+    uint16_t size;
+    const bool unpacked = NextUnpacked(&p, &size);
+    if (!unpacked) {
+      if (!Fill(8)) {
+        if (end_ != pos_ || unpacked_end_ != unpacked_pos_) truncated_ = true;
+        return false;
+      }
+      p = reinterpret_cast<const uint8_t*>(all_.data()) + pos_;
+      std::memcpy(&size, p + 6, 2);
+      if (size < 8) {  // cannot advance: the rest is unusable
+        ++bad_records_;
+        truncated_ = true;
+        return false;
+      }
+      if (!Fill(size)) {
+        truncated_ = true;
+        return false;
+      }
+      p = reinterpret_cast<const uint8_t*>(all_.data()) + pos_;
     }
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(all_.data()) + pos_;
     uint32_t type;
-    uint16_t misc, size;
+    uint16_t misc;
     std::memcpy(&type, p, 4);
     std::memcpy(&misc, p + 4, 2);
-    std::memcpy(&size, p + 6, 2);
-    if (size < 8) {  // cannot advance: the rest is unusable
-      ++bad_records_;
-      truncated_ = true;
-      return false;
-    }
-    if (!Fill(size)) {
-      truncated_ = true;
-      return false;
-    }
-    p = reinterpret_cast<const uint8_t*>(all_.data()) + pos_;
     r->type = type;
     r->misc = misc;
     r->body = std::span<const uint8_t>(p + 8, size - 8);
-    r->stable = source_.stable() && buffer_.empty();
+    r->stable = !unpacked && source_.stable() && buffer_.empty();
     if (reinterpret_cast<uintptr_t>(p) % 8 != 0) {
       r->stable = false;
       // perf's own feature records have sizes that are not multiples of 8, so what follows
@@ -406,8 +479,17 @@ bool PerfDataReader::Next(Record* r) {
       r->body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(aligned_.data()) + 8,
                                          size - 8);
     }
-    r->offset = consumed_ + pos_;
-    pos_ += size;
+    if (unpacked) {
+      r->offset = unpacked_offset_;
+      unpacked_pos_ += size;
+    } else {
+      r->offset = consumed_ + pos_;
+      pos_ += size;
+    }
+    if (type == kRecordCompressed || type == kRecordCompressed2) {
+      if (!unpacked) Unpack(*r);
+      continue;
+    }
     if (!pipe_ && (type == kRecordHeaderAttr || type == kRecordHeaderFeature)) {
       continue;  // a pipe's records: a file has its events and features in its header
     }

@@ -95,7 +95,8 @@ class PerfDataReader {
   bool truncated() const { return truncated_; }
   /// The end of the records in the input (in file mode, the end of the data section).
   uint64_t data_size() const { return end_; }
-  /// Records skipped because they were malformed (bad size, unknown event id).
+  /// Records skipped because they were malformed (bad size, unknown event id, compressed
+  /// records that do not inflate).
   uint64_t bad_records() const { return bad_records_; }
 
   const std::vector<EventAttr>& attrs() const { return attrs_; }
@@ -138,6 +139,10 @@ class PerfDataReader {
 
  private:
   bool Fill(size_t need);
+  // The next record inflated from perf record -z's COMPRESSED records, if a whole one is
+  // there.
+  bool NextUnpacked(const uint8_t** p, uint16_t* size);
+  void Unpack(const Record& compressed);
   void ReadFileHeader();
   void ReadFeatures(uint64_t offset, uint64_t features_bits[4]);
   void AddAttr(std::span<const uint8_t> attr_bytes, std::span<const uint8_t> ids);
@@ -154,6 +159,13 @@ class PerfDataReader {
   std::string buffer_;
   std::vector<uint64_t> aligned_;  // an aligned copy of a misaligned record
   Record pending_;                 // the first record after a pipe's headers
+  // perf record -z: its COMPRESSED records are one zstd stream of records, which a
+  // compressed record may end in the middle of.
+  struct Inflater;
+  std::unique_ptr<Inflater> inflater_;
+  std::vector<uint64_t> unpacked_;  // inflated records (8-byte aligned), from unpacked_pos_
+  size_t unpacked_pos_ = 0, unpacked_end_ = 0;  // in bytes
+  uint64_t unpacked_offset_ = 0;  // of the compressed record they came from
   bool has_pending_ = false;
   bool stream_done_ = false;
   uint64_t consumed_ = 0;  // stream bytes dropped from the buffer
@@ -198,6 +210,7 @@ enum : uint32_t {
   kRecordHeaderFeature = 80,
   kRecordCompressed = 81,
   kRecordFinishedInit = 82,
+  kRecordCompressed2 = 83,
 };
 
 constexpr uint64_t kContextHv = static_cast<uint64_t>(-32);

@@ -233,6 +233,23 @@ if command -v perf >/dev/null 2>&1; then
     same_as_perf "$tmp/pipe-perf.txt" "$tmp/pipe-pf.txt" >"$tmp/pipe.diff" ||
       fail "pipe: perf script and pf-script differ: $(head -30 "$tmp/pipe.diff")"
   fi
+  # perf record -z: records compressed with zstd, in a file and in a pipe.
+  : >"$tmp/z.pipe"
+  for mode in file pipe; do
+    if [ $mode = file ]; then
+      in="$tmp/z.data"
+      perf record -q -z -F 999 --call-graph dwarf -o "$in" -- "$PROG" 1 >/dev/null 2>&1
+    else
+      in=-
+      perf record -q -z -F 999 --call-graph dwarf -o - -- "$PROG" 1 2>/dev/null >"$tmp/z.pipe"
+    fi || { echo "note: perf record -z failed here; not compared"; break; }
+    perf script --no-inline -i "$in" <"$tmp/z.pipe" >"$tmp/z-perf.txt" 2>/dev/null
+    "$SCRIPT" --no-inline "$in" <"$tmp/z.pipe" >"$tmp/z-pf.txt" || fail "pf-script (-z, $mode)"
+    grep -q ' main+' "$tmp/z-pf.txt" || fail "-z, $mode: no main frame"
+    same_as_perf "$tmp/z-perf.txt" "$tmp/z-pf.txt" >"$tmp/z.diff" ||
+      fail "-z, $mode: perf script and pf-script differ: $(head -30 "$tmp/z.diff")"
+    echo "-z, $mode: $(grep -c '^unwind_prog ' "$tmp/z-pf.txt") samples, same text as perf script"
+  done
 else
   echo "note: perf is not installed; pf-script is not compared with perf script"
 fi

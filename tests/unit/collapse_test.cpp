@@ -3,6 +3,7 @@
 #include "collapse/collapse.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -454,6 +455,106 @@ TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
     EXPECT_EQ(session.MapsOf(200)->size(), 2u);  // its parent's liba.so and libc.so
     EXPECT_NE(session.MapsGeneration(200), generation);
   }
+}
+
+// perf record -z: the records as one zstd stream, flushed into COMPRESSED records (type 81,
+// or 83 with its size and padding, as perf 6.15 writes) every `chunk` input bytes, so
+// records straddle two of them.
+std::string Compressed(const std::string& records, size_t chunk, bool second_kind) {
+  ZSTD_CStream* z = ZSTD_createCStream();
+  ZSTD_initCStream(z, 1);
+  std::string out;
+  for (size_t at = 0; at < records.size(); at += chunk) {
+    ZSTD_inBuffer in{records.data() + at, std::min(chunk, records.size() - at), 0};
+    std::string packed(ZSTD_compressBound(in.size) + 64, '\0');
+    ZSTD_outBuffer o{packed.data(), packed.size(), 0};
+    while (in.pos < in.size) ZSTD_compressStream(z, &o, &in);
+    ZSTD_flushStream(z, &o);
+    packed.resize(o.pos);
+    PerfFile c;
+    if (second_kind) {
+      std::string body = PerfFile::Words(uint64_t{packed.size()}) + packed;
+      body.append((8 - body.size() % 8) % 8, '\0');
+      c.Record(83, 0, body);
+    } else {
+      c.Record(81, 0, packed);
+    }
+    out += c.data;
+  }
+  ZSTD_freeCStream(z);
+  return out;
+}
+
+// The records a reader gives, as bytes (type, misc, body).
+std::string ReadAll(const std::string& file, uint64_t* bad = nullptr) {
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  std::string out;
+  Record r;
+  while (reader.Next(&r)) {
+    out += PerfFile::Words(r.type, r.misc);
+    out.append(reinterpret_cast<const char*>(r.body.data()), r.body.size());
+  }
+  if (bad) *bad = reader.bad_records();
+  return out;
+}
+
+TEST(Collapse, CompressedRecordsReadAsThePlainOnes) {
+  PerfFile f;
+  // (Times 0, as the COMMs carry none: the records stay in file order.)
+  f.Comm(100, 100, "foo");
+  for (int i = 0; i < 300; ++i) f.Sample(100, 100, 0, true);
+  f.Comm(100, 100, "bar");
+  f.Sample(100, 100, 0, true);
+  const std::string plain = f.File(true);
+  const std::string records = ReadAll(plain);
+  const std::string folded = FoldFile(plain, 1);
+  EXPECT_EQ(folded, "bar;[unknown] 1\nfoo;[unknown] 300\n");
+  for (bool second_kind : {false, true}) {
+    for (size_t chunk : {size_t{1}, size_t{100}, size_t{4096}, f.data.size()}) {
+      SCOPED_TRACE(std::to_string(chunk) + (second_kind ? " COMPRESSED2" : " COMPRESSED"));
+      PerfFile z;
+      z.data = Compressed(f.data, chunk, second_kind);
+      const std::string file = z.File(true);
+      uint64_t bad = 1;
+      EXPECT_EQ(ReadAll(file, &bad), records);
+      EXPECT_EQ(bad, 0u);
+      EXPECT_EQ(FoldFile(file, 1), folded);
+      EXPECT_EQ(FoldFile(file, 2), folded);
+    }
+  }
+}
+
+// A compressed record that does not inflate is counted, and so is every one after it (the
+// stream cannot be picked up again); the records before it are read. (zstd frames carry no
+// checksum: only damage its decoder can see is caught, such as a reserved block type.)
+TEST(Collapse, CorruptCompressedRecordsAreCountedNotRead) {
+  PerfFile f;
+  f.Comm(100, 100, "foo");
+  for (uint64_t t = 1; t <= 50; ++t) f.Sample(100, 100, t, true);
+  PerfFile z;
+  z.data = Compressed(f.data, 256, false);
+  // The third compressed record's data: all ones (a last block of the reserved type).
+  size_t at = 0, records = 0;
+  for (; at < z.data.size(); ++records) {
+    uint16_t size;
+    std::memcpy(&size, z.data.data() + at + 6, 2);
+    if (records == 2) std::fill(z.data.begin() + at + 8, z.data.begin() + at + size, '\xff');
+    at += size;
+  }
+  ASSERT_GT(records, 4u);
+  uint64_t bad = 0;
+  std::string read = ReadAll(z.File(true), &bad);
+  EXPECT_EQ(bad, records - 2);
+  // What the first two held: 512 bytes less the record that straddles their end.
+  EXPECT_GT(read.size(), 512u - 80u);
+  EXPECT_LE(read.size(), 512u);
+  EXPECT_EQ(ReadAll(f.File(true)).substr(0, read.size()), read);
+  // A COMPRESSED2 record whose size runs past its end.
+  PerfFile lying;
+  lying.Record(83, 0, PerfFile::Words(uint64_t{1000}) + std::string(8, '\0'));
+  EXPECT_EQ(ReadAll(lying.File(true), &bad), "");
+  EXPECT_EQ(bad, 1u);
 }
 
 TEST(Collapse, EmptyAndCommentOnlyInputGiveNothing) {
