@@ -82,9 +82,11 @@ struct Session::Process {
     return *maps;
   }
   uint64_t generation = 0;  // Session-wide serial of the maps' last change (0: none)
-  // Its live threads, counted from the FORK that made it; -1 for a process that ran before
-  // the recording (its threads are not all known).
-  int64_t threads = -1;
+  // Its live threads, known from the FORK that made it on (a process that ran before the
+  // recording has threads no FORK named: `tracked` false). A thread's EXIT counts only when
+  // its FORK did, so a lost FORK record cannot make a process look finished.
+  bool tracked = false;
+  std::vector<uint32_t> threads;  // (few: a search is cheaper than a set's allocations)
   // The maps as libdw is given them, for generation libdw_generation - 1.
   std::vector<LibdwMap> libdw_maps;
   uint64_t libdw_generation = 0;
@@ -233,23 +235,27 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
           Process& child = Proc(pid);
           child.maps = parent->second->maps;
           child.generation = ++generation_serial_;
-          child.threads = 1;
+          child.tracked = true;
+          child.threads = {tid};
         }
       } else if (pid == ppid && tid != ptid && !(r.misc & kMiscForkExec)) {
         auto p = procs_.find(pid);
-        if (p != procs_.end() && p->second->threads > 0) ++p->second->threads;
+        if (p != procs_.end() && p->second->tracked) p->second->threads.push_back(tid);
       }
       return;
     }
     case kRecordExit: {
       // A process whose every thread has exited is forgotten (with ForgetExited): a shell
       // script's thousands of short-lived commands do not keep their maps.
-      uint32_t pid;
-      if (!forget_exited_ || !ReadU32(b, 0, &pid)) return;
+      uint32_t pid, tid;
+      if (!forget_exited_ || !ReadU32(b, 0, &pid) || !ReadU32(b, 8, &tid)) return;
       auto p = procs_.find(pid);
-      if (p != procs_.end() && p->second->threads > 0 && --p->second->threads == 0) {
-        procs_.erase(p);
-      }
+      if (p == procs_.end()) return;
+      std::vector<uint32_t>& live = p->second->threads;
+      auto t = std::find(live.begin(), live.end(), tid);
+      if (t == live.end()) return;
+      live.erase(t);
+      if (live.empty()) procs_.erase(p);
       return;
     }
     case kRecordHeaderBuildId: {  // (delivered in file mode: perf inject -b)

@@ -403,9 +403,9 @@ TEST(Collapse, ForkedProcessesShareMapsUntilOneMapsSomething) {
 }
 
 // With ForgetExited, a process forked in the recording is forgotten when its last thread
-// exits (its main thread may exit first), and a new process given its pid later has other
-// maps generations than it had. A process that ran before the recording is never
-// forgotten: not all its threads are known.
+// exits (its main thread may exit first; the EXIT of a thread no FORK named is not one), and a new
+// process given its pid later has other maps generations than it had. A process that ran before the
+// recording is never forgotten: not all its threads are known.
 TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
   PerfFile f;
   auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
@@ -421,6 +421,7 @@ TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
   task(kFork, 200, 200, 201, 200);  // and its second thread
   mmap(200, 0x8000000, "/nonexistent/libb.so");
   task(kExit, 200, 100, 200, 100);  // the main thread ends first
+  task(kExit, 200, 200, 202, 200);  // a thread whose FORK was lost: not counted
   const size_t main_thread_exited = f.data.size();
   task(kExit, 200, 200, 201, 200);
   const size_t process_exited = f.data.size();
