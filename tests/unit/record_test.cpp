@@ -590,20 +590,35 @@ TEST(RecordFold, OneLetterCommsFoldAsTheirText) {
   }
 }
 
+// A stream of one cpu-clock event (IP, TID, TIME, CALLCHAIN, PERIOD) whose process 4242 is
+// named "prog", for a test to add records to and Save as a file.
+struct ProgStream {
+  StringSink sink;
+  BufferedWriter out{sink};
+  PerfStreamWriter w{out};
+  ProgStream() {
+    const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                        PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
+    w.WriteHeader();
+    w.WriteAttr(TestAttr(st), std::vector<uint64_t>{1});
+    w.WriteEventName(1, "cpu-clock:ppp");
+    w.WriteComm(4242, 4242, "prog", true, {4242, 4242, 1, 0});
+  }
+  std::string Save(const std::string& name) {
+    w.Flush();
+    const std::string path = ::testing::TempDir() + "/" + name;
+    std::ofstream(path, std::ios::binary) << sink.data();
+    return path;
+  }
+};
+
 // A sample whose call chain field is empty (a DWARF sample of a user-mode fault on a stack
 // the kernel could not copy: no kernel part, no user frames) is printed as perf script prints
 // it, an event line and no frames, not as a sample without a chain (the ip on the event
 // line); so it folds to its comm alone, as stackcollapse-perf.pl folds perf's text.
 TEST(RecordFold, AnEmptyCallchainStaysEmpty) {
-  StringSink sink;
-  BufferedWriter out(sink);
-  PerfStreamWriter w(out);
-  const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                      PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
-  w.WriteHeader();
-  w.WriteAttr(TestAttr(st), std::vector<uint64_t>{1});
-  w.WriteEventName(1, "cpu-clock:ppp");
-  w.WriteComm(4242, 4242, "prog", true, {4242, 4242, 1, 0});
+  ProgStream p;
+  PerfStreamWriter& w = p.w;
   for (uint64_t time : {10, 11}) {
     SampleFields s;
     s.ip = 0x400123;
@@ -613,9 +628,7 @@ TEST(RecordFold, AnEmptyCallchainStaysEmpty) {
     if (time == 11) s.callchain = {kContextUser, 0x400123};
     w.WriteSample(s);
   }
-  w.Flush();
-  const std::string path = ::testing::TempDir() + "/empty_chain.data";
-  { std::ofstream(path, std::ios::binary) << sink.data(); }
+  const std::string path = p.Save("empty_chain.data");
   StringSink text;
   RunScript(path, {}, text, nullptr);
   EXPECT_EQ(text.data(),
@@ -635,15 +648,8 @@ TEST(RecordFold, AnEmptyCallchainStaysEmpty) {
 // symbols' addresses, two. A library mapped over another at the same addresses is the new
 // library from then on.
 TEST(RecordFold, SamplesFoldByNamesUnlessAddressesArePrinted) {
-  StringSink sink;
-  BufferedWriter out(sink);
-  PerfStreamWriter w(out);
-  const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                      PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
-  w.WriteHeader();
-  w.WriteAttr(TestAttr(st), std::vector<uint64_t>{1});
-  w.WriteEventName(1, "cpu-clock:ppp");
-  w.WriteComm(4242, 4242, "prog", true, {4242, 4242, 1, 0});
+  ProgStream p;
+  PerfStreamWriter& w = p.w;
   w.WriteMmap(PERF_RECORD_MISC_USER, 4242, 4242, 0x7000000, 0x10000, 0, "/nonexistent/libx.so",
               {4242, 4242, 2, 0});
   auto sample = [&](uint64_t leaf, uint64_t time) {
@@ -661,9 +667,7 @@ TEST(RecordFold, SamplesFoldByNamesUnlessAddressesArePrinted) {
   w.WriteMmap(PERF_RECORD_MISC_USER, 4242, 4242, 0x7000000, 0x10000, 0, "/nonexistent/liby.so",
               {4242, 4242, 20, 0});
   sample(0x7000100, 30);
-  w.Flush();
-  const std::string path = ::testing::TempDir() + "/named_fold.data";
-  { std::ofstream(path, std::ios::binary) << sink.data(); }
+  const std::string path = p.Save("named_fold.data");
   StringSink text;
   RunScript(path, {}, text, nullptr);
   for (bool addrs : {false, true}) {
