@@ -82,10 +82,9 @@ struct Session::Process {
     return *maps;
   }
   uint64_t generation = 0;  // Session-wide serial of the maps' last change (0: none)
-  // Its live threads, known from the FORK that made it on (a process that ran before the
-  // recording has threads no FORK named: `tracked` false). A thread's EXIT counts only when
+  // Its live threads, known from the FORK that made it on; none for a process that ran
+  // before the recording (not all its threads are known). A thread's EXIT counts only when
   // its FORK did, so a lost FORK record cannot make a process look finished.
-  bool tracked = false;
   std::vector<uint32_t> threads;  // (few: a search is cheaper than a set's allocations)
   // The maps as libdw is given them, for generation libdw_generation - 1.
   std::vector<LibdwMap> libdw_maps;
@@ -235,12 +234,11 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
           Process& child = Proc(pid);
           child.maps = parent->second->maps;
           child.generation = ++generation_serial_;
-          child.tracked = true;
           child.threads = {tid};
         }
       } else if (pid == ppid && tid != ptid && !(r.misc & kMiscForkExec)) {
         auto p = procs_.find(pid);
-        if (p != procs_.end() && p->second->tracked) p->second->threads.push_back(tid);
+        if (p != procs_.end() && !p->second->threads.empty()) p->second->threads.push_back(tid);
       }
       return;
     }
