@@ -76,9 +76,12 @@ std::string Hex(std::string_view bytes) {
 struct Session::Process {
   // Shared with the processes forked from it until one of them maps something (copy on
   // write): a shell's thousands of subshells cost no copies.
-  std::shared_ptr<MapTable> maps = std::make_shared<MapTable>();
+  explicit Process(std::pmr::memory_resource* nodes) : maps(std::make_shared<MapTable>(nodes)) {}
+  std::shared_ptr<MapTable> maps;
   MapTable& OwnMaps() {
-    if (maps.use_count() > 1) maps = std::make_shared<MapTable>(*maps);
+    if (maps.use_count() > 1) {
+      maps = std::make_shared<MapTable>(*maps, maps->get_allocator().resource());
+    }
     return *maps;
   }
   uint64_t generation = 0;  // Session-wide serial of the maps' last change (0: none)
@@ -148,7 +151,7 @@ void Session::PrefetchDwarf(const PerfDataReader& reader) {
 
 Session::Process& Session::Proc(uint32_t pid) {
   auto& p = procs_[pid];
-  if (!p) p = std::make_unique<Process>();
+  if (!p) p = std::make_unique<Process>(&map_nodes_);
   return *p;
 }
 

@@ -12,8 +12,9 @@
 #include <cstdint>
 #include <future>
 #include <map>
-#include <span>
 #include <memory>
+#include <memory_resource>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -59,7 +60,7 @@ struct MapEntry {
 /// A process's maps by start address, non-overlapping. A tree, not a sorted vector: a JIT or
 /// a sanitizer maps executable memory tens of thousands of times, and each new map must not
 /// move all the others.
-using MapTable = std::map<uint64_t, MapEntry>;
+using MapTable = std::pmr::map<uint64_t, MapEntry>;
 
 /// A frame as perf script prints it: the address column, the symbol (and offset) and dso.
 struct ResolvedFrame {
@@ -214,6 +215,9 @@ class Session {
   uint64_t map_serial_ = 0;
   uint64_t generation_serial_ = 0;
   bool forget_exited_ = false;
+  // The processes' map tables take their nodes from here: a script's thousands of processes
+  // each copy and drop dozens of maps.
+  std::pmr::unsynchronized_pool_resource map_nodes_;
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
   std::unordered_map<uint32_t, std::string> comms_;  // by tid
   MapTable kernel_maps_;
