@@ -149,6 +149,41 @@ void Session::PrefetchDwarf(const PerfDataReader& reader) {
   }
 }
 
+// Nodes of one size (a map table's) on a free list, carved from blocks of 64 KiB; any other
+// size from the heap.
+void* Session::NodePool::do_allocate(size_t bytes, size_t align) {
+  const size_t size = (bytes + 15) & ~size_t{15};
+  if (node_ == 0 && align <= 16 && size <= 4096) node_ = size;
+  if (size != node_ || align > 16) {
+    return std::pmr::new_delete_resource()->allocate(bytes, align);
+  }
+  if (free_) {
+    void* p = free_;
+    free_ = *static_cast<void**>(p);
+    return p;
+  }
+  if (left_ < size) {
+    constexpr size_t kBlock = size_t{64} << 10;
+    blocks_.emplace_back(new char[kBlock]);
+    next_ = blocks_.back().get();
+    left_ = kBlock;
+  }
+  void* p = next_;
+  next_ += size;
+  left_ -= size;
+  return p;
+}
+
+void Session::NodePool::do_deallocate(void* p, size_t bytes, size_t align) {
+  const size_t size = (bytes + 15) & ~size_t{15};
+  if (size != node_ || align > 16) {
+    std::pmr::new_delete_resource()->deallocate(p, bytes, align);
+    return;
+  }
+  *static_cast<void**>(p) = free_;
+  free_ = p;
+}
+
 Session::Process& Session::Proc(uint32_t pid) {
   auto& p = procs_[pid];
   if (!p) p = std::make_unique<Process>(&map_nodes_);

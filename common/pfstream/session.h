@@ -217,7 +217,25 @@ class Session {
   bool forget_exited_ = false;
   // The processes' map tables take their nodes from here: a script's thousands of processes
   // each copy and drop dozens of maps.
-  std::pmr::unsynchronized_pool_resource map_nodes_;
+  class NodePool final : public std::pmr::memory_resource {
+   public:
+    NodePool() = default;
+    NodePool(const NodePool&) = delete;
+    NodePool& operator=(const NodePool&) = delete;
+
+   private:
+    void* do_allocate(size_t bytes, size_t align) override;
+    void do_deallocate(void* p, size_t bytes, size_t align) override;
+    bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+      return this == &other;
+    }
+    size_t node_ = 0;  // the one size kept on the free list (the first asked for)
+    void* free_ = nullptr;
+    char* next_ = nullptr;
+    size_t left_ = 0;
+    std::vector<std::unique_ptr<char[]>> blocks_;
+  };
+  NodePool map_nodes_;
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
   std::unordered_map<uint32_t, std::string> comms_;  // by tid
   MapTable kernel_maps_;
