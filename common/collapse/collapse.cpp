@@ -669,6 +669,9 @@ class Collapser {
       report_->warnings.push_back(source.name() +
                                   ": the recording ends early (cut short?); folded what is whole");
     }
+    if (std::string w = SkippedRecordsWarning(source.name(), reader); !w.empty()) {
+      report_->warnings.push_back(std::move(w));
+    }
     report_->samples += fold.samples();
     if (pipelined) ++report_->two_stage_inputs;
     session.StopPrefetch();

@@ -557,6 +557,14 @@ const EventAttr* PerfDataReader::AttrFor(std::span<const uint8_t> body, bool is_
   return nullptr;
 }
 
+std::string SkippedRecordsWarning(const std::string& name, const PerfDataReader& reader) {
+  const uint64_t n = reader.bad_records();
+  if (n == 0) return "";
+  return name + ": skipped " + std::to_string(n) + " malformed record" + (n == 1 ? "" : "s") +
+         " (a bad size, an unreadable event attribute, or compressed data that does not "
+         "inflate)";
+}
+
 bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
   const EventAttr* a = AttrFor(r.body, true);
   if (!a) return false;

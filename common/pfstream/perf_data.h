@@ -95,8 +95,8 @@ class PerfDataReader {
   bool truncated() const { return truncated_; }
   /// The end of the records in the input (in file mode, the end of the data section).
   uint64_t data_size() const { return end_; }
-  /// Records skipped because they were malformed (bad size, unknown event id, compressed
-  /// records that do not inflate).
+  /// Records skipped because they were malformed (bad size, an event attribute cut short,
+  /// compressed records that do not inflate).
   uint64_t bad_records() const { return bad_records_; }
 
   const std::vector<EventAttr>& attrs() const { return attrs_; }
@@ -186,6 +186,10 @@ std::string KernelBuildId(const PerfDataReader& reader);
 /// has one, names the kernel: perf lists only the binaries its samples hit, so kernel symbols
 /// will likely be needed (callers read them ahead; without a hit they are read on demand).
 bool KernelSampled(const PerfDataReader& reader);
+
+/// The warning for the records `reader` skipped as malformed, after the input's name; "" when
+/// it skipped none.
+std::string SkippedRecordsWarning(const std::string& name, const PerfDataReader& reader);
 
 /// The perf name of an event given its attribute ("cpu-clock", "cycles", ...), with the
 /// modifiers perf appends (":u", ":k", ":ppp").

@@ -464,7 +464,7 @@ uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptio
 }
 
 uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& sink,
-                   bool* truncated) {
+                   ScriptReport* report) {
   std::unique_ptr<ByteSource> src = OpenInput(path);
   PerfDataReader reader(*src);
   Symbolizer::Options so;
@@ -502,7 +502,10 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   uint64_t n = WriteScript(reader, session, o, out);
   out.Flush();
   sink.Commit();
-  if (truncated) *truncated = reader.truncated();
+  if (report) {
+    report->truncated = reader.truncated();
+    report->skipped = SkippedRecordsWarning(path, reader);
+  }
   session.StopPrefetch();
   KeepUntilExit(std::move(session_owner), std::move(symbolizer_owner));
   return n;

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "pfstream/perf_data.h"
+#include "pfstream/script_output.h"
 #include "pfstream/session.h"
 #include "symbolize/symbolizer.h"
 #include "test_util.h"
@@ -551,6 +552,22 @@ TEST(Collapse, CorruptCompressedRecordsAreCountedNotRead) {
   EXPECT_GT(read.size(), 512u - 80u);
   EXPECT_LE(read.size(), 512u);
   EXPECT_EQ(ReadAll(f.File(true)).substr(0, read.size()), read);
+  // Both tools say so, once, with the count.
+  const std::string path = ::testing::TempDir() + "/corrupt_z.data";
+  { std::ofstream(path, std::ios::binary) << z.File(true); }
+  const std::string warning = path + ": skipped " + std::to_string(records - 2) +
+                              " malformed records (a bad size, an unreadable event attribute, "
+                              "or compressed data that does not inflate)";
+  StringSink folded;
+  CollapseReport report;
+  CollapseFiles({path}, {}, folded, &report);
+  EXPECT_EQ(report.warnings, std::vector<std::string>{warning});
+  StringSink text;
+  ScriptReport script;
+  RunScript(path, {}, text, &script);
+  EXPECT_EQ(script.skipped, warning);
+  EXPECT_FALSE(script.truncated);
+  std::remove(path.c_str());
   // A COMPRESSED2 record whose size runs past its end.
   PerfFile lying;
   lying.Record(83, 0, PerfFile::Words(uint64_t{1000}) + std::string(8, '\0'));

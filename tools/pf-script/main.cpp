@@ -64,8 +64,11 @@ int main(int argc, char** argv) {
       path = ctx.inputs[0];
     }
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
-    bool truncated = false;
-    pf::RunScript(path, o, *out, &truncated);
-    if (truncated) tool.Warn(path + ": the recording ends early (cut short?); printed what is whole");
+    pf::ScriptReport report;
+    pf::RunScript(path, o, *out, &report);
+    if (report.truncated) {
+      tool.Warn(path + ": the recording ends early (cut short?); printed what is whole");
+    }
+    if (!report.skipped.empty()) tool.Warn(report.skipped);
   });
 }
