@@ -561,11 +561,17 @@ std::string SkippedRecordsWarning(const std::string& name, const PerfDataReader&
   const uint64_t n = reader.bad_records();
   if (n == 0) return "";
   return name + ": skipped " + std::to_string(n) + " malformed record" + (n == 1 ? "" : "s") +
-         " (a bad size, an unreadable event attribute, or compressed data that does not "
-         "inflate)";
+         " (a bad size, a sample cut short or of an unknown event, an unreadable event "
+         "attribute, or compressed data that does not inflate)";
 }
 
 bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
+  if (ParseSampleFields(r, s)) return true;
+  bad_samples_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+bool PerfDataReader::ParseSampleFields(const Record& r, Sample* s) const {
   const EventAttr* a = AttrFor(r.body, true);
   if (!a) return false;
   *s = Sample();

@@ -13,6 +13,7 @@
 // HEADER_BUILD_ID records are delivered as records. So another thread may read it while one
 // thread reads the records.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -96,8 +97,11 @@ class PerfDataReader {
   /// The end of the records in the input (in file mode, the end of the data section).
   uint64_t data_size() const { return end_; }
   /// Records skipped because they were malformed (bad size, an event attribute cut short,
-  /// compressed records that do not inflate).
-  uint64_t bad_records() const { return bad_records_; }
+  /// compressed records that do not inflate), and samples ParseSample could not decode (cut
+  /// short, or of an event no attribute declares).
+  uint64_t bad_records() const {
+    return bad_records_ + bad_samples_.load(std::memory_order_relaxed);
+  }
 
   const std::vector<EventAttr>& attrs() const { return attrs_; }
   /// The event a sample or sample_id belongs to (by id; the only event when there is one).
@@ -109,7 +113,8 @@ class PerfDataReader {
   /// Gives back every page read so far, at once (the caller is done with every record).
   void ReleaseRead();
 
-  /// Decodes a PERF_RECORD_SAMPLE body; false when it is malformed.
+  /// Decodes a PERF_RECORD_SAMPLE body; false (and counted in bad_records) when it is
+  /// malformed. Call it once per sample.
   bool ParseSample(const Record& r, Sample* s) const;
   /// The time of a PERF_RECORD_SAMPLE (for ordering: the rest is not checked); false when
   /// it has none.
@@ -139,6 +144,7 @@ class PerfDataReader {
 
  private:
   bool Fill(size_t need);
+  bool ParseSampleFields(const Record& r, Sample* s) const;
   // The next record inflated from perf record -z's COMPRESSED records, if a whole one is
   // there.
   bool NextUnpacked(const uint8_t** p, uint16_t* size);
@@ -153,6 +159,7 @@ class PerfDataReader {
   bool pipe_ = false;
   bool truncated_ = false;
   uint64_t bad_records_ = 0;
+  mutable std::atomic<uint64_t> bad_samples_{0};  // (ParseSample is const, and may run aside)
   // The data being read: the whole data section (file mode), or a buffer over the stream.
   std::string_view all_;
   uint64_t pos_ = 0, end_ = 0;

@@ -556,8 +556,9 @@ TEST(Collapse, CorruptCompressedRecordsAreCountedNotRead) {
   const std::string path = ::testing::TempDir() + "/corrupt_z.data";
   { std::ofstream(path, std::ios::binary) << z.File(true); }
   const std::string warning = path + ": skipped " + std::to_string(records - 2) +
-                              " malformed records (a bad size, an unreadable event attribute, "
-                              "or compressed data that does not inflate)";
+                              " malformed records (a bad size, a sample cut short or of an "
+                              "unknown event, an unreadable event attribute, or compressed "
+                              "data that does not inflate)";
   StringSink folded;
   CollapseReport report;
   CollapseFiles({path}, {}, folded, &report);
@@ -573,6 +574,30 @@ TEST(Collapse, CorruptCompressedRecordsAreCountedNotRead) {
   lying.Record(83, 0, PerfFile::Words(uint64_t{1000}) + std::string(8, '\0'));
   EXPECT_EQ(ReadAll(lying.File(true), &bad), "");
   EXPECT_EQ(bad, 1u);
+}
+
+// A sample cut short (its body shorter than its attribute's fields) is skipped and counted,
+// in one stage and in two.
+TEST(Collapse, SamplesCutShortAreCounted) {
+  PerfFile f;
+  f.Comm(100, 100, "foo");
+  f.Sample(100, 100, 0, true);
+  f.Record(9, 2, PerfFile::Words(uint64_t{0x1234}, uint32_t{100}, uint32_t{100}));
+  f.Sample(100, 100, 0, true);
+  const std::string path = ::testing::TempDir() + "/short_sample.data";
+  { std::ofstream(path, std::ios::binary) << f.File(true); }
+  for (int threads : {1, 2}) {
+    CollapseOptions o;
+    o.threads = threads;
+    o.two_stage_bytes = 0;
+    StringSink folded;
+    CollapseReport report;
+    CollapseFiles({path}, o, folded, &report);
+    EXPECT_EQ(folded.data(), "foo;[unknown] 2\n") << threads;
+    ASSERT_EQ(report.warnings.size(), 1u) << threads;
+    EXPECT_NE(report.warnings[0].find(": skipped 1 malformed record ("), std::string::npos);
+  }
+  std::remove(path.c_str());
 }
 
 TEST(Collapse, EmptyAndCommentOnlyInputGiveNothing) {
