@@ -3,6 +3,7 @@
 #include "collapse/collapse.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <cstdio>
@@ -284,7 +285,8 @@ struct PerfFile {
 };
 
 std::string FoldFile(const std::string& bytes, int threads, int unwind = 0) {
-  const std::string path = ::testing::TempDir() + "/made.data";
+  // (Named by the process: ctest runs tests side by side, and they all fold through here.)
+  const std::string path = ::testing::TempDir() + "/made." + std::to_string(getpid()) + ".data";
   { std::ofstream(path, std::ios::binary) << bytes; }
   CollapseOptions o;
   o.threads = threads;
