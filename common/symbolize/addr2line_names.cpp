@@ -3,6 +3,7 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace pf {
 
@@ -19,19 +20,33 @@ Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) {
   if (table < 0) return;
   const elf::Section& t = sections[static_cast<size_t>(table)];
   std::string_view data = image.SectionData(t);
-  std::string_view strings;
-  if (t.link < sections.size()) strings = image.SectionData(sections[t.link]);
-  size_t n = image.SymbolCount(t);
+  if (t.link < sections.size()) strings_ = image.SectionData(sections[t.link]);
+  // A symbol's name is its string when the table holds one there, NUL-terminated within
+  // kMaxName bytes (elf::CString). In a table that ends in a NUL with one in every block of
+  // half that size, any offset in it starts such a string: its first byte tells whether it
+  // is empty, and names are read only for the answers.
+  bool terminated = !strings_.empty() && strings_.back() == '\0';
+  constexpr size_t kBlock = elf::kMaxName / 2;
+  for (size_t at = 0; terminated && at < strings_.size(); at += kBlock) {
+    std::string_view block = strings_.substr(at, kBlock);
+    terminated = std::memchr(block.data(), '\0', block.size()) != nullptr;
+  }
+  auto named = [&](uint32_t offset) {
+    if (terminated) return offset < strings_.size() && strings_[offset] != '\0';
+    return !elf::CString(strings_, offset).empty();
+  };
+  const size_t n = image.SymbolCount(t);
+  candidates_.reserve(n);
   // BFD's walk: the latest STT_FILE symbol names the file of the symbols after it, but once
   // a file symbol follows other symbols, only of local ones.
   enum { kNothingSeen, kSymbolSeen, kFileAfterSymbol } state = kNothingSeen;
-  std::string_view file;
+  uint32_t file = 0;
   bool have_file = false;
   for (size_t i = 1; i < n; ++i) {
     elf::RawSymbol sym = image.ReadSymbol(data, i);
     unsigned type = ELF64_ST_TYPE(sym.info);
     if (type == STT_FILE) {
-      file = elf::CString(strings, sym.name);
+      file = sym.name;
       have_file = true;
       if (state == kSymbolSeen) state = kFileAfterSymbol;
       continue;
@@ -43,13 +58,12 @@ Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) {
     if (sym.shndx == SHN_UNDEF || sym.shndx >= SHN_LORESERVE || sym.shndx >= sections.size()) {
       continue;
     }
-    std::string_view name = elf::CString(strings, sym.name);
-    if (name.empty()) continue;
+    if (!named(sym.name)) continue;
     bool local = ELF64_ST_BIND(sym.info) == STB_LOCAL;
     bool own_file = have_file && (local || state != kFileAfterSymbol);
     candidates_.push_back({sym.value, sym.size == 0 ? 1 : sym.size, static_cast<uint32_t>(i),
-                           sym.shndx, type == STT_FUNC || type == STT_GNU_IFUNC, name,
-                           own_file ? file : std::string_view(), own_file});
+                           sym.name, own_file ? file : 0, sym.shndx,
+                           type == STT_FUNC || type == STT_GNU_IFUNC, own_file});
   }
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
     if (a.section != b.section) return a.section < b.section;
@@ -98,7 +112,8 @@ Addr2lineNames::Answer Addr2lineNames::At(uint64_t vaddr) const {
     }
     if (better) best = &*c;
   }
-  return {best->name, best->file, best->has_file, best->value};
+  std::string_view file = best->has_file ? elf::CString(strings_, best->file) : std::string_view();
+  return {elf::CString(strings_, best->name), file, best->has_file, best->value};
 }
 
 }  // namespace pf

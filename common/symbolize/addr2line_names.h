@@ -45,16 +45,17 @@ class Addr2lineNames {
   struct Candidate {
     uint64_t value, size;  // size 1 for a symbol of size 0, as BFD counts it
     uint32_t order;        // index in the symbol table
+    uint32_t name;         // offsets in the string table: read when asked
+    uint32_t file;         // (the STT_FILE symbol's name, as BFD would report it)
     uint16_t section;
     bool function;
-    std::string_view name;
-    std::string_view file;  // as BFD would report it with this symbol
     bool has_file;
   };
   struct SectionRange {
     uint64_t lo, hi;
     uint16_t index;
   };
+  std::string_view strings_;            // the symbol table's strings
   std::vector<Candidate> candidates_;  // by (section, value, order)
   std::vector<SectionRange> sections_;  // allocated sections, in section order
 };

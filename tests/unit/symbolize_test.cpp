@@ -265,6 +265,25 @@ TEST(Addr2lineNames, FileSymbols) {
   EXPECT_FALSE(a.has_file);
 }
 
+// A name the string table does not end is no name, as elf::CString reads it: that symbol is
+// no candidate (the one below answers), and nothing past the table is read.
+TEST(Addr2lineNames, UnterminatedNameIsNoName) {
+  std::string bytes = Elf64({{"a_fn", 0x1100, 0x10}, {"last", 0x1200, 0x10}});
+  {
+    auto image = elf::ElfImage::FromBytes(bytes, "t");
+    Addr2lineNames names(*image);
+    EXPECT_EQ(names.At(0x1205).function, "last");
+    const elf::Section& strtab =
+        image->sections()[image->sections()[static_cast<size_t>(image->symtab())].link];
+    ASSERT_EQ(bytes[strtab.offset + strtab.size - 1], '\0');
+    bytes[strtab.offset + strtab.size - 1] = 'x';  // "last" runs to the table's end
+  }
+  auto image = elf::ElfImage::FromBytes(bytes, "t");
+  Addr2lineNames names(*image);
+  EXPECT_EQ(names.At(0x1105).function, "a_fn");
+  EXPECT_EQ(names.At(0x1205).function, "a_fn");
+}
+
 TEST(SymbolRanges, ReplaysInsertionOrder) {
   // Two nodes: the first inserted is the root.
   SymbolRanges a;
