@@ -9,8 +9,8 @@
 // An entry is named by a hash of the debug file's identity (device, inode, size, modification
 // and change times) and of what the image holds, so a changed or replaced file is never
 // answered from the cache; a file without a name (a memory file) is not cached. Each entry
-// ends in a trailer with its size and a checksum of its bytes; an entry that fails them is
-// ignored (and replaced). Entries are written to a temporary file and renamed, so concurrent
+// ends in a trailer with its size and a checksum of its bytes (of a large one's first MiB and
+// last 64 KiB); an entry that fails them is ignored (and replaced). Entries are written to a temporary file and renamed, so concurrent
 // runs never see half an entry. Every failure (no HOME, a read-only or full disk) just means
 // no cache.
 
