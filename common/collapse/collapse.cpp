@@ -591,7 +591,7 @@ class Collapser {
       session.SetInline(opt_.perf.inline_frames);
       session.ForgetExited(true);
       session.SetSrcline(opt_.perf.srcline);
-      session.PrefetchDwarf(reader);
+      session.Prefetch(reader);
       fold_owner = std::make_unique<RecordFold>(opt_.perf, event_filter_, source.name());
       RecordFold& fold = *fold_owner;
       std::vector<uint64_t> chain_scratch;

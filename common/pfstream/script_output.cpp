@@ -483,7 +483,7 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   bool srcline = false;
   for (const std::string& name : o.fields) srcline |= name == "srcline" || name == "+srcline";
   session.SetSrcline(srcline);
-  session.PrefetchDwarf(reader);
+  session.Prefetch(reader);
   BufferedWriter out(sink);
   if (o.header) {
     // The parts of perf script --header that the recording carries.

@@ -102,51 +102,91 @@ Session::~Session() {
 
 void Session::StopPrefetch() {
   stop_prefetch_ = true;
-  if (dwarf_worker_.joinable()) dwarf_worker_.join();
+  if (prefetch_worker_.joinable()) prefetch_worker_.join();
 }
 
-void Session::PrefetchDwarf(const PerfDataReader& reader) {
-  // Inline frames are added to frames unwound from stack copies only (see Frames): a
-  // frame-pointer recording needs DWARF for source lines alone.
+void Session::Prefetch(const PerfDataReader& reader) {
+  if (prefetch_worker_.joinable() || !preps_.empty()) return;
+  // Unwind tables for stack copies; inline frames are added to frames unwound from them only
+  // (see Frames): a frame-pointer recording needs DWARF for source lines alone.
   bool stack_copies = false;
   for (const EventAttr& a : reader.attrs()) stack_copies |= a.sample_stack_user != 0;
-  if ((!(inline_ && stack_copies) && !srcline_) || dwarf_worker_.joinable()) return;
-  struct Job {
-    std::string path, build_id;
-    std::promise<Prefetched> done;
-  };
-  std::vector<Job> jobs;
+  prefetch_plan_.unwind_tables = stack_copies;
+  prefetch_plan_.dwarf = (inline_ && stack_copies) || srcline_;
+  std::vector<Prep*> jobs;
   for (const PerfDataReader::BuildId& b : reader.build_ids()) {
     if (b.path.empty() || b.path[0] != '/') continue;  // the kernel, [vdso]
     std::string id = BuildIdOf(reader, b.path);
-    std::string key = b.path + '\0' + id;
-    if (dwarf_prefetch_.count(key)) continue;
-    jobs.push_back({b.path, id, {}});
-    dwarf_prefetch_.emplace(std::move(key), jobs.back().done.get_future());
+    Symbolizer::Ahead* ahead = sym_.LoadAhead(b.path, id);
+    if (ahead == nullptr) continue;
+    auto prep = std::make_unique<Prep>();
+    prep->ahead = ahead;
+    jobs.push_back(prep.get());
+    preps_.emplace(b.path + '\0' + id, std::move(prep));
   }
+  prefetch_plan_.binaries = jobs.size();
   if (jobs.empty()) return;
-  DwarfInfo::Options options{.demangle = true, .lines = srcline_, .store_later = true};
-  const std::string root = sym_.options().symfs;
-  const std::string cache = sym_.options().build_id_cache;
-  auto work = [this, jobs = std::move(jobs), options, root, cache]() mutable {
-    for (Job& job : jobs) {
-      Prefetched p;
-      if (!stop_prefetch_) {
-        try {
-          p.path = Symbolizer::FindDebugInfo(root, job.path, job.build_id, cache);
-          if (!p.path.empty()) p.info = DwarfInfo::Open(p.path, options);
-        } catch (...) {  // left to DwarfFor, which opens it again
-          p = Prefetched();
-        }
+  // In the order the first samples need them: each sample's unwinding, its symbols, then
+  // its inline frames.
+  auto work = [this, jobs = std::move(jobs), plan = prefetch_plan_] {
+    auto each = [&](auto&& load) {
+      for (Prep* p : jobs) {
+        if (stop_prefetch_) return;
+        load(*p);
       }
-      job.done.set_value(std::move(p));
+    };
+    if (plan.unwind_tables) each([](Prep& p) { p.cfi.Offer([&] { return MakeCfi(p); }); });
+    each([](Prep& p) { p.ahead->LoadSymbols(); });
+    if (plan.dwarf) {
+      each([this](Prep& p) { p.dwarf.Offer([&] { return MakeDwarf(p); }); });
+      each([](Prep& p) { p.names.Offer([&] { return MakeNames(p); }); });
     }
   };
   try {
-    dwarf_worker_ = std::thread(std::move(work));
-  } catch (const std::system_error&) {  // no thread to be had: DwarfFor opens them itself
-    dwarf_prefetch_.clear();
+    prefetch_worker_ = std::thread(std::move(work));
+  } catch (const std::system_error&) {  // no thread to be had: each is made when needed
   }
+}
+
+Session::Prep* Session::FindPrep(uint32_t pid, const MapEntry& m) {
+  if (preps_.empty() || !sym_.InThisFileSystem(pid)) return nullptr;
+  prep_key_.assign(m.path).push_back('\0');
+  prep_key_.append(m.build_id);
+  auto it = preps_.find(prep_key_);
+  return it == preps_.end() ? nullptr : it->second.get();
+}
+
+Session::Prep::Cfi Session::MakeCfi(Prep& p) {
+  Prep::Cfi c;
+  c.image = p.ahead->RuntimeImage();
+  if (c.image) c.table = CfiTable::FromElf(c.image);
+  return c;
+}
+
+Session::Prep::Dwarf Session::MakeDwarf(Prep& p) const {
+  Prep::Dwarf d;
+  d.path = p.ahead->DebugInfoPath();
+  if (!d.path.empty()) {
+    d.info = DwarfInfo::Open(d.path, {.demangle = true, .lines = srcline_, .store_later = true});
+    if (d.info) d.info->Prepare();
+  }
+  return d;
+}
+
+Session::Prep::Names Session::MakeNames(Prep& p) {
+  Prep::Names n;
+  n.path = p.ahead->DebugInfoPath();
+  std::shared_ptr<const elf::ElfImage> image;
+  if (n.path.empty()) {
+    image = p.ahead->RuntimeImage();
+    if (!image || image->path().empty() || image->path()[0] != '/') return {};
+    n.path = image->path();
+  } else {
+    image = elf::ElfImage::Open(n.path);
+  }
+  n.entry.names = std::make_unique<Addr2lineNames>(*image);
+  n.entry.image = std::move(image);
+  return n;
 }
 
 // Nodes of one size (a map table's) on a free list, carved from blocks of 64 KiB; any other
@@ -465,7 +505,13 @@ CfiTable* Session::CfiFor(uint32_t pid, MapEntry& m) {
   std::shared_ptr<const elf::ElfImage> image = sym_.RuntimeImage(m.path, m.build_id, pid);
   if (!image) return nullptr;
   auto& table = cfi_tables_[image.get()];
-  if (!table) table = CfiTable::FromElf(image);
+  if (!table) {
+    if (Prep* p = FindPrep(pid, m)) {
+      Prep::Cfi& c = p->cfi.Get([p] { return MakeCfi(*p); });
+      if (c.image == image) table = std::move(c.table);
+    }
+    if (!table) table = CfiTable::FromElf(image);
+  }
   m.cfi = table.get();
   return m.cfi;
 }
@@ -634,13 +680,9 @@ void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
 DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
   if (m.dwarf_loaded) return m.dwarf;
   m.dwarf_loaded = true;
-  if (!dwarf_prefetch_.empty()) {
-    auto it = dwarf_prefetch_.find(std::string(m.path) + '\0' + std::string(m.build_id));
-    if (it != dwarf_prefetch_.end()) {
-      Prefetched p = it->second.get();
-      dwarf_prefetch_.erase(it);
-      if (p.info && !dwarf_[p.path]) dwarf_[p.path] = std::move(p.info);
-    }
+  if (Prep* p = FindPrep(pid, m)) {
+    Prep::Dwarf& d = p->dwarf.Get([this, p] { return MakeDwarf(*p); });
+    if (d.info && !dwarf_[d.path]) dwarf_[d.path] = std::move(d.info);
   }
   std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
   if (path.empty()) return nullptr;
@@ -659,6 +701,13 @@ Addr2lineNames* Session::NamesFor(uint32_t pid, MapEntry& m) {
   if (m.names_loaded) return m.names;
   m.names_loaded = true;
   if (m.path.empty() || m.path[0] == '[') return nullptr;  // perf asks nothing about [vdso]
+  if (Prep* p = FindPrep(pid, m)) {
+    try {
+      Prep::Names& n = p->names.Get([p] { return MakeNames(*p); });
+      if (n.entry.names && !names_[n.path].names) names_[n.path] = std::move(n.entry);
+    } catch (const Error&) {  // tried again below, as it would be without the prefetch
+    }
+  }
   std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
   std::shared_ptr<const elf::ElfImage> image;
   if (path.empty()) {

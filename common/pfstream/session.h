@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/claim.h"
 #include "pfstream/perf_data.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwinder.h"
@@ -117,16 +118,22 @@ class Session {
   /// Forgets a process once all its threads have exited (EXIT records), for readers that
   /// resolve each sample as they read it; by default a Session keeps every process's maps.
   void ForgetExited(bool on) { forget_exited_ = on; }
-  /// Starts opening, on another thread, the DWARF of the binaries the recording's build-id
-  /// table names (perf lists the ones samples hit), so that inflating and indexing a large
-  /// debug file overlaps reading and unwinding. Call after SetInline and SetSrcline; does
-  /// nothing when neither needs DWARF (inline frames need it only for a recording with
-  /// stack copies).
-  void PrefetchDwarf(const PerfDataReader& reader);
-  /// Ends PrefetchDwarf's thread (files not opened yet are opened when first needed).
+  /// Starts loading, on another thread, what the binaries of the recording's build-id table
+  /// (perf lists the ones samples hit) will need: their unwind tables (for a recording with
+  /// stack copies), symbols, and DWARF and addr2line's names (when inline frames or source
+  /// lines will be read: inflating and indexing a large debug file), in the order the first
+  /// samples need them. Each is taken from that thread when first needed: waited for if the
+  /// thread has begun it, else made here (see Claim), so the thread only ever saves time.
+  /// Call after SetInline and SetSrcline.
+  void Prefetch(const PerfDataReader& reader);
+  /// Ends Prefetch's thread (what it has not begun is made when first needed).
   void StopPrefetch();
-  /// True when PrefetchDwarf started its thread.
-  bool prefetching() const { return dwarf_worker_.joinable(); }
+  /// What Prefetch's thread was given to load (for tests).
+  struct PrefetchPlan {
+    size_t binaries = 0;
+    bool unwind_tables = false, dwarf = false;
+  };
+  const PrefetchPlan& prefetch_plan() const { return prefetch_plan_; }
   /// Samples the tables handed to libdw.
   uint64_t libdw_fallbacks() const { return libdw_fallbacks_; }
 
@@ -158,19 +165,40 @@ class Session {
   bool inline_ = true;
   bool srcline_ = false;
   std::unordered_map<std::string, std::unique_ptr<DwarfInfo>> dwarf_;  // by debug file path
-  // DWARF being opened by PrefetchDwarf's thread, by binary path + '\0' + build-id.
-  struct Prefetched {
-    std::string path;  // the debug file
-    std::unique_ptr<DwarfInfo> info;
-  };
-  std::unordered_map<std::string, std::future<Prefetched>> dwarf_prefetch_;
-  std::thread dwarf_worker_;
-  std::atomic<bool> stop_prefetch_{false};
   struct NamesEntry {
     std::shared_ptr<const elf::ElfImage> image;
     std::unique_ptr<Addr2lineNames> names;
   };
   std::unordered_map<std::string, NamesEntry> names_;  // by file path
+  // What Prefetch's thread loads for a binary (with the symbolizer's Ahead), by path + '\0' +
+  // build-id: for the processes of this file system; not changed once the thread starts.
+  struct Prep {
+    Symbolizer::Ahead* ahead = nullptr;
+    struct Cfi {
+      std::shared_ptr<const elf::ElfImage> image;
+      std::unique_ptr<CfiTable> table;
+    };
+    struct Dwarf {
+      std::string path;  // the debug file
+      std::unique_ptr<DwarfInfo> info;
+    };
+    struct Names {
+      std::string path;
+      NamesEntry entry;
+    };
+    Claim<Cfi> cfi;
+    Claim<Dwarf> dwarf;
+    Claim<Names> names;
+  };
+  Prep* FindPrep(uint32_t pid, const MapEntry& m);
+  static Prep::Cfi MakeCfi(Prep& p);
+  Prep::Dwarf MakeDwarf(Prep& p) const;
+  static Prep::Names MakeNames(Prep& p);
+  std::unordered_map<std::string, std::unique_ptr<Prep>> preps_;
+  std::string prep_key_;  // FindPrep's key, reused
+  PrefetchPlan prefetch_plan_;
+  std::thread prefetch_worker_;
+  std::atomic<bool> stop_prefetch_{false};
   // binutils' addr2line, which perf runs once per binary and asks once per address, names a
   // function without a linkage name from the symbol table the first time it is asked about an
   // address of the function's own (in no inlined subroutine), and keeps that name for it

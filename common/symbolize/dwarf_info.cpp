@@ -1363,6 +1363,10 @@ void DwarfInfo::ReadAranges() {
   aranges_state_ = ArangesState::kRead;
 }
 
+void DwarfInfo::Prepare() {
+  if (aranges_state_ == ArangesState::kUnread && !libdw_walk_) ReadAranges();
+}
+
 // dwarf_addrdie's answer: the CU of the arange holding `vaddr`, found by libdw's binary
 // search (dwarf_getarange_addr).
 bool DwarfInfo::UnitByAranges(uint64_t vaddr, CuRef* cu) {

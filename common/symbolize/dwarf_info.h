@@ -76,6 +76,10 @@ class DwarfInfo {
   /// True when the sections came inflated from the cache on disk (see dwarf_cache.h).
   bool from_cache() const { return from_cache_; }
 
+  /// Reads the index every Lookup needs first (.debug_aranges), ahead of the first Lookup:
+  /// for a helper thread that hands the DwarfInfo on (a DwarfInfo is not thread-safe).
+  void Prepare();
+
   /// The inline chain and line of ELF address `vaddr` (cached).
   const Location& Lookup(uint64_t vaddr);
 

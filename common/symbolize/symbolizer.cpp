@@ -128,6 +128,68 @@ Symbolizer::Binary* Symbolizer::LoadVdso(std::string_view build_id) {
   return raw;
 }
 
+// Null when there are none: every address in it is [unknown], as in perf.
+std::unique_ptr<ElfSymbols> Symbolizer::LoadSymbols(std::string_view path,
+                                                    const ElfLoadOptions& load) {
+  try {
+    return ElfSymbols::Load(path, load);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
+ElfLoadOptions Symbolizer::LoadOptions(const std::string& root, std::string_view build_id) const {
+  ElfLoadOptions load;
+  load.symfs = options_.symfs.empty() ? root : options_.symfs;
+  load.build_id = std::string(build_id);
+  load.build_id_cache = options_.build_id_cache;
+  load.demangle = options_.demangle;
+  return load;
+}
+
+Symbolizer::Ahead::Ahead(const Symbolizer& owner, std::string_view path,
+                         std::string_view build_id)
+    : options_(owner.options_),
+      path_(path),
+      build_id_(build_id),
+      load_(owner.LoadOptions("", build_id)) {}
+
+Symbolizer::Ahead::~Ahead() = default;
+
+void Symbolizer::Ahead::LoadSymbols() {
+  symbols_.Offer([this] { return Symbolizer::LoadSymbols(path_, load_); });
+}
+
+std::unique_ptr<ElfSymbols> Symbolizer::Ahead::TakeSymbols() {
+  return std::move(symbols_.Get([this] { return Symbolizer::LoadSymbols(path_, load_); }));
+}
+
+std::shared_ptr<const elf::ElfImage> Symbolizer::Ahead::RuntimeImage() {
+  return image_.Get([this] { return FindRuntimeImage(options_, "", path_, build_id_); });
+}
+
+std::string Symbolizer::Ahead::DebugInfoPath() {
+  return debug_path_.Get(
+      [this] { return FindDebugInfo(options_.symfs, path_, build_id_, options_.build_id_cache); });
+}
+
+Symbolizer::Ahead* Symbolizer::LoadAhead(std::string_view path, std::string_view build_id) {
+  if (path.empty() || path[0] != '/' || UsesPerfMap(path)) return nullptr;
+  std::string key = std::string(path) + '\0' + std::string(build_id);
+  auto [it, added] = ahead_.try_emplace(std::move(key));
+  if (!added) return nullptr;
+  it->second = std::make_unique<Ahead>(*this, path, build_id);
+  return it->second.get();
+}
+
+Symbolizer::Ahead* Symbolizer::FindAhead(std::string_view path, std::string_view build_id) {
+  if (ahead_.empty()) return nullptr;
+  ahead_key_.assign(path).push_back('\0');
+  ahead_key_.append(build_id);
+  auto it = ahead_.find(ahead_key_);
+  return it == ahead_.end() ? nullptr : it->second.get();
+}
+
 Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_view build_id,
                                            uint32_t pid) {
   if (IsVdso(path)) return LoadVdso(build_id);
@@ -145,15 +207,11 @@ Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_vi
   }
 
   auto binary = std::make_unique<Binary>();
-  ElfLoadOptions load;
-  load.symfs = options_.symfs.empty() ? root : options_.symfs;
-  load.build_id = std::string(build_id);
-  load.build_id_cache = options_.build_id_cache;
-  load.demangle = options_.demangle;
-  try {
-    binary->symbols = ElfSymbols::Load(path, load);
-  } catch (const Error&) {
-    // Remembered as having no symbols: every address in it is [unknown], as in perf.
+  ElfLoadOptions load = LoadOptions(root, build_id);
+  if (Ahead* ahead = root.empty() ? FindAhead(path, build_id) : nullptr) {
+    binary->symbols = ahead->TakeSymbols();
+  } else {
+    binary->symbols = LoadSymbols(path, load);
   }
   Binary* raw = binary.get();
   binaries_.push_back(std::move(binary));
@@ -299,16 +357,27 @@ std::shared_ptr<const elf::ElfImage> Symbolizer::RuntimeImage(std::string_view p
   std::string root = IsVdso(path) ? std::string() : RootOf(pid);
   std::string key = root + std::string(path) + '\0' + std::string(build_id);
   if (auto it = runtime_images_.find(key); it != runtime_images_.end()) return it->second;
+  Ahead* ahead = root.empty() ? FindAhead(path, build_id) : nullptr;
+  std::shared_ptr<const elf::ElfImage> found =
+      ahead ? ahead->RuntimeImage() : FindRuntimeImage(options_, root, path, build_id);
+  runtime_images_.emplace(std::move(key), found);
+  return found;
+}
+
+std::shared_ptr<const elf::ElfImage> Symbolizer::FindRuntimeImage(const Options& options,
+                                                                  const std::string& root,
+                                                                  std::string_view path,
+                                                                  std::string_view build_id) {
   std::vector<std::string> candidates;
   std::string cache_dir;
-  if (build_id.size() > 2 && !options_.build_id_cache.empty()) {
-    cache_dir = options_.build_id_cache + "/.build-id/" + std::string(build_id.substr(0, 2)) + "/" +
+  if (build_id.size() > 2 && !options.build_id_cache.empty()) {
+    cache_dir = options.build_id_cache + "/.build-id/" + std::string(build_id.substr(0, 2)) + "/" +
                 std::string(build_id.substr(2));
   }
   if (IsVdso(path)) {
     if (!cache_dir.empty()) candidates.push_back(cache_dir + "/vdso");
   } else if (!path.empty() && path[0] == '/') {
-    candidates.push_back((options_.symfs.empty() ? root : options_.symfs) + std::string(path));
+    candidates.push_back((options.symfs.empty() ? root : options.symfs) + std::string(path));
     if (!cache_dir.empty()) {
       candidates.push_back(cache_dir + "/elf");
       candidates.push_back(cache_dir);  // the old cache layout: the link is the file
@@ -335,7 +404,6 @@ std::shared_ptr<const elf::ElfImage> Symbolizer::RuntimeImage(std::string_view p
       }
     }
   }
-  runtime_images_.emplace(std::move(key), found);
   return found;
 }
 
@@ -345,7 +413,9 @@ std::string Symbolizer::DebugInfoPath(std::string_view path, std::string_view bu
   std::string root = options_.symfs.empty() ? RootOf(pid) : options_.symfs;
   std::string key = root + std::string(path) + '\0' + std::string(build_id);
   if (auto it = debug_info_paths_.find(key); it != debug_info_paths_.end()) return it->second;
-  std::string found = FindDebugInfo(root, path, build_id, options_.build_id_cache);
+  Ahead* ahead = RootOf(pid).empty() ? FindAhead(path, build_id) : nullptr;
+  std::string found = ahead ? ahead->DebugInfoPath()
+                            : FindDebugInfo(root, path, build_id, options_.build_id_cache);
   debug_info_paths_.emplace(std::move(key), found);
   return found;
 }

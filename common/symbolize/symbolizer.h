@@ -18,7 +18,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/claim.h"
 #include "base/intern.h"
+#include "symbolize/elf_symbols.h"
 
 namespace pf {
 
@@ -114,6 +116,42 @@ class Symbolizer {
   /// The options, with the build-id cache's directory resolved ("" when not used).
   const Options& options() const { return options_; }
 
+  /// What a helper thread loads ahead of need for one binary, as a process of this file
+  /// system (not under /proc/PID/root) maps it: its symbols, its runtime image and where its
+  /// DWARF is. The symbolizer takes each from here when it first needs it: made by the helper
+  /// (waited for, if the helper has begun it) or else made on the symbolizer's thread. Its
+  /// members are safe on any thread.
+  class Ahead {
+   public:
+    Ahead(const Symbolizer& owner, std::string_view path, std::string_view build_id);
+    ~Ahead();
+    void LoadSymbols();
+    std::shared_ptr<const elf::ElfImage> RuntimeImage();
+    std::string DebugInfoPath();
+
+   private:
+    friend class Symbolizer;
+    std::unique_ptr<ElfSymbols> TakeSymbols();
+    const Options options_;
+    const std::string path_, build_id_;
+    const ElfLoadOptions load_;
+    Claim<std::unique_ptr<ElfSymbols>> symbols_;
+    Claim<std::shared_ptr<const elf::ElfImage>> image_;
+    Claim<std::string> debug_path_;
+  };
+  /// True when process `pid` sees this file system (always with --symfs): its binaries are
+  /// the ones an Ahead loads.
+  bool InThisFileSystem(uint32_t pid) { return RootOf(pid).empty(); }
+  /// The Ahead of binary (path, build_id), for a helper thread: call before the helper starts
+  /// (the symbolizer keeps it). Null for a binary not looked up by path (the vdso, JIT
+  /// code) or asked for already.
+  Ahead* LoadAhead(std::string_view path, std::string_view build_id);
+  /// The binary's image as RuntimeImage finds it under `root`, uncached: safe on any thread.
+  static std::shared_ptr<const elf::ElfImage> FindRuntimeImage(const Options& options,
+                                                               const std::string& root,
+                                                               std::string_view path,
+                                                               std::string_view build_id);
+
   /// Starts reading kallsyms on another thread (the kernel takes tens of milliseconds to
   /// print it), so that it is ready, or nearly, when the first kernel address comes.
   void PrefetchKernelSymbols();
@@ -127,6 +165,10 @@ class Symbolizer {
 
  private:
   Binary* FindBinary(std::string_view path, std::string_view build_id, uint32_t pid);
+  static std::unique_ptr<ElfSymbols> LoadSymbols(std::string_view path,
+                                                 const ElfLoadOptions& load);
+  ElfLoadOptions LoadOptions(const std::string& root, std::string_view build_id) const;
+  Ahead* FindAhead(std::string_view path, std::string_view build_id);
   Binary* LoadVdso(std::string_view build_id);
   const std::string& RootOf(uint32_t pid);
   Symbol NameIn(Binary* binary, uint64_t file_offset);
@@ -148,6 +190,9 @@ class Symbolizer {
   std::string KallsymsPath() const;
   std::unordered_map<std::string, std::shared_ptr<const elf::ElfImage>> runtime_images_;
   std::unordered_map<std::string, std::string> debug_info_paths_;
+  // By path + '\0' + build-id; not changed once a helper may use them.
+  std::unordered_map<std::string, std::unique_ptr<Ahead>> ahead_;
+  std::string ahead_key_;  // FindAhead's key, reused
 };
 
 }  // namespace pf

@@ -835,9 +835,10 @@ TEST(SessionNames, ALambdaIsNamedAsAddr2lineNamedItWhenFirstAsked) {
                                              "operator() (inlined)"}));
 }
 
-// The DWARF of a recording's binaries is opened ahead only when it will be read: for inline
-// frames, which only frames unwound from stack copies get, or for source lines.
-TEST(PrefetchDwarf, OnlyWhereDwarfWillBeRead) {
+// A recording's binaries are loaded ahead: their symbols always, their DWARF only when it will
+// be read (for inline frames, which only frames unwound from stack copies get, or for source
+// lines), and unwind tables only for stack copies.
+TEST(Prefetch, LoadsOnlyWhatWillBeRead) {
   // perf record -g (frame pointers) of callpath, with a build-id table naming it.
   std::string data = test::ReadFile(std::string(PF_SOURCE_DIR) +
                                     "/tests/fuzz/corpus/perf_data/file.data");
@@ -849,8 +850,10 @@ TEST(PrefetchDwarf, OnlyWhereDwarfWillBeRead) {
     Symbolizer symbolizer(Symbolizer::Options{});
     Session session(symbolizer);
     session.SetSrcline(srcline);
-    session.PrefetchDwarf(reader);
-    EXPECT_EQ(session.prefetching(), srcline) << "srcline " << srcline;
+    session.Prefetch(reader);
+    EXPECT_GE(session.prefetch_plan().binaries, 1u);
+    EXPECT_EQ(session.prefetch_plan().dwarf, srcline) << "srcline " << srcline;
+    EXPECT_FALSE(session.prefetch_plan().unwind_tables);
   }
 }
 
