@@ -139,7 +139,11 @@ void Session::Prefetch(const PerfDataReader& reader) {
     each([](Prep& p) { p.ahead->LoadSymbols(); });
     if (plan.dwarf) {
       each([this](Prep& p) { p.dwarf.Offer([&] { return MakeDwarf(p); }); });
-      each([](Prep& p) { p.names.Offer([&] { return MakeNames(p); }); });
+      // addr2line's names are asked for every frame of a binary without DWARF, and for few
+      // of one with it (where DWARF does not place an address): left to the main thread.
+      each([](Prep& p) {
+        if (p.ahead->DebugInfoPath().empty()) p.names.Offer([&] { return MakeNames(p); });
+      });
     }
   };
   try {
