@@ -207,12 +207,8 @@ Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_vi
   }
 
   auto binary = std::make_unique<Binary>();
-  ElfLoadOptions load = LoadOptions(root, build_id);
-  if (Ahead* ahead = root.empty() ? FindAhead(path, build_id) : nullptr) {
-    binary->symbols = ahead->TakeSymbols();
-  } else {
-    binary->symbols = LoadSymbols(path, load);
-  }
+  Ahead* ahead = root.empty() ? FindAhead(path, build_id) : nullptr;
+  binary->symbols = ahead ? ahead->TakeSymbols() : LoadSymbols(path, LoadOptions(root, build_id));
   Binary* raw = binary.get();
   binaries_.push_back(std::move(binary));
   by_path_.emplace(key, raw);
