@@ -1300,14 +1300,14 @@ bool DwarfInfo::ReadRanges(const Unit& u, uint64_t form, uint64_t offset,
 // out: an address it does not cover is in none of the others (GCC lists every CU, so for
 // glibc's 4,000 the index is empty, where reading all their ranges took 3 ms).
 // Reads .debug_aranges as libdw's dwarf_getaranges does, but each CU's DIE offset from its
-// own header alone. Anything it does not read as libdw would (a segment selector, a unit
-// type other than a compile or partial unit, a malformed set) leaves the lookups to libdw.
+// own header alone, once a lookup lands in the CU. Anything it does not read as libdw would
+// (a segment selector, a malformed set) leaves the lookups to libdw, and so does a unit
+// type other than a compile or partial unit for the lookups in that unit.
 void DwarfInfo::ReadAranges() {
   aranges_state_ = ArangesState::kUnusable;
   if (!sections_ || sections_->aranges.empty() || sections_->info.empty()) return;
   std::vector<Arange> out;
   DwarfReader r(sections_->aranges);
-  const std::string_view info = sections_->info;
   while (r.left() > 0) {
     const size_t set_start = r.pos();
     uint64_t length = r.U32();
@@ -1322,28 +1322,6 @@ void DwarfInfo::ReadAranges() {
     uint64_t cu = offset_size == 8 ? r.U64() : r.U32();
     uint8_t address_size = r.U8(), segment_size = r.U8();
     if (!r.ok() || segment_size != 0 || (address_size != 4 && address_size != 8)) return;
-    // The CU's DIE follows its header.
-    DwarfReader h(info);
-    h.Seek(cu);
-    uint64_t unit_length = h.U32();
-    size_t unit_offset_size = 4;
-    if (unit_length == 0xffffffff) {
-      h.U64();
-      unit_offset_size = 8;
-    }
-    uint16_t version = h.U16();
-    if (version < 2 || version > 5) return;
-    if (version >= 5) {
-      uint8_t unit_type = h.U8();
-      if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) return;
-      h.U8();  // address size
-      h.Skip(unit_offset_size);
-    } else {
-      h.Skip(unit_offset_size);
-      h.U8();
-    }
-    if (!h.ok()) return;
-    const uint64_t die = h.pos();
     // Tuples start at a multiple of twice the address size from the set's start.
     const size_t tuple = 2 * address_size;
     size_t header = r.pos() - set_start;
@@ -1352,7 +1330,7 @@ void DwarfInfo::ReadAranges() {
       uint64_t addr = address_size == 8 ? r.U64() : r.U32();
       uint64_t len = address_size == 8 ? r.U64() : r.U32();
       if (addr == 0 && len == 0) break;
-      out.push_back({addr, len, die, cu});
+      out.push_back({addr, len, cu});
     }
     if (!r.ok()) return;
     r.Seek(set_end);
@@ -1371,26 +1349,59 @@ void DwarfInfo::Prepare() {
 // search (dwarf_getarange_addr).
 bool DwarfInfo::UnitByAranges(uint64_t vaddr, CuRef* cu) {
   if (aranges_state_ == ArangesState::kUnread && !libdw_walk_) ReadAranges();
-  if (aranges_state_ != ArangesState::kRead) {
-    if (dwarf_addrdie(h_->dwarf, vaddr, &cu->handle) == nullptr) return false;
-    cu->have_handle = true;
-    cu->die = dwarf_dieoffset(&cu->handle);
-    return true;
-  }
-  size_t l = 0, u = aranges_.size();
-  while (l < u) {
-    size_t i = (l + u) / 2;
-    const Arange& a = aranges_[i];
-    if (vaddr < a.addr) {
-      u = i;
-    } else if (vaddr > a.addr && vaddr - a.addr >= a.length) {
-      l = i + 1;
-    } else {
-      *cu = CuRef{a.die, a.unit, {}, false};
+  if (aranges_state_ == ArangesState::kRead) {
+    const Arange* found = nullptr;
+    size_t l = 0, u = aranges_.size();
+    while (l < u && found == nullptr) {
+      size_t i = (l + u) / 2;
+      const Arange& a = aranges_[i];
+      if (vaddr < a.addr) {
+        u = i;
+      } else if (vaddr > a.addr && vaddr - a.addr >= a.length) {
+        l = i + 1;
+      } else {
+        found = &a;
+      }
+    }
+    if (found == nullptr) return false;
+    // The CU's DIE follows its header, read only for the CUs asked about (glibc's 4,126
+    // headers lie across its 5.8 MB .debug_info). A header libdw would not read: libdw
+    // answers.
+    uint64_t die;
+    if (UnitDie(found->unit, &die)) {
+      *cu = CuRef{die, found->unit, {}, false};
       return true;
     }
   }
-  return false;
+  if (dwarf_addrdie(h_->dwarf, vaddr, &cu->handle) == nullptr) return false;
+  cu->have_handle = true;
+  cu->die = dwarf_dieoffset(&cu->handle);
+  return true;
+}
+
+bool DwarfInfo::UnitDie(uint64_t unit, uint64_t* die) const {
+  DwarfReader h(sections_->info);
+  h.Seek(unit);
+  uint64_t unit_length = h.U32();
+  size_t unit_offset_size = 4;
+  if (unit_length == 0xffffffff) {
+    h.U64();
+    unit_offset_size = 8;
+  }
+  uint16_t version = h.U16();
+  if (version < 2 || version > 5) return false;
+  if (version >= 5) {
+    uint8_t unit_type = h.U8();
+    if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) return false;
+    h.U8();  // address size
+    h.Skip(unit_offset_size);
+  } else {
+    h.Skip(unit_offset_size);
+    h.U8();
+  }
+  if (!h.ok()) return false;
+  *die = h.pos();
+  return true;
 }
 
 // The address ranges of a CU's DIE read here (as ScanDies reads a function's); false where
@@ -1435,7 +1446,10 @@ bool DwarfInfo::UnitByRanges(uint64_t vaddr, CuRef* cu) {
     std::vector<uint64_t> listed;  // CU DIEs with address ranges in .debug_aranges
     if (aranges_state_ == ArangesState::kUnread && !libdw_walk_) ReadAranges();
     if (aranges_state_ == ArangesState::kRead) {
-      for (const Arange& a : aranges_) listed.push_back(a.die);
+      for (const Arange& a : aranges_) {
+        uint64_t die;
+        if (UnitDie(a.unit, &die)) listed.push_back(die);
+      }
     } else {
       Dwarf_Aranges* aranges = nullptr;
       size_t count = 0;

@@ -139,8 +139,11 @@ class DwarfInfo {
   // .debug_aranges read here: libdw's dwarf_getaranges reads the header of every CU it
   // lists (4,126 for glibc, 2-3 ms), where a lookup needs only its own CU's.
   struct Arange {
-    uint64_t addr, length, die, unit;  // the CU's DIE and its unit's start
+    uint64_t addr, length, unit;  // the unit's start
   };
+  // The DIE of the unit at `unit` (after its header); false for a header libdw would not
+  // read as a compile or partial unit.
+  bool UnitDie(uint64_t unit, uint64_t* die) const;
   std::vector<Arange> aranges_;  // sorted by address
   enum class ArangesState { kUnread, kRead, kUnusable } aranges_state_ = ArangesState::kUnread;
   void ReadAranges();
