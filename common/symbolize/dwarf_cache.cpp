@@ -31,23 +31,16 @@ constexpr char kMagic[8] = {'p', 'f', 'D', 'W', 'A', 'R', 'F', '1'};
 struct Trailer {
   char magic[8];
   uint64_t image_size;
-  uint64_t checksum;  // ImageChecksum
-  uint64_t reserved;
+  uint64_t checksum;      // ImageChecksum
+  uint64_t checked_head;  // the leading bytes the checksum covers (see StoreCachedImage)
 };
 static_assert(sizeof(Trailer) == 32);
 
-// XXH3 of the image, of a large one only of its first MiB and its last 64 KiB (an ELF
-// image's headers and section table, an ElfSymbols entry's counts). Checking all of glibc's
-// 7 MB image mapped and read every page of it, a tenth of a small recording's fold, where
-// DWARF lookups read a few. What the checksum skips is checked as it is read: every reader of
-// an entry (libdw, DwarfInfo's walk, ElfSymbols::Restored) bounds every offset and count, and
-// has a fuzz target. An entry cut short by a crash fails the size in its trailer: ext4, XFS
-// and btrfs give a file written without fsync its new size only once its data is on disk.
-constexpr size_t kCheckedHead = size_t{1} << 20, kCheckedTail = size_t{64} << 10;
-uint64_t ImageChecksum(const char* bytes, size_t size) {
-  if (size <= kCheckedHead + kCheckedTail) return Checksum(bytes, size);
-  return XXH3_64bits_withSeed(bytes + size - kCheckedTail, kCheckedTail,
-                              Checksum(bytes, kCheckedHead));
+// XXH3 of the image: of all of it, or of its first `head` bytes and its last 64 KiB.
+constexpr size_t kCheckedTail = size_t{64} << 10;
+uint64_t ImageChecksum(const char* bytes, size_t size, size_t head) {
+  if (size <= head || size - head <= kCheckedTail) return Checksum(bytes, size);
+  return XXH3_64bits_withSeed(bytes + size - kCheckedTail, kCheckedTail, Checksum(bytes, head));
 }
 
 std::string EntryPath(const std::string& dir, const std::string& key) {
@@ -130,7 +123,8 @@ char* MapCachedImage(const std::string& dir, const std::string& key, size_t* ima
   Trailer t;
   std::memcpy(&t, bytes + size - sizeof t, sizeof t);
   if (std::memcmp(t.magic, kMagic, sizeof kMagic) != 0 || t.image_size != size - sizeof t ||
-      ImageChecksum(bytes, t.image_size) != t.checksum) {
+      t.checked_head > t.image_size ||
+      ImageChecksum(bytes, t.image_size, t.checked_head) != t.checksum) {
     munmap(p, size);
     close(fd);
     return nullptr;
@@ -178,7 +172,8 @@ void TrimCache(const std::string& dir, uint64_t keep_bytes) {
   }
 }
 
-bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image) {
+bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image,
+                      size_t checked_head) {
   if (dir.empty() || key.empty() || image.empty()) return false;
   std::error_code ec;
   std::filesystem::create_directories(dir + "/dwarf", ec);
@@ -190,8 +185,8 @@ bool StoreCachedImage(const std::string& dir, const std::string& key, std::strin
   Trailer t;
   std::memcpy(t.magic, kMagic, sizeof kMagic);
   t.image_size = image.size();
-  t.checksum = ImageChecksum(image.data(), image.size());
-  t.reserved = 0;
+  t.checked_head = std::min(checked_head, image.size());
+  t.checksum = ImageChecksum(image.data(), image.size(), t.checked_head);
   bool ok = WriteAll(fd, image.data(), image.size()) &&
             WriteAll(fd, reinterpret_cast<const char*>(&t), sizeof t) && fchmod(fd, 0644) == 0;
   ok = close(fd) == 0 && ok;
@@ -224,17 +219,19 @@ PendingStores& Pending() {
 }  // namespace
 
 void StoreCachedImageLater(const std::string& dir, const std::string& key,
-                           std::shared_ptr<const void> owner, std::string_view image) {
+                           std::shared_ptr<const void> owner, std::string_view image,
+                           size_t checked_head) {
   if (dir.empty() || key.empty() || image.empty()) return;
   PendingStores& pending = Pending();
   std::lock_guard lock(pending.mu);
   try {
-    pending.threads.emplace_back([dir, key, owner = std::move(owner), image]() mutable {
-      StoreCachedImage(dir, key, image);
+    pending.threads.emplace_back([dir, key, owner = std::move(owner), image,
+                                  checked_head]() mutable {
+      StoreCachedImage(dir, key, image, checked_head);
       owner.reset();
     });
   } catch (const std::system_error&) {  // no thread to be had
-    StoreCachedImage(dir, key, image);
+    StoreCachedImage(dir, key, image, checked_head);
   }
 }
 

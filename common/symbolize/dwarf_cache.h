@@ -9,8 +9,13 @@
 // An entry is named by a hash of the debug file's identity (device, inode, size, modification
 // and change times) and of what the image holds, so a changed or replaced file is never
 // answered from the cache; a file without a name (a memory file) is not cached. Each entry
-// ends in a trailer with its size and a checksum of its bytes (of a large one's first MiB and
-// last 64 KiB); an entry that fails them is ignored (and replaced). Entries are written to a temporary file and renamed, so concurrent
+// ends in a trailer with its size and a checksum of its bytes (of a DWARF image, only of its
+// first and last 64 KiB: its ELF header and section table); an entry that fails them is
+// ignored (and replaced). Checking all of glibc's 7 MB image mapped every page of it on every
+// run, where lookups read a few; the bytes the checksum skips are bounded as they are read
+// (libdw, DwarfInfo's walk, each with a fuzz target), and an entry cut short by a crash fails
+// its size (ext4, XFS and btrfs give a file written without fsync its new size only once its
+// data is on disk). Entries are written to a temporary file and renamed, so concurrent
 // runs never see half an entry. Every failure (no HOME, a read-only or full disk) just means
 // no cache.
 
@@ -43,16 +48,24 @@ char* MapCachedImage(const std::string& dir, const std::string& key, size_t* ima
 /// The most the cache keeps: entries beyond it go, least recently used first.
 inline constexpr uint64_t kCacheBytes = uint64_t{512} << 20;
 
+/// The checksum of an entry covers all of it, or (checked_head given) its first
+/// `checked_head` bytes and its last 64 KiB: for a large entry whose reader reads a few of its
+/// pages and bounds every offset as it reads (a DWARF image: kDwarfImageCheckedHead).
+inline constexpr size_t kWholeEntry = SIZE_MAX;
+inline constexpr size_t kDwarfImageCheckedHead = size_t{64} << 10;
+
 /// Stores `image` as the entry `key` under `dir` (creating the directories), then trims the
 /// cache to kCacheBytes; false when it could not store it.
-bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image);
+bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image,
+                      size_t checked_head = kWholeEntry);
 
 /// StoreCachedImage on a thread of its own, so that the caller goes on at once; `owner` keeps
 /// `image` alive, unchanged, until the entry is written. The process waits for such stores
 /// when it exits (FinishCacheStores, run by atexit); where no thread can be had, the image is
 /// stored before this returns.
 void StoreCachedImageLater(const std::string& dir, const std::string& key,
-                           std::shared_ptr<const void> owner, std::string_view image);
+                           std::shared_ptr<const void> owner, std::string_view image,
+                           size_t checked_head = kWholeEntry);
 
 /// Waits for the stores StoreCachedImageLater began.
 void FinishCacheStores();

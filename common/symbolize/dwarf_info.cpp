@@ -322,9 +322,9 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
         // Stored later only when libelf will read the image in place, never converting it
         // (as it would one of the other byte order).
         if (options.store_later && image.size() > EI_DATA && image[EI_DATA] == kHostElfData) {
-          StoreCachedImageLater(cache, key, h->image.bytes, image);
+          StoreCachedImageLater(cache, key, h->image.bytes, image, kDwarfImageCheckedHead);
         } else {
-          StoreCachedImage(cache, key, image);
+          StoreCachedImage(cache, key, image, kDwarfImageCheckedHead);
         }
       }
     }

@@ -415,17 +415,17 @@ TEST(DwarfCache, StoresLaterOnAThreadOfTheirOwn) {
   EXPECT_GE(ExpectSameLookups(*second, *plain, TextOf(Program("inline_cxx_dwarf4")), 1), 500u);
 }
 
-// The checksum covers a small entry whole, and a large one's first MiB and last 64 KiB (its
-// headers and section table): a byte changed there fails it. One changed between them is left
-// to the readers, which bound every offset: mapping the whole of a 7 MB image to check it cost
-// more than the lookups that read it.
-TEST(DwarfCache, ChecksumCoversHeadAndTailOfLargeEntries) {
+// An entry's checksum covers all of it, or, as for a DWARF image, its first and last 64 KiB
+// (the ELF header and section table): a byte changed there fails it. One changed between them
+// is left to the readers, which bound every offset: mapping the whole of glibc's 7 MB image
+// to check it cost more than the lookups that read it.
+TEST(DwarfCache, ChecksumCoversWhatTheWriterAsked) {
   test::ScopedCacheDir scoped;
   ASSERT_TRUE(scoped.ok());
   const std::string path = scoped.cache() + "/dwarf/e.img";
-  auto changed_at = [&](size_t size, size_t at) {
+  auto changed_at = [&](size_t size, size_t checked_head, size_t at) {
     std::string image(size, 'i');
-    EXPECT_TRUE(StoreCachedImage(scoped.cache(), "e", image));
+    EXPECT_TRUE(StoreCachedImage(scoped.cache(), "e", image, checked_head));
     {
       std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
       f.seekp(static_cast<std::streamoff>(at));
@@ -436,18 +436,18 @@ TEST(DwarfCache, ChecksumCoversHeadAndTailOfLargeEntries) {
     if (entry) munmap(entry, mapped);
     return entry != nullptr;
   };
-  const size_t small = 1 << 20, large = 3 << 20;
-  EXPECT_FALSE(changed_at(small, 0));
-  EXPECT_FALSE(changed_at(small, small / 2));
-  EXPECT_FALSE(changed_at(small, small - 1));
-  EXPECT_FALSE(changed_at(large, 0));
-  EXPECT_FALSE(changed_at(large, (1 << 20) - 1));
-  EXPECT_FALSE(changed_at(large, large - (64 << 10)));
-  EXPECT_FALSE(changed_at(large, large - 1));
-  EXPECT_FALSE(changed_at(large, large + 8));  // the trailer's size
-  EXPECT_TRUE(changed_at(large, 1 << 20));
-  EXPECT_TRUE(changed_at(large, large / 2));
-  EXPECT_TRUE(changed_at(large, large - (64 << 10) - 1));
+  const size_t large = 3 << 20, head = kDwarfImageCheckedHead, tail = 64 << 10;
+  for (size_t at : {size_t{0}, large / 2, large - 1, large + 8 /* the trailer's size */}) {
+    EXPECT_FALSE(changed_at(large, kWholeEntry, at)) << at;
+  }
+  for (size_t at : {size_t{0}, head - 1, large - tail, large - 1, large + 8, large + 24}) {
+    EXPECT_FALSE(changed_at(large, head, at)) << at;
+  }
+  for (size_t at : {head, large / 2, large - tail - 1}) {
+    EXPECT_TRUE(changed_at(large, head, at)) << at;
+  }
+  // An image no larger than what is checked is checked whole.
+  EXPECT_FALSE(changed_at(head + tail, head, head + 1));
 }
 
 // The cache keeps the most recently used entries within its size, and clears temporary files
