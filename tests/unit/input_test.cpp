@@ -1,5 +1,6 @@
 #include "io/input.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -105,8 +106,24 @@ TEST(Input, FilesArePipesAreRead) {
   EXPECT_EQ(s->name(), "<stdin>");
   EXPECT_EQ(Drain(*s), text);
   dup2(saved, 0);
-  close(saved);
   pclose(p);
+  // Standard input redirected from a file is mapped as the file is, and left at its end;
+  // one already read from is read from where it stands.
+  int file = open(path, O_RDONLY);
+  ASSERT_GE(file, 0);
+  dup2(file, 0);
+  auto redirected = OpenInput("-");
+  EXPECT_TRUE(redirected->stable());
+  EXPECT_EQ(redirected->name(), "<stdin>");
+  EXPECT_EQ(Drain(*redirected), text);
+  EXPECT_EQ(lseek(0, 0, SEEK_CUR), static_cast<off_t>(text.size()));
+  lseek(0, 10, SEEK_SET);
+  auto rest = OpenInput("-");
+  EXPECT_FALSE(rest->stable());
+  EXPECT_EQ(Drain(*rest), text.substr(10));
+  dup2(saved, 0);
+  close(saved);
+  close(file);
   unlink(path);
   try {
     OpenInput("/nonexistent/pf-file");
