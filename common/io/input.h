@@ -1,7 +1,7 @@
 #pragma once
-// Input: files by mmap (stdin too when redirected from one), pipes in large reads, gzip and zstd undone transparently
-// (recognised by their magic bytes, never by file name). Everything above this layer sees
-// a ByteSource: a sequence of chunks of bytes.
+// Input: files by mmap (stdin too when redirected from one), pipes in large reads, gzip and
+// zstd undone transparently (recognised by their magic bytes, never by file name). Everything
+// above this layer sees a ByteSource: a sequence of chunks of bytes.
 
 #include <cstdint>
 #include <memory>
