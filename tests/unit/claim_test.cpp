@@ -79,8 +79,8 @@ TEST(Claim, HelperAndNeederShareItems) {
     for (int i = 0; i < kItems; ++i) items[i].Offer([&] { return make(i); });
   });
   for (int i = kItems - 1; i >= 0; --i) {
-    EXPECT_EQ(items[i].Get([&] { return make(i); }), std::string(64, static_cast<char>('a' + i % 26)))
-        << i;
+    const std::string expected(64, static_cast<char>('a' + i % 26));
+    EXPECT_EQ(items[i].Get([&] { return make(i); }), expected) << i;
   }
   helper.join();
   EXPECT_EQ(made.load(), kItems);
