@@ -129,10 +129,14 @@ void Session::Prefetch(const PerfDataReader& reader) {
   // In the order the first samples need them: each sample's unwinding, its symbols, then
   // its inline frames.
   auto work = [this, jobs = std::move(jobs), plan = prefetch_plan_] {
+    // What fails here fails again, and is reported, where the main thread asks for it.
     auto each = [&](auto&& load) {
       for (Prep* p : jobs) {
         if (stop_prefetch_) return;
-        load(*p);
+        try {
+          load(*p);
+        } catch (...) {
+        }
       }
     };
     if (plan.unwind_tables) each([](Prep& p) { p.cfi.Offer([&] { return MakeCfi(p); }); });
