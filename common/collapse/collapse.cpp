@@ -585,7 +585,6 @@ class Collapser {
       // Kept, not destroyed, when the process ends after this (base/teardown.h).
       symbolizer_owner = NewSymbolizer(reader);
       Symbolizer& symbolizer = *symbolizer_owner;
-      if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
       session_owner = std::make_unique<Session>(symbolizer);
       Session& session = *session_owner;
       session.SetInline(opt_.perf.inline_frames);

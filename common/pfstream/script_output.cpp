@@ -474,7 +474,6 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   Symbolizer& symbolizer = *symbolizer_owner;
   symbolizer.SetEmbedded(&reader.embedded_symbols());
   symbolizer.SetKernelBuildId(KernelBuildId(reader));
-  if (KernelSampled(reader)) symbolizer.PrefetchKernelSymbols();
   auto session_owner = std::make_unique<Session>(symbolizer);
   Session& session = *session_owner;
   session.SetUnwindMethod(o.unwind_method);

@@ -125,6 +125,10 @@ void Session::Prefetch(const PerfDataReader& reader) {
     preps_.emplace(b.path + '\0' + id, std::move(prep));
   }
   prefetch_plan_.binaries = jobs.size();
+  // Kernel symbols on a thread of their own: the first kernel frame may come at once, and
+  // /proc/kallsyms takes the kernel tens of milliseconds to print.
+  prefetch_plan_.kernel = KernelSampled(reader);
+  if (prefetch_plan_.kernel) sym_.PrefetchKernelSymbols();
   if (jobs.empty()) return;
   // In the order the first samples need them: each sample's unwinding, its symbols, then
   // its inline frames.

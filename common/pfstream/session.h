@@ -117,8 +117,9 @@ class Session {
   /// Forgets a process once all its threads have exited (EXIT records), for readers that
   /// resolve each sample as they read it; by default a Session keeps every process's maps.
   void ForgetExited(bool on) { forget_exited_ = on; }
-  /// Starts loading, on another thread, what the binaries of the recording's build-id table
-  /// (perf lists the ones samples hit) will need: their unwind tables (for a recording with
+  /// Starts loading, on another thread, the kernel's symbols (when samples hit the kernel:
+  /// KernelSampled) and what the binaries of the recording's build-id table (perf lists the
+  /// ones samples hit) will need: their unwind tables (for a recording with
   /// stack copies), symbols, and DWARF and addr2line's names (when inline frames or source
   /// lines will be read: inflating and indexing a large debug file), in the order the first
   /// samples need them. Each is taken from that thread when first needed: waited for if the
@@ -130,7 +131,7 @@ class Session {
   /// What Prefetch's thread was given to load (for tests).
   struct PrefetchPlan {
     size_t binaries = 0;
-    bool unwind_tables = false, dwarf = false;
+    bool kernel = false, unwind_tables = false, dwarf = false;
   };
   const PrefetchPlan& prefetch_plan() const { return prefetch_plan_; }
   /// Samples the tables handed to libdw.

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "base/error.h"
 #include "symbolize/elf_image.h"
@@ -73,7 +74,9 @@ Symbolizer::Symbolizer(Options options) : options_(std::move(options)) {
   if (!options_.use_build_id_cache) options_.build_id_cache.clear();
 }
 
-Symbolizer::~Symbolizer() = default;
+Symbolizer::~Symbolizer() {
+  if (kernel_thread_.joinable()) kernel_thread_.join();
+}
 
 bool Symbolizer::UsesPerfMap(std::string_view path) {
   return path == "//anon" || StartsWith(path, "/dev/zero") || StartsWith(path, "/anon_hugepage") ||
@@ -282,15 +285,22 @@ std::string Symbolizer::KallsymsPath() const {
 }
 
 void Symbolizer::PrefetchKernelSymbols() {
-  if (kernel_loaded_ || kernel_future_.valid()) return;
-  std::string path = KallsymsPath();
-  kernel_future_ = std::async(std::launch::async, [path] { return LoadKernelSymbols(path); });
+  if (kernel_loaded_ || !kernel_path_.empty()) return;
+  kernel_path_ = KallsymsPath();
+  try {
+    kernel_thread_ = std::thread([this] {
+      kernel_claim_.Offer([this] { return LoadKernelSymbols(kernel_path_); });
+    });
+  } catch (const std::system_error&) {  // no thread to be had: read when first needed
+  }
 }
 
 bool Symbolizer::KernelSymbolsMissing() {
   if (!kernel_loaded_) {
     kernel_loaded_ = true;
-    kernel_ = kernel_future_.valid() ? kernel_future_.get() : LoadKernelSymbols(KallsymsPath());
+    kernel_ = std::move(kernel_claim_.Get([this] {
+      return LoadKernelSymbols(kernel_path_.empty() ? KallsymsPath() : kernel_path_);
+    }));
   }
   return kernel_->empty();
 }

@@ -11,10 +11,10 @@
 // A Symbolizer is not thread-safe; use one per thread.
 
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -152,8 +152,10 @@ class Symbolizer {
                                                                std::string_view path,
                                                                std::string_view build_id);
 
-  /// Starts reading kallsyms on another thread (the kernel takes tens of milliseconds to
-  /// print it), so that it is ready, or nearly, when the first kernel address comes.
+  /// Starts reading kallsyms on a thread of its own (the kernel takes tens of milliseconds to
+  /// print it), so that it is ready, or nearly, when the first kernel address comes. The
+  /// first lookup waits for that thread if it has begun, and reads them itself if it has not
+  /// (see Claim).
   void PrefetchKernelSymbols();
 
  public:
@@ -183,7 +185,9 @@ class Symbolizer {
   std::unordered_map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;  // null: none
   std::unique_ptr<KernelSymbols> kernel_;
   bool kernel_loaded_ = false;
-  std::future<std::unique_ptr<KernelSymbols>> kernel_future_;
+  std::string kernel_path_;  // PrefetchKernelSymbols's choice; not changed after
+  Claim<std::unique_ptr<KernelSymbols>> kernel_claim_;
+  std::thread kernel_thread_;
   std::unordered_map<uint64_t, Symbol> kernel_answers_;  // by address
   const EmbeddedSymbols* embedded_ = nullptr;
   std::string kernel_build_id_;

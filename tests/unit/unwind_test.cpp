@@ -873,6 +873,10 @@ TEST(PrefetchKernel, OnlyWhenTheBuildIdTableNamesTheKernel) {
     EXPECT_EQ(reader.build_ids().empty(), std::string(name) == "pipe.data");
     EXPECT_EQ(KernelSampled(reader), std::string(name) == "pipe.data");
     EXPECT_EQ(KernelBuildId(reader), "");
+    Symbolizer symbolizer(Symbolizer::Options{});
+    Session session(symbolizer);
+    session.Prefetch(reader);
+    EXPECT_EQ(session.prefetch_plan().kernel, std::string(name) == "pipe.data");
   }
 }
 
