@@ -61,6 +61,10 @@ std::string ReadCString(std::span<const uint8_t> b, size_t off) {
   const char* p = reinterpret_cast<const char*>(b.data() + off);
   return std::string(p, strnlen(p, b.size() - off));
 }
+// How a Session opens DWARF (as perf names functions; lines only when asked for).
+DwarfInfo::Options DwarfOptions(bool srcline) {
+  return {.demangle = true, .lines = srcline, .store_later = true};
+}
 std::string Hex(std::string_view bytes) {
   static const char kHex[] = "0123456789abcdef";
   std::string hex;
@@ -179,25 +183,36 @@ Session::Prep::Dwarf Session::MakeDwarf(Prep& p) const {
   Prep::Dwarf d;
   d.path = p.ahead->DebugInfoPath();
   if (!d.path.empty()) {
-    d.info = DwarfInfo::Open(d.path, {.demangle = true, .lines = srcline_, .store_later = true});
+    d.info = DwarfInfo::Open(d.path, DwarfOptions(srcline_));
     if (d.info) d.info->Prepare();
   }
   return d;
 }
 
-Session::Prep::Names Session::MakeNames(Prep& p) {
+// The symbol table addr2line reads for a binary: its debug file's when there is one (as perf
+// hands addr2line the file it read symbols from), else the binary's when that is a file (not
+// the vdso). Path "" when there is none; the names are not built yet.
+template <typename RuntimeImage>
+Session::Prep::Names Session::NamesFile(std::string debug_path, RuntimeImage runtime_image) {
   Prep::Names n;
-  n.path = p.ahead->DebugInfoPath();
-  std::shared_ptr<const elf::ElfImage> image;
+  n.path = std::move(debug_path);
   if (n.path.empty()) {
-    image = p.ahead->RuntimeImage();
+    n.entry.image = runtime_image();
+    const elf::ElfImage* image = n.entry.image.get();
     if (!image || image->path().empty() || image->path()[0] != '/') return {};
     n.path = image->path();
-  } else {
-    image = elf::ElfImage::Open(n.path);
   }
-  n.entry.names = std::make_unique<Addr2lineNames>(*image);
-  n.entry.image = std::move(image);
+  return n;
+}
+
+void Session::BuildNames(Prep::Names& n) {
+  if (!n.entry.image) n.entry.image = elf::ElfImage::Open(n.path);
+  n.entry.names = std::make_unique<Addr2lineNames>(*n.entry.image);
+}
+
+Session::Prep::Names Session::MakeNames(Prep& p) {
+  Prep::Names n = NamesFile(p.ahead->DebugInfoPath(), [&p] { return p.ahead->RuntimeImage(); });
+  if (!n.path.empty()) BuildNames(n);
   return n;
 }
 
@@ -700,15 +715,14 @@ DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
   if (path.empty()) return nullptr;
   auto& info = dwarf_[path];
   if (!info) {
-    info = DwarfInfo::Open(path, {.demangle = true, .lines = srcline_, .store_later = true});
+    info = DwarfInfo::Open(path, DwarfOptions(srcline_));
   }
   m.dwarf = info.get();
   return m.dwarf;
 }
 
-// The symbol table addr2line reads for the map's file: its debug file's when there is one
-// (as perf hands addr2line the file it read symbols from), else the binary's. None for
-// [vdso] and other bracketed maps, which perf does not hand addr2line.
+// addr2line's names for the map's file (NamesFile). None for [vdso] and other bracketed maps,
+// which perf does not hand addr2line.
 Addr2lineNames* Session::NamesFor(uint32_t pid, MapEntry& m) {
   if (m.names_loaded) return m.names;
   m.names_loaded = true;
@@ -720,22 +734,17 @@ Addr2lineNames* Session::NamesFor(uint32_t pid, MapEntry& m) {
     } catch (const Error&) {  // tried again below, as it would be without the prefetch
     }
   }
-  std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
-  std::shared_ptr<const elf::ElfImage> image;
-  if (path.empty()) {
-    image = sym_.RuntimeImage(m.path, m.build_id, pid);
-    if (!image || image->path().empty() || image->path()[0] != '/') return nullptr;
-    path = image->path();
-  }
-  NamesEntry& e = names_[path];
+  Prep::Names n = NamesFile(sym_.DebugInfoPath(m.path, m.build_id, pid),
+                            [&] { return sym_.RuntimeImage(m.path, m.build_id, pid); });
+  if (n.path.empty()) return nullptr;
+  NamesEntry& e = names_[n.path];
   if (!e.names) {
     try {
-      if (!image) image = elf::ElfImage::Open(path);
-      e.image = image;
-      e.names = std::make_unique<Addr2lineNames>(*image);
+      BuildNames(n);
     } catch (const Error&) {
       return nullptr;
     }
+    e = std::move(n.entry);
   }
   m.names = e.names.get();
   return m.names;

@@ -193,6 +193,9 @@ class Session {
   Prep* FindPrep(uint32_t pid, const MapEntry& m);
   static Prep::Cfi MakeCfi(Prep& p);
   Prep::Dwarf MakeDwarf(Prep& p) const;
+  template <typename RuntimeImage>
+  static Prep::Names NamesFile(std::string debug_path, RuntimeImage runtime_image);
+  static void BuildNames(Prep::Names& n);
   static Prep::Names MakeNames(Prep& p);
   std::unordered_map<std::string, std::unique_ptr<Prep>> preps_;
   std::string prep_key_;  // FindPrep's key, reused
