@@ -19,6 +19,7 @@
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
 #include "stacks/folded.h"
+#include "unwind/unwinder.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -613,7 +614,12 @@ class Collapser {
       } else {
         FoldBatch batch;
         while (channel.Pop(&batch)) {
-          for (const FoldBatch::Item& item : batch.items) {
+          for (size_t i = 0; i < batch.items.size(); ++i) {
+            const FoldBatch::Item& item = batch.items[i];
+            if (i + 1 < batch.items.size() && batch.items[i + 1].raw) {
+              const Sample& n = batch.items[i + 1].sample;
+              PrefetchUserStack(n.regs_user, n.stack_user);
+            }
             if (item.raw) {
               const Sample& s = item.sample;
               fold_sample(s, session.Callchain(s, &chain_scratch), s.callchain.empty());

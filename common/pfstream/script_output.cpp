@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "base/prefetch.h"
 #include "base/teardown.h"
 
 namespace pf {
@@ -385,6 +386,11 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
     size_t n = 0;
     for (; n < queue.size() && (all || queue[n].time <= limit); ++n) {
       const Entry& e = queue[n];
+      // The next record's start, while this one is handled: a sample's fields, and the top of
+      // its stack copy, where unwinding starts.
+      if (n + 1 < queue.size() && queue[n + 1].data) {
+        PrefetchBytes(queue[n + 1].data, std::min<size_t>(queue[n + 1].size, 1280));
+      }
       Record r;
       r.type = e.type;
       r.misc = e.misc;

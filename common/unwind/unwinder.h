@@ -18,10 +18,12 @@
 // that needs a register no longer known) ends it as kUnsupported, which callers hand to libdw
 // (libdw_unwinder.h).
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "base/prefetch.h"
 #include "unwind/cfi.h"
 
 namespace pf {
@@ -70,6 +72,13 @@ bool DwarfRegisters(const UserStack& in, uint64_t regs[kDwRegs], uint32_t* known
 /// [sp, sp + size - 8) (perf's unwinders refuse the last word).
 UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max_frames,
                           std::vector<uint64_t>* ips);
+
+/// Prefetches what unwinding `regs` and `stack` reads first: the registers, and the top of
+/// the stack copy (the innermost frames) (base/prefetch.h).
+inline void PrefetchUserStack(std::span<const uint64_t> regs, std::span<const uint8_t> stack) {
+  if (!regs.empty()) PrefetchBytes(regs.data(), regs.size_bytes());
+  PrefetchBytes(stack.data(), std::min<size_t>(stack.size(), 1024));
+}
 
 /// The name of an end, for messages and statistics.
 const char* UnwindEndName(UnwindEnd end);
