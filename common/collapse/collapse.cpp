@@ -335,6 +335,55 @@ struct FoldBatch {
   }
 };
 
+// Who gives a mapped recording's pages back to the kernel when it is folded in two stages
+// (unmapping costs about as much as mapping): the folding thread, behind the batches it has
+// folded, while the reading thread reads and faults every page in (the busier of the two);
+// then the reading thread, behind the folding one, while that one folds what is queued.
+// Either way a page goes only once the samples in it are folded, as the folding thread may
+// unwind them from the file.
+class PageReturn {
+ public:
+  explicit PageReturn(PerfDataReader& reader) : reader_(reader) {}
+  /// The folding thread: the records before `p` are folded.
+  void Folded(const uint8_t* p) {
+    std::lock_guard lock(mu_);
+    folded_ = p;
+    if (reader_idle_) {
+      changed_.notify_one();
+    } else {
+      reader_.ReleaseBefore(p);  // in steps (PerfDataReader::ReleaseBefore)
+    }
+  }
+  /// The folding thread is done, or gave up.
+  void Done() {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    changed_.notify_one();
+  }
+  /// The reading thread, done reading: gives pages back behind the folding thread until it
+  /// is done. What is left when it is goes with the mapping.
+  void ReturnBehind() {
+    std::unique_lock lock(mu_);
+    reader_idle_ = true;  // from here on the folding thread calls no ReleaseBefore
+    const uint8_t* returned = nullptr;
+    for (;;) {
+      changed_.wait(lock, [&] { return done_ || folded_ != returned; });
+      if (done_) return;
+      returned = folded_;
+      lock.unlock();
+      reader_.ReleaseBefore(returned, 0);
+      lock.lock();
+    }
+  }
+
+ private:
+  PerfDataReader& reader_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  const uint8_t* folded_ = nullptr;
+  bool reader_idle_ = false, done_ = false;
+};
+
 class Collapser {
  public:
   // Compiles the filters first, so a bad pattern fails before any input is read.
@@ -473,11 +522,7 @@ class Collapser {
     std::vector<FoldBatch> spares;
     std::exception_ptr reading_error;
     std::thread reading_thread;
-    // The batches folded, and the point in the file before which their records lie: set by
-    // the folding thread; the reading one gives the pages back (it is less often the one with
-    // more to do).
-    std::atomic<size_t> folded_batches{0};
-    std::atomic<const uint8_t*> folded{nullptr};
+    PageReturn pages(reader);
     if (pipelined) {
       reading_symbolizer = NewSymbolizer(reader);
       reading_session = std::make_unique<Session>(*reading_symbolizer);
@@ -491,22 +536,8 @@ class Collapser {
           const uint8_t* release = nullptr;
           bool unwind_here = false;  // for the batch being filled
           size_t sent = 0;
-          size_t raw_batches = 0;  // the batches up to the last with whole samples
-          bool raw = false;        // in the batch being filled
-          // The pages before the records still queued go as soon as the folding thread reads
-          // none of them (they are copied into the batches), else behind it.
-          auto give_back = [&] {
-            if (folded_batches.load(std::memory_order_acquire) >= raw_batches) {
-              if (release) reader.ReleaseBefore(release);
-            } else if (const uint8_t* done = folded.load(std::memory_order_acquire)) {
-              reader.ReleaseBefore(done);
-            }
-          };
           auto send = [&] {
             ++sent;
-            if (raw) raw_batches = sent;
-            raw = false;
-            give_back();
             batch.release = release;
             if (!channel.Push(std::move(batch))) throw BoundedQueue<FoldBatch>::Cancelled();
             batch = FoldBatch();
@@ -545,7 +576,6 @@ class Collapser {
                     // for every sample the folding thread will fold.
                     reading.Comm(s.pid, s.tid);
                     batch.AddWhole(s);
-                    raw = true;
                   } else {
                     // A DWARF sample's chain is unwound here (its recorded chain is the
                     // kernel's part).
@@ -559,9 +589,8 @@ class Collapser {
               // The pages of the records in the batches are given back once they are folded.
               [&](const uint8_t* keep) { release = keep; });
           if (!batch.items.empty() || release) send();
-          // Unless the folding thread still reads samples in the file, its pages are
-          // unmapped here, while that thread may still be at work, rather than after it.
-          if (folded_batches.load(std::memory_order_acquire) >= raw_batches) reader.ReleaseRead();
+          channel.Close();
+          pages.ReturnBehind();
         } catch (const BoundedQueue<FoldBatch>::Cancelled&) {
         } catch (...) {
           reading_error = std::current_exception();
@@ -577,6 +606,7 @@ class Collapser {
     auto stop_reading = [&] {
       if (!reading_thread.joinable()) return;
       channel.Cancel();
+      pages.Done();
       reading_thread.join();
     };
     std::unique_ptr<Symbolizer> symbolizer_owner;
@@ -642,12 +672,12 @@ class Collapser {
             uint32_t key = keys.Number(item.key, &fresh);
             fold.Fold(session, s, words, key, fresh, item.no_callchain);
           }
-          if (batch.release) folded.store(batch.release, std::memory_order_release);
-          folded_batches.fetch_add(1, std::memory_order_release);
+          if (batch.release) pages.Folded(batch.release);
           batch.Clear();
           std::lock_guard lock(spares_mu);
           if (spares.size() < 2) spares.push_back(std::move(batch));
         }
+        pages.Done();
         reading_thread.join();
         if (reading_error) std::rethrow_exception(reading_error);
       }

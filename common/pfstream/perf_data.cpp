@@ -159,24 +159,12 @@ PerfDataReader::PerfDataReader(ByteSource& source) : source_(source) {
 
 PerfDataReader::~PerfDataReader() = default;
 
-namespace {
-constexpr size_t kReleaseStep = size_t{16} << 20;
-}  // namespace
-
-void PerfDataReader::ReleaseRead() {
-  if (!source_.stable() || !source_.releasable() || all_.data() == buffer_.data()) return;
-  if (pos_ <= released_ || pos_ > all_.size()) return;
-  ReleaseInput(all_.substr(released_, pos_ - released_));
-  released_ = pos_;
-}
-
-void PerfDataReader::ReleaseBefore(const uint8_t* p) {
+void PerfDataReader::ReleaseBefore(const uint8_t* p, size_t step) {
   if (!source_.stable() || !source_.releasable() || all_.data() == buffer_.data()) return;
   const char* c = reinterpret_cast<const char*>(p);
   if (c < all_.data() + released_ || c > all_.data() + all_.size()) return;
   size_t upto = static_cast<size_t>(c - all_.data());
-  // In steps of 16 MB: memory stays bounded, and a small file costs no madvise calls.
-  if (upto - released_ < kReleaseStep) return;
+  if (upto - released_ < step || upto == released_) return;
   ReleaseInput(all_.substr(released_, upto - released_));
   released_ = upto;
 }

@@ -109,9 +109,8 @@ class PerfDataReader {
 
   /// Gives the pages of a mapped input before `p` (records delivered and done with) back to
   /// the kernel, so that reading a large file keeps memory flat; a no-op for other inputs.
-  void ReleaseBefore(const uint8_t* p);
-  /// Gives back every page read so far, at once (the caller is done with every record).
-  void ReleaseRead();
+  /// Nothing is given back until at least `step` bytes can be (a small file costs no call).
+  void ReleaseBefore(const uint8_t* p, size_t step = size_t{16} << 20);
 
   /// Decodes a PERF_RECORD_SAMPLE body; false (and counted in bad_records) when it is
   /// malformed. Call it once per sample.
