@@ -504,8 +504,23 @@ ResolvedFrame Session::Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry*
 // The modules of one process, for the unwinder.
 class Session::Modules : public ModuleLookup {
  public:
-  Modules(Session& session, uint32_t pid, MapTable& maps)
-      : session_(session), pid_(pid), maps_(maps) {}
+  // `generation`: the maps' (Process::generation; 0 for maps not to be remembered by).
+  Modules(Session& session, uint32_t pid, MapTable& maps, uint64_t generation)
+      : session_(session), pid_(pid), maps_(maps), generation_(generation) {}
+  // Return addresses repeat from sample to sample: each (maps, pc) is looked up once, and
+  // then found in a small direct-mapped table (Session::RowCache).
+  Row FindRow(uint64_t ip, UnwindModule* module, CfiRow* row) override {
+    if (generation_ == 0) return ModuleLookup::FindRow(ip, module, row);
+    RowCache::Entry& e = session_.row_cache_.At(generation_, ip);
+    if (e.pc == ip && e.generation == generation_) {
+      *module = e.module;
+      *row = e.row;
+      return Row::kFound;
+    }
+    Row found = ModuleLookup::FindRow(ip, module, row);
+    if (found == Row::kFound) e = {generation_, ip, *module, *row};
+    return found;
+  }
   bool Find(uint64_t ip, UnwindModule* module) override {
     MapEntry* it = const_cast<MapEntry*>(session_.FindMap(maps_, ip));
     if (it == nullptr) return false;
@@ -523,6 +538,7 @@ class Session::Modules : public ModuleLookup {
   Session& session_;
   uint32_t pid_;
   MapTable& maps_;
+  uint64_t generation_;
 };
 
 CfiTable* Session::CfiFor(uint32_t pid, MapEntry& m) {
@@ -563,7 +579,8 @@ std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64
   const size_t user_at = scratch->size();
   auto p = procs_.find(s.pid);
   MapTable none;
-  Modules modules(*this, s.pid, p == procs_.end() ? none : *p->second->maps);
+  Modules modules(*this, s.pid, p == procs_.end() ? none : *p->second->maps,
+                  p == procs_.end() ? 0 : p->second->generation);
   // perf's limit: perf_event_max_stack's default, 127 user frames.
   constexpr size_t kMaxFrames = 127;
   UnwindEnd end = UnwindEnd::kUnsupported;

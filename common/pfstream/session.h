@@ -148,6 +148,28 @@ class Session {
   const MapEntry* FindMap(const MapTable& maps, uint64_t ip) const;
 
   class Modules;
+  // The unwinder's answers by (maps generation, pc), direct-mapped: a slot holds the last
+  // pc that hashed to it. Generations are Session-wide serials, so a slot cannot answer for
+  // maps that changed since.
+  class RowCache {
+   public:
+    struct Entry {
+      uint64_t generation = 0, pc = 0;
+      UnwindModule module;
+      CfiRow row;
+    };
+    Entry& At(uint64_t generation, uint64_t pc) {
+      if (slots_.empty()) slots_.resize(kSlots);
+      uint64_t h = (pc ^ generation * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+      return slots_[h >> (64 - kBits)];
+    }
+
+   private:
+    static constexpr unsigned kBits = 11;
+    static constexpr size_t kSlots = size_t{1} << kBits;
+    std::vector<Entry> slots_;
+  };
+  RowCache row_cache_;
   CfiTable* CfiFor(uint32_t pid, MapEntry& m);
   // Appends the frame of a user address, after its inline frames (with SetInline): resolved
   // once per (process, map, address), as perf asks addr2line once per address.

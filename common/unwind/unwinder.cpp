@@ -67,8 +67,9 @@ UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max
     const uint64_t lookup = activation ? ip : ip - 1;
     UnwindModule module;
     CfiRow row;
-    if (!modules.Find(lookup, &module) || module.cfi == nullptr) return UnwindEnd::kNoInfo;
-    if (!module.cfi->Find(lookup - module.bias, &row)) {
+    const ModuleLookup::Row found = modules.FindRow(lookup, &module, &row);
+    if (found == ModuleLookup::Row::kNoModule) return UnwindEnd::kNoInfo;
+    if (found == ModuleLookup::Row::kNoRow) {
       // Code without an FDE in a module that has CFI (crt code, hand-written assembly): the
       // frame-pointer chain, as perf's unwinders fall back to it.
       uint64_t caller_rbp, ra;

@@ -37,8 +37,15 @@ struct UnwindModule {
 /// Finds the module of a runtime address (in the sampled process).
 class ModuleLookup {
  public:
+  enum class Row { kNoModule, kNoRow, kFound };
   virtual ~ModuleLookup() = default;
   virtual bool Find(uint64_t ip, UnwindModule* module) = 0;
+  /// The module of `ip` and its CFI row there: kNoModule without a module with CFI, kNoRow
+  /// when the module has no FDE for it. An implementation may remember answers.
+  virtual Row FindRow(uint64_t ip, UnwindModule* module, CfiRow* row) {
+    if (!Find(ip, module) || module->cfi == nullptr) return Row::kNoModule;
+    return module->cfi->Find(ip - module->bias, row) ? Row::kFound : Row::kNoRow;
+  }
 };
 
 /// The user state a sample carries (PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER).

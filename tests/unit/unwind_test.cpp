@@ -782,6 +782,103 @@ struct UnwoundStream {
   }
 };
 
+// The unwinder's answers are remembered by (maps, pc): a map replaced at the same address
+// must not be unwound with the old file's rules. The same stack copy, unwound at a function's
+// entry of a binary with CFI, then after a file without any was mapped over it.
+TEST(SessionUnwind, RemembersRowsOnlyForTheMapsTheyCameFrom) {
+  const std::string path = std::string(PF_PROGRAMS_DIR) + "/internal_cxx";
+  std::shared_ptr<const elf::ElfImage> image = elf::ElfImage::Open(path);
+  ASSERT_TRUE(image);
+  std::unique_ptr<CfiTable> cfi = CfiTable::FromElf(image);
+  int text = image->FindSection(".text");
+  ASSERT_GE(text, 0);
+  const elf::Section& t = image->sections()[static_cast<size_t>(text)];
+  // Two pcs at a function's entry (CFA = rsp + 8, the return address at rsp): the sampled
+  // one, and the "caller" its return address points after.
+  std::vector<uint64_t> entries;
+  for (uint64_t pc = t.addr; pc < t.addr + t.size && entries.size() < 2; ++pc) {
+    CfiRow row;
+    if (cfi->Find(pc, &row) && row.pc == pc && row.cfa == CfiRow::kCfaReg &&
+        row.cfa_reg == kDwRsp && row.cfa_offset == 8 && row.ra == CfiRow::kAtCfa &&
+        row.ra_offset == -8 && (entries.empty() || pc > entries[0] + 64)) {
+      entries.push_back(pc);
+    }
+  }
+  ASSERT_EQ(entries.size(), 2u);
+
+  const uint64_t base = 0x555555554000;
+  StringSink sink;
+  BufferedWriter out(sink);
+  PerfStreamWriter writer(out);
+  writer.WriteHeader();
+  uint64_t id = 1;
+  perf_event_attr attr = DwarfAttr();
+  writer.WriteAttr(attr, std::span<const uint64_t>(&id, 1));
+  uint64_t time = 1000;
+  auto emit = [&](std::vector<uint64_t>& w, uint32_t type, uint16_t misc) {
+    perf_event_header h{type, misc, static_cast<uint16_t>(w.size() * 8)};
+    std::memcpy(w.data(), &h, sizeof h);
+    writer.WriteRaw(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 8));
+  };
+  auto map = [&](const std::string& file) {
+    std::vector<uint64_t> w = {0, 7 | uint64_t{7} << 32, base, 0x100000, 0, 0, 0, 0,
+                               uint64_t{PROT_READ | PROT_EXEC} | uint64_t{MAP_PRIVATE} << 32};
+    std::string name = file;
+    name.resize((name.size() / 8 + 1) * 8, '\0');
+    for (size_t i = 0; i < name.size(); i += 8) {
+      uint64_t v;
+      std::memcpy(&v, name.data() + i, 8);
+      w.push_back(v);
+    }
+    w.push_back(7 | uint64_t{7} << 32);
+    w.push_back(++time);
+    emit(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+  };
+  auto sample = [&] {
+    std::vector<uint64_t> w = DwarfSample();
+    w[1] = base + entries[0];  // ip
+    w[3] = ++time;
+    // Registers from w[9]: rsp (7) at the copy, rip (8) the sampled pc; the copy's first word
+    // returns into the second function.
+    w[9 + 7] = 0x7000;
+    w[9 + 8] = base + entries[0];
+    w[30] = base + entries[1] + 1;
+    emit(w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+  };
+  map(path);
+  sample();
+  map(std::string(PF_SOURCE_DIR) + "/README.md");  // no ELF: no unwind tables
+  sample();
+  out.Flush();
+  std::string bytes = sink.data();
+
+  std::unique_ptr<ByteSource> src = MemoryInput(bytes, "stream");
+  PerfDataReader reader(*src);
+  Symbolizer symbolizer(Symbolizer::Options{});
+  Session session(symbolizer);
+  std::vector<std::vector<uint64_t>> users;  // each sample's user frames
+  std::vector<uint64_t> scratch;
+  Record r;
+  while (reader.Next(&r)) {
+    if (r.type != kRecordSample) {
+      session.OnRecord(reader, r);
+      continue;
+    }
+    Sample s;
+    ASSERT_TRUE(reader.ParseSample(r, &s));
+    std::span<const uint64_t> chain = session.Callchain(s, &scratch);
+    auto user = std::find(chain.begin(), chain.end(), kContextUser);
+    ASSERT_NE(user, chain.end());
+    users.emplace_back(user + 1, chain.end());
+  }
+  ASSERT_EQ(users.size(), 2u);
+  ASSERT_GE(users[0].size(), 2u);
+  EXPECT_EQ(users[0][0], base + entries[0]);
+  EXPECT_EQ(users[0][1], base + entries[1]);  // the return address minus one
+  EXPECT_EQ(users[1], (std::vector<uint64_t>{base + entries[0]}));
+}
+
 // binutils names a function without a linkage name (a lambda) by its DWARF name while it is
 // only asked about addresses inside functions inlined into it, and after the symbol at its
 // entry once asked about an address of its own; perf asks about each address once.
