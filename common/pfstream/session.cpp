@@ -207,7 +207,7 @@ Session::Prep::Names Session::NamesFile(std::string debug_path, RuntimeImage run
 
 void Session::BuildNames(Prep::Names& n) {
   if (!n.entry.image) n.entry.image = elf::ElfImage::Open(n.path);
-  n.entry.names = std::make_unique<Addr2lineNames>(*n.entry.image);
+  n.entry.names = Addr2lineNames::Load(*n.entry.image, n.path);
 }
 
 Session::Prep::Names Session::MakeNames(Prep& p) {

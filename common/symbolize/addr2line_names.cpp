@@ -2,12 +2,35 @@
 
 #include <elf.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+
+#include "symbolize/dwarf_cache.h"
 
 namespace pf {
 
-Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) {
+namespace {
+
+// The symbol table addr2line reads: .symtab, and the dynamic symbols only when there is none.
+int NamesTable(const elf::ElfImage& image) {
+  return image.symtab() >= 0 ? image.symtab() : image.dynsym();
+}
+
+// A cache entry: this tag (new whenever Candidate or the choice of candidates changes), the
+// candidate count, the candidates as they are in memory.
+constexpr uint64_t kNamesFormat = 0x70666e616d657301;
+
+}  // namespace
+
+Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) : Addr2lineNames(image, Tables{}) {
+  Index(image);
+}
+
+Addr2lineNames::Addr2lineNames(const elf::ElfImage& image, Tables) {
   const std::vector<elf::Section>& sections = image.sections();
   for (size_t i = 0; i < sections.size(); ++i) {
     const elf::Section& s = sections[i];
@@ -15,12 +38,97 @@ Addr2lineNames::Addr2lineNames(const elf::ElfImage& image) {
       sections_.push_back({s.addr, s.addr + s.size, static_cast<uint16_t>(i)});
     }
   }
-  // addr2line reads .symtab, and the dynamic symbols only when there is none.
-  int table = image.symtab() >= 0 ? image.symtab() : image.dynsym();
+  int table = NamesTable(image);
+  if (table < 0) return;
+  const elf::Section& t = sections[static_cast<size_t>(table)];
+  if (t.link < sections.size()) strings_ = image.SectionData(sections[t.link]);
+}
+
+std::string Addr2lineNames::CacheKey(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string key = FileCacheKey(fd, 'n', kNamesFormat);
+  close(fd);
+  return key;
+}
+
+std::unique_ptr<Addr2lineNames> Addr2lineNames::Load(const elf::ElfImage& image,
+                                                     const std::string& path) {
+  auto names = std::unique_ptr<Addr2lineNames>(new Addr2lineNames(image, Tables{}));
+  const std::string dir = CacheDir();
+  const std::string key = dir.empty() ? "" : CacheKey(path);
+  size_t size = 0, mapped = 0;
+  if (char* entry = MapCachedImage(dir, key, &size, &mapped)) {
+    bool restored = names->Restore(std::string_view(entry, size), image);
+    munmap(entry, mapped);
+    if (restored) return names;
+  }
+  names->Index(image);
+  if (!key.empty()) {
+    auto saved = std::make_shared<const std::string>(names->Saved());
+    StoreCachedImageLater(dir, key, saved, *saved);
+  }
+  return names;
+}
+
+std::string Addr2lineNames::Saved() const {
+  static_assert(sizeof(Candidate) == 32, "no padding: an entry holds candidates as they are");
+  std::string out(16 + candidates_.size() * sizeof(Candidate), '\0');
+  const uint64_t head[2] = {kNamesFormat, candidates_.size()};
+  std::memcpy(out.data(), head, sizeof head);
+  if (!candidates_.empty()) {
+    std::memcpy(out.data() + 16, candidates_.data(), candidates_.size() * sizeof(Candidate));
+  }
+  return out;
+}
+
+// An entry's checksum was checked (MapCachedImage); what is read is still bounded, so that no
+// entry can make At() misbehave: its size, each flag a bool, each section one of the image's,
+// and the order At() searches in.
+bool Addr2lineNames::Restore(std::string_view entry, const elf::ElfImage& image) {
+  uint64_t head[2];
+  if (entry.size() < sizeof head) return false;
+  std::memcpy(head, entry.data(), sizeof head);
+  if (head[0] != kNamesFormat || head[1] > (entry.size() - 16) / sizeof(Candidate) ||
+      entry.size() != 16 + head[1] * sizeof(Candidate)) {
+    return false;
+  }
+  const size_t n = static_cast<size_t>(head[1]);
+  const char* at = entry.data() + 16;
+  std::vector<Candidate> candidates(n);
+  for (size_t i = 0; i < n; ++i, at += sizeof(Candidate)) {
+    const char* c = at;
+    Candidate& d = candidates[i];
+    std::memcpy(&d.value, c + offsetof(Candidate, value), 8);
+    std::memcpy(&d.size, c + offsetof(Candidate, size), 8);
+    std::memcpy(&d.order, c + offsetof(Candidate, order), 4);
+    std::memcpy(&d.name, c + offsetof(Candidate, name), 4);
+    std::memcpy(&d.file, c + offsetof(Candidate, file), 4);
+    std::memcpy(&d.section, c + offsetof(Candidate, section), 2);
+    uint8_t function = static_cast<uint8_t>(c[offsetof(Candidate, function)]);
+    uint8_t has_file = static_cast<uint8_t>(c[offsetof(Candidate, has_file)]);
+    if (function > 1 || has_file > 1 || d.section >= image.sections().size()) return false;
+    d.function = function;
+    d.has_file = has_file;
+    if (i > 0) {
+      const Candidate& p = candidates[i - 1];
+      if (p.section != d.section ? p.section > d.section
+                                 : p.value != d.value ? p.value > d.value : p.order >= d.order) {
+        return false;
+      }
+    }
+  }
+  candidates_ = std::move(candidates);
+  from_cache_ = true;
+  return true;
+}
+
+void Addr2lineNames::Index(const elf::ElfImage& image) {
+  const std::vector<elf::Section>& sections = image.sections();
+  int table = NamesTable(image);
   if (table < 0) return;
   const elf::Section& t = sections[static_cast<size_t>(table)];
   std::string_view data = image.SectionData(t);
-  if (t.link < sections.size()) strings_ = image.SectionData(sections[t.link]);
   // A symbol's name is its string when the table holds one there, NUL-terminated within
   // kMaxName bytes (elf::CString). In a table that ends in a NUL with one in every block of
   // half that size, any offset in it starts such a string: its first byte tells whether it

@@ -600,5 +600,58 @@ TEST(Addr2lineNames, GlibcAliasesLikeAddr2line) {
   ExpectNamesLikeAddr2line(libc, 29);
 }
 
+// The index is kept in the cache: a later Load restores it, with the same answers; an entry
+// that is not a valid index (here: unsorted) is ignored and replaced.
+TEST(Addr2lineNames, IndexKeptInTheCache) {
+  test::ScopedCacheDir scoped;
+  ASSERT_TRUE(scoped.ok());
+  const std::string path = scoped.dir() + "/inline_cxx_nodebug";
+  std::string original = Program("inline_cxx_nodebug");
+  if (access(original.c_str(), R_OK) != 0) GTEST_SKIP() << "objcopy missing: " << original;
+  std::filesystem::copy_file(original, path);
+  auto image = elf::ElfImage::Open(path);
+  Addr2lineNames fresh(*image);
+  auto same_answers = [&](const Addr2lineNames& names) {
+    size_t compared = 0;
+    for (const elf::Section& s : image->sections()) {
+      if (!(s.flags & SHF_EXECINSTR)) continue;
+      for (uint64_t a = s.addr; a < s.addr + s.size; ++a, ++compared) {
+        Addr2lineNames::Answer x = fresh.At(a), y = names.At(a);
+        if (x.function != y.function || x.file != y.file || x.has_file != y.has_file ||
+            x.value != y.value) {
+          ADD_FAILURE() << std::hex << a << ": " << x.function << " vs " << y.function;
+          return;
+        }
+      }
+    }
+    EXPECT_GT(compared, 1000u);
+  };
+  auto stored = Addr2lineNames::Load(*image, path);
+  EXPECT_FALSE(stored->from_cache());
+  same_answers(*stored);
+  FinishCacheStores();
+  auto cached = Addr2lineNames::Load(*image, path);
+  EXPECT_TRUE(cached->from_cache());
+  same_answers(*cached);
+
+  // The entry, rewritten with its first two candidates swapped (a valid checksum: written by
+  // StoreCachedImage).
+  std::string key = Addr2lineNames::CacheKey(path);
+  ASSERT_FALSE(key.empty());
+  size_t size = 0, mapped = 0;
+  char* entry = MapCachedImage(scoped.cache(), key, &size, &mapped);
+  ASSERT_NE(entry, nullptr);
+  std::string bytes(entry, size);
+  munmap(entry, mapped);
+  ASSERT_GE(bytes.size(), 16u + 64u);
+  std::string first = bytes.substr(16, 32);
+  bytes.replace(16, 32, bytes.substr(48, 32));
+  bytes.replace(48, 32, first);
+  ASSERT_TRUE(StoreCachedImage(scoped.cache(), key, bytes));
+  auto rebuilt = Addr2lineNames::Load(*image, path);
+  EXPECT_FALSE(rebuilt->from_cache());
+  same_answers(*rebuilt);
+}
+
 }  // namespace
 }  // namespace pf
