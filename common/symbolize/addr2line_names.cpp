@@ -82,6 +82,13 @@ std::string Addr2lineNames::Saved() const {
   return out;
 }
 
+std::unique_ptr<Addr2lineNames> Addr2lineNames::Restored(const elf::ElfImage& image,
+                                                         std::string_view entry) {
+  auto names = std::unique_ptr<Addr2lineNames>(new Addr2lineNames(image, Tables{}));
+  if (!names->Restore(entry, image)) return nullptr;
+  return names;
+}
+
 // An entry's checksum was checked (MapCachedImage); what is read is still bounded, so that no
 // entry can make At() misbehave: its size, each flag a bool, each section one of the image's,
 // and the order At() searches in.

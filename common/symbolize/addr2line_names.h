@@ -32,6 +32,11 @@ class Addr2lineNames {
   /// a copy.
   static std::unique_ptr<Addr2lineNames> Load(const elf::ElfImage& image,
                                               const std::string& path);
+  /// The index as a cache entry keeps it, and back: null for bytes that are not a valid
+  /// index for `image` (its checks: the size, each flag, each section, the order).
+  std::string Saved() const;
+  static std::unique_ptr<Addr2lineNames> Restored(const elf::ElfImage& image,
+                                                  std::string_view entry);
   /// The name of `path`'s entry in the cache ("" when it cannot have one).
   static std::string CacheKey(const std::string& path);
   /// Whether Load found the index in the cache.
@@ -68,7 +73,6 @@ class Addr2lineNames {
   Addr2lineNames(const elf::ElfImage& image, Tables);  // sections and strings, no index
   void Index(const elf::ElfImage& image);
   bool Restore(std::string_view entry, const elf::ElfImage& image);
-  std::string Saved() const;
 
   std::string_view strings_;            // the symbol table's strings
   std::vector<Candidate> candidates_;  // by (section, value, order)
