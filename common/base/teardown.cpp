@@ -1,5 +1,7 @@
 #include "base/teardown.h"
 
+#include <sys/mman.h>
+
 #include <mutex>
 #include <vector>
 
@@ -20,11 +22,14 @@ constexpr bool kSanitized = false;
 #endif
 
 constexpr size_t kGroupsKept = 4;
+constexpr size_t kMappingsKept = 256;
+constexpr size_t kMappedBytesKept = size_t{1} << 30;
 
 struct Kept {
   std::mutex mu;
   bool process_ends = false;
   std::vector<std::vector<std::shared_ptr<void>>> groups;
+  size_t mappings = 0, mapped_bytes = 0;
 };
 
 // Never destroyed: what it holds is the kernel's to take back.
@@ -51,6 +56,20 @@ void KeepGroupUntilExit(std::vector<std::shared_ptr<void>> group) {
     }
   }
   for (std::shared_ptr<void>& p : group) p.reset();  // in the order given
+}
+
+void UnmapWhenDone(void* p, size_t bytes) {
+  if (p == nullptr) return;
+  {
+    Kept& k = State();
+    std::lock_guard<std::mutex> lock(k.mu);
+    if (k.process_ends && k.mappings < kMappingsKept && bytes <= kMappedBytesKept - k.mapped_bytes) {
+      ++k.mappings;
+      k.mapped_bytes += bytes;
+      return;
+    }
+  }
+  munmap(p, bytes);
 }
 
 }  // namespace pf

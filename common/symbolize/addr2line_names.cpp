@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "base/teardown.h"
 #include "symbolize/dwarf_cache.h"
 
 namespace pf {
@@ -60,7 +61,7 @@ std::unique_ptr<Addr2lineNames> Addr2lineNames::Load(const elf::ElfImage& image,
   size_t size = 0, mapped = 0;
   if (char* entry = MapCachedImage(dir, key, &size, &mapped)) {
     bool restored = names->Restore(std::string_view(entry, size), image);
-    munmap(entry, mapped);
+    UnmapWhenDone(entry, mapped);
     if (restored) return names;
   }
   names->Index(image);

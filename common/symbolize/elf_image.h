@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/teardown.h"
 
 namespace pf {
 namespace elf {
@@ -55,7 +56,7 @@ class ElfBytes {
     return bytes;
   }
   ~ElfBytes() {
-    if (map_ != nullptr) munmap(map_, map_size_);
+    if (map_ != nullptr) UnmapWhenDone(map_, map_size_);
   }
   std::string_view data() const { return data_; }
 

@@ -19,6 +19,7 @@
 
 #include "base/byte_cursor.h"
 #include "base/error.h"
+#include "base/teardown.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_image.h"
@@ -874,7 +875,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
     }
     std::unique_ptr<ElfSymbols> restored;
     if (same) restored = Restored(std::string_view(entry + c.pos(), c.left()));
-    munmap(entry, mapped);
+    UnmapWhenDone(entry, mapped);
     if (restored) {
       restored->from_cache_ = true;
       return restored;

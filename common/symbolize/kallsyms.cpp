@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/teardown.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_symbols.h"
 
@@ -269,7 +270,7 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
     close(fd);
     if (map == MAP_FAILED) throw Error(path, "cannot map kernel symbols");
     std::shared_ptr<const void> owner(
-        map, [size](const void* p) { munmap(const_cast<void*>(p), size); });
+        map, [size](const void* p) { UnmapWhenDone(const_cast<void*>(p), size); });
     std::string_view text(static_cast<const char*>(map), size);
     size_t core_end = SIZE_MAX;
     size_t entry_size = 0, mapped = 0;
@@ -279,7 +280,7 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
         std::memcpy(cached, entry, sizeof cached);
         if (cached[0] == size && IsCoreEnd(text, cached[1])) core_end = cached[1];
       }
-      munmap(entry, mapped);
+      UnmapWhenDone(entry, mapped);
     }
     if (core_end == SIZE_MAX) {
       core_end = CoreEnd(text);
