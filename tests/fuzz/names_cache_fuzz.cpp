@@ -1,8 +1,7 @@
 // Fuzz target: addr2line's name index as the cache keeps it (Addr2lineNames::Saved /
 // Restored), against this program's own ELF image. Any bytes either fail to restore or give
 // an index that saves back to the same bytes and answers every address near its candidates.
-// Each input is also tried cut and with a byte changed at points across it, so replaying the
-// corpus in ctest exercises the checks too.
+// Each input is also tried cut and with a byte changed (variants.h).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +11,7 @@
 
 #include "symbolize/addr2line_names.h"
 #include "symbolize/elf_image.h"
+#include "variants.h"
 
 namespace {
 
@@ -39,14 +39,6 @@ void Check(std::string_view bytes) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string input(reinterpret_cast<const char*>(data), size);
-  Check(input);
-  const size_t step = size / 64 + 1;
-  for (size_t k = 0; k < size; k += step) {
-    Check(std::string_view(input).substr(0, k));
-    std::string flipped = input;
-    flipped[k] = static_cast<char>(flipped[k] ^ 0x41);
-    Check(flipped);
-  }
+  pf::fuzz::CheckWithVariants(std::string_view(reinterpret_cast<const char*>(data), size), Check);
   return 0;
 }

@@ -729,7 +729,8 @@ TEST(UnwindLive, TablesAgreeWithLibdwOnRecordedStacks) {
 
 // --- names as binutils' addr2line gives them, in the order perf asks ---------------------------
 
-// A stream of unwound samples in tests/programs/internal_cxx, mapped at `base`.
+// A stream of one process (pid 7) with `path` mapped at `base`: its samples unwound, as
+// pf-record writes them, or raw (stack copies) with DwarfAttr().
 struct UnwoundStream {
   std::string bytes;
   StringSink sink;
@@ -737,11 +738,18 @@ struct UnwoundStream {
   PerfStreamWriter writer{out};
   static constexpr uint32_t kPid = 7;
   uint64_t time = 1000;
-  UnwoundStream(const std::string& path, uint64_t base) {
-    perf_event_attr attr = SampleRewriter::StreamAttr(DwarfAttr(), SampleRewriter::Mode::kUnwind);
+  uint64_t base;
+  UnwoundStream(const std::string& path, uint64_t base_address,
+                perf_event_attr attr = SampleRewriter::StreamAttr(DwarfAttr(),
+                                                                  SampleRewriter::Mode::kUnwind))
+      : base(base_address) {
     writer.WriteHeader();
     uint64_t id = 1;
     writer.WriteAttr(attr, std::span<const uint64_t>(&id, 1));
+    Map(path);
+  }
+  // `path` mapped at the base (over what was there).
+  void Map(const std::string& path) {
     // MMAP2: pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags, name;
     // then the sample id (pid, tid, time).
     std::vector<uint64_t> w = {0,
@@ -761,7 +769,7 @@ struct UnwoundStream {
       w.push_back(v);
     }
     w.push_back(kPid | uint64_t{kPid} << 32);
-    w.push_back(time);
+    w.push_back(++time);
     Emit(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
   }
   void Emit(std::vector<uint64_t>& w, uint32_t type, uint16_t misc) {
@@ -781,6 +789,23 @@ struct UnwoundStream {
     return sink.data();
   }
 };
+
+// Replays `bytes` into `session`, handing `sample` each sample, in the stream's order.
+template <typename OnSample>
+void ReplaySamples(const std::string& bytes, Session& session, OnSample sample) {
+  std::unique_ptr<ByteSource> src = MemoryInput(bytes, "stream");
+  PerfDataReader reader(*src);
+  Record r;
+  while (reader.Next(&r)) {
+    if (r.type != kRecordSample) {
+      session.OnRecord(reader, r);
+      continue;
+    }
+    Sample s;
+    ASSERT_TRUE(reader.ParseSample(r, &s));
+    sample(s);
+  }
+}
 
 // The unwinder's answers are remembered by (maps, pc): a map replaced at the same address
 // must not be unwound with the old file's rules. The same stack copy, unwound at a function's
@@ -807,71 +832,32 @@ TEST(SessionUnwind, RemembersRowsOnlyForTheMapsTheyCameFrom) {
   ASSERT_EQ(entries.size(), 2u);
 
   const uint64_t base = 0x555555554000;
-  StringSink sink;
-  BufferedWriter out(sink);
-  PerfStreamWriter writer(out);
-  writer.WriteHeader();
-  uint64_t id = 1;
-  perf_event_attr attr = DwarfAttr();
-  writer.WriteAttr(attr, std::span<const uint64_t>(&id, 1));
-  uint64_t time = 1000;
-  auto emit = [&](std::vector<uint64_t>& w, uint32_t type, uint16_t misc) {
-    perf_event_header h{type, misc, static_cast<uint16_t>(w.size() * 8)};
-    std::memcpy(w.data(), &h, sizeof h);
-    writer.WriteRaw(
-        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 8));
-  };
-  auto map = [&](const std::string& file) {
-    std::vector<uint64_t> w = {0, 7 | uint64_t{7} << 32, base, 0x100000, 0, 0, 0, 0,
-                               uint64_t{PROT_READ | PROT_EXEC} | uint64_t{MAP_PRIVATE} << 32};
-    std::string name = file;
-    name.resize((name.size() / 8 + 1) * 8, '\0');
-    for (size_t i = 0; i < name.size(); i += 8) {
-      uint64_t v;
-      std::memcpy(&v, name.data() + i, 8);
-      w.push_back(v);
-    }
-    w.push_back(7 | uint64_t{7} << 32);
-    w.push_back(++time);
-    emit(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
-  };
+  UnwoundStream stream(path, base, DwarfAttr());
   auto sample = [&] {
     std::vector<uint64_t> w = DwarfSample();
     w[1] = base + entries[0];  // ip
-    w[3] = ++time;
+    w[3] = ++stream.time;
     // Registers from w[9]: rsp (7) at the copy, rip (8) the sampled pc; the copy's first word
     // returns into the second function.
     w[9 + 7] = 0x7000;
     w[9 + 8] = base + entries[0];
     w[30] = base + entries[1] + 1;
-    emit(w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+    stream.Emit(w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
   };
-  map(path);
   sample();
-  map(std::string(PF_SOURCE_DIR) + "/README.md");  // no ELF: no unwind tables
+  stream.Map(std::string(PF_SOURCE_DIR) + "/README.md");  // no ELF: no unwind tables
   sample();
-  out.Flush();
-  std::string bytes = sink.data();
 
-  std::unique_ptr<ByteSource> src = MemoryInput(bytes, "stream");
-  PerfDataReader reader(*src);
   Symbolizer symbolizer(Symbolizer::Options{});
   Session session(symbolizer);
   std::vector<std::vector<uint64_t>> users;  // each sample's user frames
   std::vector<uint64_t> scratch;
-  Record r;
-  while (reader.Next(&r)) {
-    if (r.type != kRecordSample) {
-      session.OnRecord(reader, r);
-      continue;
-    }
-    Sample s;
-    ASSERT_TRUE(reader.ParseSample(r, &s));
+  ReplaySamples(stream.Finish(), session, [&](const Sample& s) {
     std::span<const uint64_t> chain = session.Callchain(s, &scratch);
     auto user = std::find(chain.begin(), chain.end(), kContextUser);
     ASSERT_NE(user, chain.end());
     users.emplace_back(user + 1, chain.end());
-  }
+  });
   ASSERT_EQ(users.size(), 2u);
   ASSERT_GE(users[0].size(), 2u);
   EXPECT_EQ(users[0][0], base + entries[0]);
@@ -905,28 +891,17 @@ TEST(SessionNames, ALambdaIsNamedAsAddr2lineNamedItWhenFirstAsked) {
   stream.Sample(base + own[0]);
   stream.Sample(base + in_blend[1]);
   stream.Sample(base + in_blend[0]);
-  std::string bytes = stream.Finish();
-
-  std::unique_ptr<ByteSource> src = MemoryInput(bytes, "stream");
-  PerfDataReader reader(*src);
   Symbolizer symbolizer(Symbolizer::Options{});
   Session session(symbolizer);
   std::vector<std::string> names;  // the frame of the lambda's code, each sample
   std::vector<uint64_t> scratch;
-  Record r;
-  while (reader.Next(&r)) {
-    if (r.type != kRecordSample) {
-      session.OnRecord(reader, r);
-      continue;
-    }
-    Sample s;
-    ASSERT_TRUE(reader.ParseSample(r, &s));
+  ReplaySamples(stream.Finish(), session, [&](const Sample& s) {
     std::vector<ResolvedFrame> frames;
     session.Frames(s, session.Callchain(s, &scratch), &frames);
     ASSERT_FALSE(frames.empty());
     const ResolvedFrame& f = frames.back();
     names.push_back(std::string(f.sym) + (f.inlined ? " (inlined)" : ""));
-  }
+  });
   const std::string lambda = "main::{lambda(int)#1}::operator()";
   EXPECT_EQ(names, (std::vector<std::string>{"operator() (inlined)", lambda, lambda,
                                              "operator() (inlined)"}));
