@@ -6,7 +6,9 @@
 // with other items, is simply overtaken).
 
 #include <atomic>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <utility>
 
 namespace pf {
@@ -29,10 +31,11 @@ class Claim {
     int expected = kFree;
     if (state_.compare_exchange_strong(expected, kMaking, std::memory_order_acquire)) {
       Fill(make);
-    } else {
-      for (int s = expected; s != kReady; s = state_.load(std::memory_order_acquire)) {
-        state_.wait(s, std::memory_order_acquire);
-      }
+    } else if (expected != kReady) {
+      // (Not std::atomic::wait: libstdc++'s calls sched_yield before it sleeps, and a yield
+      // on a machine whose CPUs are all busy gives the CPU away for milliseconds.)
+      std::unique_lock lock(mu_);
+      ready_.wait(lock, [this] { return state_.load(std::memory_order_acquire) == kReady; });
     }
     if (error_) std::rethrow_exception(error_);
     return value_;
@@ -48,11 +51,16 @@ class Claim {
     } catch (...) {
       error_ = std::current_exception();
     }
-    state_.store(kReady, std::memory_order_release);
-    state_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      state_.store(kReady, std::memory_order_release);
+    }
+    ready_.notify_all();
   }
 
   std::atomic<int> state_{kFree};
+  std::mutex mu_;
+  std::condition_variable ready_;
   T value_{};
   std::exception_ptr error_;
 };
