@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "base/teardown.h"
+#include "base/thread_name.h"
 #include "formats/sniff.h"
 #include "io/line_reader.h"
 #include "pfstream/script_output.h"
@@ -529,6 +530,7 @@ class Collapser {
       reading_session->ForgetExited(true);
       auto read_stage = [&] {
         try {
+          NameThisThread("pf-read");
           Session& reading = *reading_session;
           std::vector<uint64_t> chain_scratch;
           SampleKeys hashes;  // Hash only
@@ -752,6 +754,7 @@ class Collapser {
       }
       for (unsigned i = 0; i < threads_; ++i) {
         workers.emplace_back([&, i] {
+          NameThisThread("pf-fold");
           try {
             std::pair<Block, std::string> item;
             while (queue.Pop(&item)) {

@@ -22,6 +22,7 @@
 #include <map>
 
 #include "base/error.h"
+#include "base/thread_name.h"
 #include "base/version.h"
 #include "perf/advice.h"
 #include "perf/cpu_list.h"
@@ -868,7 +869,10 @@ void Recorder::Run() {
   // to print: read it in the background while the events are opened.
   if (std::any_of(events_.begin(), events_.end(),
                   [](const Event& e) { return !e.attr.exclude_kernel; })) {
-    kernel_text_ = std::async(std::launch::async, ReadKernelText);
+    kernel_text_ = std::async(std::launch::async, [] {
+      NameThisThread("pf-kernel-text");
+      return ReadKernelText();
+    });
   }
   // 2-3. events and ring buffers
   OpenAll();

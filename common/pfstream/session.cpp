@@ -1,5 +1,6 @@
 #include "pfstream/session.h"
 
+#include "base/thread_name.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_info.h"
@@ -137,6 +138,7 @@ void Session::Prefetch(const PerfDataReader& reader) {
   // In the order the first samples need them: each sample's unwinding, its symbols, then
   // its inline frames.
   auto work = [this, jobs = std::move(jobs), plan = prefetch_plan_] {
+    NameThisThread("pf-prefetch");
     // What fails here fails again, and is reported, where the main thread asks for it.
     auto each = [&](auto&& load) {
       for (Prep* p : jobs) {

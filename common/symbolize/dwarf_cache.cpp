@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/checksum.h"
+#include "base/thread_name.h"
 
 namespace pf {
 
@@ -227,6 +228,7 @@ void StoreCachedImageLater(const std::string& dir, const std::string& key,
   try {
     pending.threads.emplace_back([dir, key, owner = std::move(owner), image,
                                   checked_head]() mutable {
+      NameThisThread("pf-cache-store");
       StoreCachedImage(dir, key, image, checked_head);
       owner.reset();
     });

@@ -21,6 +21,7 @@
 
 #include "base/dwarf_reader.h"
 #include "base/error.h"
+#include "base/thread_name.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_image.h"
@@ -276,7 +277,10 @@ bool DecompressedImage(std::string_view file, bool lines, uint64_t aside_bytes,
   std::thread helper;
   if (largest != 0 && sh[largest].sh_size >= aside_bytes) {
     try {
-      helper = std::thread([&] { helper_ok = fill(largest); });
+      helper = std::thread([&] {
+        NameThisThread("pf-dwarf-read");
+        helper_ok = fill(largest);
+      });
     } catch (const std::system_error&) {  // no thread to be had: filled below
     }
   }

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "base/error.h"
+#include "base/thread_name.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/embedded.h"
@@ -289,6 +290,7 @@ void Symbolizer::PrefetchKernelSymbols() {
   kernel_path_ = KallsymsPath();
   try {
     kernel_thread_ = std::thread([this] {
+      NameThisThread("pf-kallsyms");
       kernel_claim_.Offer([this] { return LoadKernelSymbols(kernel_path_); });
     });
   } catch (const std::system_error&) {  // no thread to be had: read when first needed

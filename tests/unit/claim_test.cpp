@@ -1,11 +1,13 @@
 // Claim: a value made once, by a helper that offers ahead of need or by the thread that needs
-// it, whichever begins first.
+// it, whichever begins first. And the names helper threads go by.
 #include "base/claim.h"
+#include "base/thread_name.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -84,6 +86,30 @@ TEST(Claim, HelperAndNeederShareItems) {
   }
   helper.join();
   EXPECT_EQ(made.load(), kItems);
+}
+
+// A helper's name is what top -H and perf show for it; a name over the kernel's 15
+// characters leaves the thread as it was.
+TEST(ThreadName, ShowsInProc) {
+  auto comm = [] {
+    std::ifstream f("/proc/thread-self/comm");
+    std::string name;
+    std::getline(f, name);
+    return name;
+  };
+  std::string named, unnamed, before;
+  std::thread([&] {
+    NameThisThread("pf-test-helper");
+    named = comm();
+  }).join();
+  std::thread([&] {
+    before = comm();
+    NameThisThread("a-name-longer-than-fifteen");
+    unnamed = comm();
+  }).join();
+  EXPECT_EQ(named, "pf-test-helper");
+  EXPECT_EQ(unnamed, before);
+  EXPECT_NE(before, "");
 }
 
 }  // namespace
