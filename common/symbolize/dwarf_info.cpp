@@ -907,8 +907,10 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
     PcAttrs pc;
     // Below the first DIE only a function's and an inlined subroutine's attributes are read,
     // and any other DIE's sibling: a DIE of fixed-size attributes is jumped over at once.
-    if (fixed_layout && !first && a->fixed_size >= 0 && a->tag != DW_TAG_subprogram &&
-        a->tag != DW_TAG_inlined_subroutine) {
+    // (In a subtree nothing below is wanted from, only the sibling, whatever the tag.)
+    if (fixed_layout && !first && a->fixed_size >= 0 &&
+        ((a->tag != DW_TAG_subprogram && a->tag != DW_TAG_inlined_subroutine) ||
+         (!levels.empty() && levels.back().skip))) {
       const size_t attrs = die.pos();
       if (a->sibling_at >= 0) {
         const Sections::Spec& spec = abbrevs.specs[a->sibling_spec];
@@ -921,14 +923,25 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
       die.Skip(static_cast<uint64_t>(a->fixed_size));
       if (!die.ok()) return false;
     } else {
-      for (uint32_t i = 0; i < a->count; ++i) {
+      // A DIE with children nothing is wanted from: its attributes after DW_AT_sibling are
+      // not read either.
+      const bool unwanted =
+          !first && a->children &&
+          ((!levels.empty() && levels.back().skip) ||
+           (a->tag != DW_TAG_subprogram && a->tag != DW_TAG_inlined_subroutine &&
+            NoCodeBelow(static_cast<int>(a->tag))));
+      bool jump = false;
+      for (uint32_t i = 0; i < a->count && !jump; ++i) {
         const Sections::Spec& spec = abbrevs.specs[a->first + i];
         uint64_t v;
         if (!ReadForm(die, spec.form, h, spec.implicit, &v)) return false;
         if (pc.Take(spec.name, spec.form, v)) continue;
         switch (spec.name) {
           case DW_AT_sibling:
-            if (spec.form != DW_FORM_ref_addr) sibling = h.start + v;
+            if (spec.form != DW_FORM_ref_addr) {
+              sibling = h.start + v;
+              jump = unwanted && sibling > die.pos() && sibling <= h.end;
+            }
             break;
           case DW_AT_language:
             if (IsConstantForm(spec.form)) language = static_cast<int64_t>(v);
@@ -942,6 +955,10 @@ bool DwarfInfo::ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t functio
           default:
             break;
         }
+      }
+      if (jump) {
+        die.Seek(sibling);
+        continue;
       }
     }
     if (first) {  // the CU's DIE, or the function's
