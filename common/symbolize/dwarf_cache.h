@@ -3,8 +3,9 @@
 // compressed (Debian's libc6-dbg and every -dbgsym package): the wanted sections inflated, as
 // one ELF image. Inflating glibc's .debug_info is most of what folding a small recording with
 // inline frames costs (about 10 ms of 25); a later run maps the image instead. ElfSymbols
-// keeps its tables here too (entries of its own format, see elf_symbols.h), and KernelSymbols
-// where a kallsyms copy's core lines end (kallsyms.h).
+// keeps its tables here too (entries of its own format, see elf_symbols.h), KernelSymbols
+// where a kallsyms copy's core lines end (kallsyms.h), Addr2lineNames its index, and DwarfInfo
+// its CU indexes (dwarf_info.cpp).
 //
 // An entry is named by a hash of the debug file's identity (device, inode, size, modification
 // and change times) and of what the image holds, so a changed or replaced file is never

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -87,8 +88,21 @@ class DwarfInfo {
   /// dwarf_addrdie finds), or -1. With libdw_walk, libdw's answer.
   int64_t ArangesUnitAt(uint64_t vaddr);
 
-  /// CUs indexed so far, and how many of them through libdw's DIE functions.
+  /// The CU indexes made or restored so far, as the cache on disk keeps them (see "The CU
+  /// indexes kept on disk" in dwarf_info.cpp), with those restored but not asked for.
+  std::string SavedIndex() const;
+  /// Takes the CU indexes of `bytes` (from SavedIndex on the same file; kept alive by
+  /// `owner`), each checked against the DWARF when its CU is first asked for. False, and
+  /// none taken, when `bytes` is not a whole saved index.
+  bool RestoreIndex(std::shared_ptr<const char> owner, std::string_view bytes);
+  /// Writes the CU indexes to the cache now when this run made new ones (else at exit, or
+  /// when the DwarfInfo is destroyed).
+  void StoreIndex();
+
+  /// CUs indexed so far, how many of them were restored from a saved index, and how many
+  /// through libdw's DIE functions.
   size_t units() const { return units_.size(); }
+  size_t units_restored() const { return units_restored_; }
   size_t libdw_walks() const { return libdw_walks_; }
   /// Names and range lists read through libdw in CUs the fast walk reads (forms it leaves
   /// to libdw).
@@ -118,6 +132,24 @@ class DwarfInfo {
   const Name& NameOf(Unit& u, uint64_t die_offset);
   bool ReadName(const Unit& u, uint64_t die_offset, Name* out) const;
   bool ReadRanges(const Unit& u, uint64_t form, uint64_t offset, std::vector<uint64_t>* out) const;
+  // The CU indexes kept on disk.
+  struct SavedUnit {
+    uint64_t cu;  // the CU DIE's offset
+    size_t head;  // where its header is in saved_bytes_
+    size_t data;  // where its functions and ranges are
+    uint32_t functions, ranges;
+  };
+  bool RestoreUnit(Unit& u, CuRef& cu);
+  void LoadSavedIndex();
+  void IndexChanged();
+  std::string index_dir_, index_key_;  // "" when not cached
+  bool index_loaded_ = false, index_changed_ = false, index_registered_ = false;
+  std::shared_ptr<const char> saved_owner_;
+  std::string_view saved_bytes_;
+  std::vector<SavedUnit> saved_;  // by CU offset
+  size_t units_restored_ = 0;
+  friend void StoreChangedIndexes();
+
   std::unique_ptr<Handle> h_;
   bool demangle_ = true;
   bool lines_ = true;

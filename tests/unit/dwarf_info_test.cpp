@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -80,6 +81,7 @@ size_t ExpectSameLookups(DwarfInfo& a, DwarfInfo& b, TextRange text, uint64_t st
 
 void ExpectScanMatchesLibdw(const std::string& path, uint64_t step, size_t min_inlined) {
   SCOPED_TRACE(path);
+  test::ScopedCacheDir scoped;  // empty: every CU is walked, none restored
   auto scan = DwarfInfo::Open(path);
   auto libdw = DwarfInfo::Open(path, {.libdw_walk = true});
   ASSERT_TRUE(scan && libdw);
@@ -92,6 +94,7 @@ void ExpectScanMatchesLibdw(const std::string& path, uint64_t step, size_t min_i
   EXPECT_EQ(libdw->libdw_walks(), libdw->units());
   // Names and range lists too were read here.
   EXPECT_EQ(scan->libdw_reads(), 0u);
+  EXPECT_EQ(scan->units_restored(), 0u);
 }
 
 TEST(DwarfInfo, CuWalkMatchesLibdwOnCxxDwarf5) {
@@ -129,6 +132,84 @@ TEST(DwarfInfo, CuWalkMatchesLibdwOnGlibc) {
     GTEST_SKIP() << "glibc's debug file is not installed (libc6-dbg)";
   }
   ExpectScanMatchesLibdw(debug, 97, 100);
+}
+
+// The CU indexes a DwarfInfo made are kept in the cache when it goes, and a later one takes
+// them from there (no walk) and answers as a walked one, at every address of the C++ program
+// and of the C one with a nested function (whose CU is indexed whole). A saved index restores
+// into the same bytes; one whose layout is wrong is not taken, and a CU whose contents fail
+// their checks is walked again.
+TEST(DwarfInfo, CuIndexesKeptInTheCache) {
+  for (const std::string name : {"inline_cxx", "nested_c"}) {
+    SCOPED_TRACE(name);
+    const std::string path = Program(name);
+    const TextRange text = TextOf(path);
+    test::ScopedCacheDir scoped;
+    ASSERT_TRUE(scoped.ok());
+    setenv("PF_CACHE_DIR", "", 1);
+    auto walked = DwarfInfo::Open(path);  // no cache
+    ASSERT_TRUE(walked);
+    setenv("PF_CACHE_DIR", scoped.cache().c_str(), 1);
+    auto index_entries = [&] {
+      size_t n = 0;
+      for (const std::string& e : scoped.Entries()) {
+        n += std::filesystem::path(e).filename().string()[0] == 'u';
+      }
+      return n;
+    };
+    {
+      auto first = DwarfInfo::Open(path);
+      ExpectSameLookups(*first, *walked, text, 1);
+      EXPECT_EQ(first->units_restored(), 0u);
+      EXPECT_EQ(index_entries(), 0u);
+    }
+    EXPECT_EQ(index_entries(), 1u);
+    auto second = DwarfInfo::Open(path);
+    ExpectSameLookups(*second, *walked, text, 1);
+    EXPECT_GT(second->units(), 0u);
+    EXPECT_EQ(second->units_restored(), second->units());
+    const std::string saved = second->SavedIndex();
+    auto restore = [&](const std::string& bytes, DwarfInfo& into) {
+      auto copy = std::make_shared<std::string>(bytes);
+      return into.RestoreIndex(std::shared_ptr<const char>(copy, copy->data()), *copy);
+    };
+    setenv("PF_CACHE_DIR", "", 1);
+    {
+      auto again = DwarfInfo::Open(path);
+      ASSERT_TRUE(restore(saved, *again));
+      EXPECT_EQ(again->SavedIndex(), saved);
+      ExpectSameLookups(*again, *walked, text, 1);
+      EXPECT_EQ(again->units_restored(), again->units());
+    }
+    // The first function's DIE (after the magic, the count and one CU header) put at 0, out
+    // of its CU: that CU is walked again.
+    {
+      std::string bad = saved;
+      std::memset(bad.data() + 16 + 32 * (bad[8] & 0xff), 0, 8);
+      auto again = DwarfInfo::Open(path);
+      ASSERT_TRUE(restore(bad, *again));
+      ExpectSameLookups(*again, *walked, text, 1);
+      EXPECT_LT(again->units_restored(), again->units());
+    }
+    // Cut, one byte more, a count too large, CUs out of order: not taken.
+    {
+      auto again = DwarfInfo::Open(path);
+      EXPECT_FALSE(restore(saved.substr(0, saved.size() - 1), *again));
+      EXPECT_FALSE(restore(saved + '\0', *again));
+      std::string more = saved;
+      more[8] = static_cast<char>(more[8] + 1);
+      EXPECT_FALSE(restore(more, *again));
+      EXPECT_FALSE(restore("", *again));
+      ExpectSameLookups(*again, *walked, text, 1);
+      EXPECT_EQ(again->units_restored(), 0u);
+    }
+    if (saved[8] >= 2) {
+      std::string swapped = saved;
+      std::swap_ranges(swapped.begin() + 16, swapped.begin() + 24, swapped.begin() + 48);
+      auto again = DwarfInfo::Open(path);
+      EXPECT_FALSE(restore(swapped, *again));
+    }
+  }
 }
 
 // .debug_aranges is read by pf (libdw reads the header of every CU it lists first): each
