@@ -175,6 +175,13 @@ void TrimCache(const std::string& dir, uint64_t keep_bytes) {
 
 bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image,
                       size_t checked_head) {
+  if (!StoreCachedImageUntrimmed(dir, key, image, checked_head)) return false;
+  TrimCache(dir, kCacheBytes);
+  return true;
+}
+
+bool StoreCachedImageUntrimmed(const std::string& dir, const std::string& key,
+                               std::string_view image, size_t checked_head) {
   if (dir.empty() || key.empty() || image.empty()) return false;
   std::error_code ec;
   std::filesystem::create_directories(dir + "/dwarf", ec);
@@ -195,7 +202,6 @@ bool StoreCachedImage(const std::string& dir, const std::string& key, std::strin
     unlink(tmp.c_str());
     return false;
   }
-  TrimCache(dir, kCacheBytes);
   return true;
 }
 

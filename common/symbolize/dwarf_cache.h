@@ -60,6 +60,11 @@ inline constexpr size_t kDwarfImageCheckedHead = size_t{64} << 10;
 bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image,
                       size_t checked_head = kWholeEntry);
 
+/// The same without the trim: for several entries stored in a row, trimmed once after
+/// (TrimCache stats every entry).
+bool StoreCachedImageUntrimmed(const std::string& dir, const std::string& key,
+                               std::string_view image, size_t checked_head = kWholeEntry);
+
 /// StoreCachedImage on a thread of its own, so that the caller goes on at once; `owner` keeps
 /// `image` alive, unchanged, until the entry is written. The process waits for such stores
 /// when it exits (FinishCacheStores, run by atexit); where no thread can be had, the image is

@@ -86,11 +86,18 @@ constexpr uint64_t kSavedIndexKind = 0x4355'0001;
 
 void StoreChangedIndexes() {
   std::lock_guard lock(ChangedIndexesMu());
+  std::vector<std::string> dirs;  // to trim, once each
   for (DwarfInfo* info : ChangedIndexes()) {
-    info->StoreIndex();
     info->index_registered_ = false;
+    if (!info->index_changed_) continue;
+    info->index_changed_ = false;
+    if (StoreCachedImageUntrimmed(info->index_dir_, info->index_key_, info->SavedIndex()) &&
+        std::find(dirs.begin(), dirs.end(), info->index_dir_) == dirs.end()) {
+      dirs.push_back(info->index_dir_);
+    }
   }
   ChangedIndexes().clear();
+  for (const std::string& dir : dirs) TrimCache(dir, kCacheBytes);
 }
 
 struct DwarfInfo::Handle {
@@ -341,9 +348,9 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
   h->fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (h->fd < 0) return nullptr;
   bool from_cache = false;
+  const std::string cache = CacheDir();
   try {
     // The image of a compressed debug file from the cache on disk, else built and stored.
-    const std::string cache = CacheDir();
     const std::string key = cache.empty() ? "" : DwarfCacheKey(h->fd, options.lines);
     size_t image_size = 0, mapped_size = 0;
     if (char* p = MapCachedImage(cache, key, &image_size, &mapped_size)) {
@@ -389,11 +396,9 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
   info->lines_ = options.lines;
   info->libdw_walk_ = options.libdw_walk;
   info->from_cache_ = from_cache;
-  if (!options.libdw_walk) {
-    info->index_dir_ = CacheDir();
-    if (!info->index_dir_.empty()) {
-      info->index_key_ = FileCacheKey(info->h_->fd, 'u', kSavedIndexKind);
-    }
+  if (!options.libdw_walk && !cache.empty()) {
+    info->index_dir_ = cache;
+    info->index_key_ = FileCacheKey(info->h_->fd, 'u', kSavedIndexKind);
   }
   // The sections the fast walk reads, as libelf holds them (decompressed by libdw at open
   // when they were compressed in the file).

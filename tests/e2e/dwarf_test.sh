@@ -201,6 +201,9 @@ if command -v perf >/dev/null 2>&1; then
       fail "perf.data: pf-collapse differs from pf-script | pf-collapse: $(head "$tmp/fold-inl.diff")"
     # The DWARF cache: a first run fills it, a second maps it; both fold as a run without it.
     PF_CACHE_DIR="$tmp/cache" "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache1.folded"
+    # (The CU indexes the run made are written as it exits.)
+    ls "$tmp/cache/dwarf"/u*.img >/dev/null 2>&1 ||
+      fail "perf.data: the first run kept no CU index in the cache"
     PF_CACHE_DIR="$tmp/cache" "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache2.folded"
     PF_CACHE_DIR= "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache0.folded"
     cmp -s "$tmp/cache0.folded" "$tmp/cache1.folded" && cmp -s "$tmp/cache0.folded" "$tmp/cache2.folded" ||
