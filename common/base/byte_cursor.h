@@ -1,6 +1,7 @@
 #pragma once
 // A bounds-checked cursor over bytes in the machine's (little-endian) order, for the binary
-// readers (perf.data records, embedded symbol tables): every read says whether it fitted.
+// readers (perf.data records, embedded symbol tables, the cache's entries): every read says
+// whether it fitted. PutRaw writes what it reads.
 
 #include <cstdint>
 #include <cstring>
@@ -14,6 +15,8 @@ class Cursor {
   explicit Cursor(std::span<const uint8_t> d) : d_(d) {}
   bool U64(uint64_t* v) { return Get(v, 8); }
   bool U32(uint32_t* v) { return Get(v, 4); }
+  bool U16(uint16_t* v) { return Get(v, 2); }
+  bool U8(uint8_t* v) { return Get(v, 1); }
   bool Skip(size_t n) {
     if (n > d_.size() - pos_) return false;
     pos_ += n;
@@ -56,5 +59,11 @@ class Cursor {
   std::span<const uint8_t> d_;
   size_t pos_ = 0;
 };
+
+/// Appends the bytes of a value, in the machine's byte order.
+template <typename T>
+void PutRaw(std::string* out, const T& v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
 
 }  // namespace pf

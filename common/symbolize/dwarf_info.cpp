@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/byte_cursor.h"
 #include "base/dwarf_reader.h"
 #include "base/error.h"
 #include "base/thread_name.h"
@@ -89,9 +90,7 @@ void StoreChangedIndexes() {
   std::vector<std::string> dirs;  // to trim, once each
   for (DwarfInfo* info : ChangedIndexes()) {
     info->index_registered_ = false;
-    if (!info->index_changed_) continue;
-    info->index_changed_ = false;
-    if (StoreCachedImageUntrimmed(info->index_dir_, info->index_key_, info->SavedIndex()) &&
+    if (info->WriteIndex() &&
         std::find(dirs.begin(), dirs.end(), info->index_dir_) == dirs.end()) {
       dirs.push_back(info->index_dir_);
     }
@@ -1221,17 +1220,22 @@ namespace {
 constexpr char kSavedIndexMagic[8] = {'p', 'f', 'c', 'u', 'i', 'd', 'x', '1'};
 constexpr size_t kSavedHead = 32, kSavedFunction = 16, kSavedRange = 24;
 
-template <typename T>
-T Load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+Cursor CursorAt(std::string_view bytes, size_t at) {
+  return Cursor(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()) + at,
+                                         bytes.size() - at));
 }
 
-template <typename T>
-void Append(std::string* out, T v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof v);
-}
+// A CU's header in a saved index.
+struct SavedHead {
+  uint64_t cu = 0, base = 0;
+  uint32_t functions = 0, ranges = 0, language = 0;
+  uint8_t base_known = 0, full = 0;
+  uint16_t zero = 0;
+  bool Read(Cursor& c) {
+    return c.U64(&cu) && c.U32(&functions) && c.U32(&ranges) && c.U32(&language) &&
+           c.U8(&base_known) && c.U8(&full) && c.U16(&zero) && c.U64(&base);
+  }
+};
 
 }  // namespace
 
@@ -1252,21 +1256,21 @@ std::string DwarfInfo::SavedIndex() const {
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.cu < b.cu; });
   std::string out(kSavedIndexMagic, sizeof kSavedIndexMagic);
-  Append<uint64_t>(&out, entries.size());
+  PutRaw<uint64_t>(&out, entries.size());
   for (const Entry& e : entries) {
     if (e.saved) {
       out.append(saved_bytes_.substr(e.saved->head, kSavedHead));
       continue;
     }
     const Unit& u = *e.unit;
-    Append<uint64_t>(&out, e.cu);
-    Append<uint32_t>(&out, static_cast<uint32_t>(u.functions.size()));
-    Append<uint32_t>(&out, static_cast<uint32_t>(u.by_address.size()));
-    Append<int32_t>(&out, u.language);
-    Append<uint8_t>(&out, u.base_known);
-    Append<uint8_t>(&out, u.full);
-    Append<uint16_t>(&out, 0);
-    Append<uint64_t>(&out, u.base);
+    PutRaw<uint64_t>(&out, e.cu);
+    PutRaw<uint32_t>(&out, static_cast<uint32_t>(u.functions.size()));
+    PutRaw<uint32_t>(&out, static_cast<uint32_t>(u.by_address.size()));
+    PutRaw<int32_t>(&out, u.language);
+    PutRaw<uint8_t>(&out, u.base_known);
+    PutRaw<uint8_t>(&out, u.full);
+    PutRaw<uint16_t>(&out, 0);
+    PutRaw<uint64_t>(&out, u.base);
   }
   for (const Entry& e : entries) {
     if (e.saved) {
@@ -1275,43 +1279,41 @@ std::string DwarfInfo::SavedIndex() const {
       continue;
     }
     for (const Unit::Function& f : e.unit->functions) {
-      Append<uint64_t>(&out, f.die);
-      Append<uint64_t>(&out, f.entry);
+      PutRaw(&out, f.die);
+      PutRaw(&out, f.entry);
     }
     for (const Unit::FunctionRange& r : e.unit->by_address) {
-      Append<uint64_t>(&out, r.lo);
-      Append<uint64_t>(&out, r.hi);
-      Append<uint32_t>(&out, r.function);
-      Append<uint32_t>(&out, 0);
+      PutRaw(&out, r.lo);
+      PutRaw(&out, r.hi);
+      PutRaw(&out, r.function);
+      PutRaw<uint32_t>(&out, 0);
     }
   }
   return out;
 }
 
 bool DwarfInfo::RestoreIndex(std::shared_ptr<const char> owner, std::string_view bytes) {
-  const size_t prefix = sizeof kSavedIndexMagic + 8;
-  if (bytes.size() < prefix ||
-      std::memcmp(bytes.data(), kSavedIndexMagic, sizeof kSavedIndexMagic) != 0) {
+  Cursor c = CursorAt(bytes, 0);
+  uint64_t count;
+  if (bytes.substr(0, sizeof kSavedIndexMagic) !=
+          std::string_view(kSavedIndexMagic, sizeof kSavedIndexMagic) ||
+      !c.Skip(sizeof kSavedIndexMagic) || !c.U64(&count) || count > c.left() / kSavedHead) {
     return false;
   }
-  const uint64_t count = Load<uint64_t>(bytes.data() + sizeof kSavedIndexMagic);
-  if (count > (bytes.size() - prefix) / kSavedHead) return false;
   std::vector<SavedUnit> units;
   units.reserve(count);
-  size_t data = prefix + count * kSavedHead;
+  size_t data = c.pos() + count * kSavedHead;
   for (uint64_t i = 0; i < count; ++i) {
-    const size_t head = prefix + i * kSavedHead;
-    const char* h = bytes.data() + head;
-    SavedUnit su{Load<uint64_t>(h), head, data, Load<uint32_t>(h + 8), Load<uint32_t>(h + 12)};
-    const uint8_t base_known = Load<uint8_t>(h + 20), full = Load<uint8_t>(h + 21);
-    if ((!units.empty() && su.cu <= units.back().cu) || base_known > 1 || full > 1 ||
-        Load<uint16_t>(h + 22) != 0) {
+    const size_t head = c.pos();
+    SavedHead h;
+    if (!h.Read(c) || (!units.empty() && h.cu <= units.back().cu) || h.base_known > 1 ||
+        h.full > 1 || h.zero != 0) {
       return false;
     }
-    const uint64_t size = uint64_t{su.functions} * kSavedFunction + uint64_t{su.ranges} * kSavedRange;
+    const uint64_t size = uint64_t{h.functions} * kSavedFunction + uint64_t{h.ranges} * kSavedRange;
     if (size > bytes.size() - data) return false;
+    units.push_back({h.cu, head, data, h.functions, h.ranges});
     data += size;
-    units.push_back(su);
   }
   if (data != bytes.size()) return false;
   saved_owner_ = std::move(owner);
@@ -1326,33 +1328,32 @@ bool DwarfInfo::RestoreUnit(Unit& u, CuRef& cu) {
                              [](const SavedUnit& su, uint64_t die) { return su.cu < die; });
   if (it == saved_.end() || it->cu != cu.die || !ReadUnitHeader(u, cu)) return false;
   const SavedUnit& su = *it;
-  const char* h = saved_bytes_.data() + su.head;
-  const char* p = saved_bytes_.data() + su.data;
+  Cursor head = CursorAt(saved_bytes_, su.head);
+  SavedHead h;
+  if (!h.Read(head)) return false;
+  Cursor c = CursorAt(saved_bytes_, su.data);
   std::vector<Unit::Function> functions(su.functions);
   for (Unit::Function& f : functions) {
-    f.die = Load<uint64_t>(p);
-    f.entry = Load<uint64_t>(p + 8);
-    p += kSavedFunction;
-    if (f.die <= cu.die || f.die >= u.header.end) return false;
+    if (!c.U64(&f.die) || !c.U64(&f.entry) || f.die <= cu.die || f.die >= u.header.end) {
+      return false;
+    }
   }
   std::vector<Unit::FunctionRange> ranges(su.ranges);
   for (size_t i = 0; i < ranges.size(); ++i) {
     Unit::FunctionRange& r = ranges[i];
-    r.lo = Load<uint64_t>(p);
-    r.hi = Load<uint64_t>(p + 8);
-    r.function = Load<uint32_t>(p + 16);
-    if (r.lo >= r.hi || r.function >= su.functions || Load<uint32_t>(p + 20) != 0 ||
+    uint32_t zero;
+    if (!c.U64(&r.lo) || !c.U64(&r.hi) || !c.U32(&r.function) || !c.U32(&zero) ||
+        r.lo >= r.hi || r.function >= su.functions || zero != 0 ||
         (i > 0 && r.lo < ranges[i - 1].lo)) {
       return false;
     }
-    p += kSavedRange;
   }
   u.functions = std::move(functions);
   u.by_address = std::move(ranges);
-  u.language = Load<int32_t>(h + 16);
-  u.base_known = Load<uint8_t>(h + 20) != 0;
-  u.full = Load<uint8_t>(h + 21) != 0;
-  u.base = Load<uint64_t>(h + 24);
+  u.language = static_cast<int32_t>(h.language);
+  u.base_known = h.base_known != 0;
+  u.full = h.full != 0;
+  u.base = h.base;
   u.scanned = true;
   return true;
 }
@@ -1376,10 +1377,14 @@ void DwarfInfo::IndexChanged() {
   ChangedIndexes().push_back(this);
 }
 
-void DwarfInfo::StoreIndex() {
-  if (!index_changed_ || index_key_.empty()) return;
+bool DwarfInfo::WriteIndex() {
+  if (!index_changed_ || index_key_.empty()) return false;
   index_changed_ = false;
-  StoreCachedImage(index_dir_, index_key_, SavedIndex());
+  return StoreCachedImageUntrimmed(index_dir_, index_key_, SavedIndex());
+}
+
+void DwarfInfo::StoreIndex() {
+  if (WriteIndex()) TrimCache(index_dir_, kCacheBytes);
 }
 
 // A function's name and whether it is a linkage name: read here in a unit the fast walk

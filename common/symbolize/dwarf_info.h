@@ -142,6 +142,7 @@ class DwarfInfo {
   bool RestoreUnit(Unit& u, CuRef& cu);
   void LoadSavedIndex();
   void IndexChanged();
+  bool WriteIndex();  // the index's entry, untrimmed, when it changed; true when written
   std::string index_dir_, index_key_;  // "" when not cached
   bool index_loaded_ = false, index_changed_ = false, index_registered_ = false;
   std::shared_ptr<const char> saved_owner_;

@@ -37,11 +37,6 @@ constexpr size_t kPltNameMax = 1023;
 // ---------------------------------------------------------------------------------------------
 // perf's symbol-table rules
 
-// Appends the bytes of a value (the cache's entries are in the machine's byte order).
-template <typename T>
-void PutRaw(std::string* out, const T& v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof v);
-}
 void PutString(std::string* out, std::string_view v) {
   PutRaw(out, static_cast<uint32_t>(v.size()));
   out->append(v);

@@ -10,10 +10,8 @@ namespace pf {
 
 namespace {
 
-void PutU32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
-void PutU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
 void PutStr(std::string* out, std::string_view s) {
-  PutU32(out, static_cast<uint32_t>(s.size()));
+  PutRaw<uint32_t>(out, static_cast<uint32_t>(s.size()));
   out->append(s);
 }
 
@@ -122,23 +120,23 @@ bool EmbeddedSymbols::AddNote(uint64_t addr, uint32_t len, std::string_view name
 
 std::string EmbeddedSymbols::Encode() const {
   std::string out;
-  PutU32(&out, kMagic);
-  PutU32(&out, 1);
-  PutU32(&out, static_cast<uint32_t>(binaries.size()));
+  PutRaw<uint32_t>(&out, kMagic);
+  PutRaw<uint32_t>(&out, 1);
+  PutRaw<uint32_t>(&out, static_cast<uint32_t>(binaries.size()));
   for (const auto& [path, b] : binaries) {
     PutStr(&out, path);
     PutStr(&out, b.build_id);
-    PutU32(&out, static_cast<uint32_t>(b.symbols.size()));
+    PutRaw<uint32_t>(&out, static_cast<uint32_t>(b.symbols.size()));
     for (const auto& [start, r] : b.symbols) {
-      PutU64(&out, start);
-      PutU64(&out, r.size);
+      PutRaw<uint64_t>(&out, start);
+      PutRaw<uint64_t>(&out, r.size);
       PutStr(&out, r.name);
     }
   }
-  PutU32(&out, static_cast<uint32_t>(kernel.size()));
+  PutRaw<uint32_t>(&out, static_cast<uint32_t>(kernel.size()));
   for (const auto& [start, r] : kernel) {
-    PutU64(&out, start);
-    PutU64(&out, r.size);
+    PutRaw<uint64_t>(&out, start);
+    PutRaw<uint64_t>(&out, r.size);
     PutStr(&out, r.name);
     PutStr(&out, r.module);
   }
