@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace pf {
 
@@ -64,6 +65,12 @@ class Cursor {
 template <typename T>
 void PutRaw(std::string* out, const T& v) {
   out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+/// Appends a string as Cursor::Str reads it: a 32-bit length, then its bytes.
+inline void PutStr(std::string* out, std::string_view s) {
+  PutRaw(out, static_cast<uint32_t>(s.size()));
+  out->append(s);
 }
 
 }  // namespace pf

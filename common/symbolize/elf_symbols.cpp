@@ -37,11 +37,6 @@ constexpr size_t kPltNameMax = 1023;
 // ---------------------------------------------------------------------------------------------
 // perf's symbol-table rules
 
-void PutString(std::string* out, std::string_view v) {
-  PutRaw(out, static_cast<uint32_t>(v.size()));
-  out->append(v);
-}
-
 size_t LeadingUnderscores(std::string_view s) {
   size_t n = 0;
   while (n < s.size() && s[n] == '_') ++n;
@@ -840,7 +835,7 @@ std::string SymbolsCacheKey(std::string_view path, const ElfLoadOptions& options
   for (std::string_view part : {std::string_view(options.symfs), path,
                                 std::string_view(options.build_id),
                                 std::string_view(options.build_id_cache)}) {
-    PutString(&asked, part);
+    PutStr(&asked, part);
   }
   PutRaw(&asked, static_cast<uint8_t>(options.demangle));
   PutRaw(&asked, state);
@@ -882,7 +877,7 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
     std::string entry;
     PutRaw(&entry, static_cast<uint32_t>(probed.size()));
     for (const std::string& file : probed) {
-      PutString(&entry, file);
+      PutStr(&entry, file);
       PutRaw(&entry, FileState(file));
     }
     entry += out->Saved();
@@ -895,7 +890,7 @@ std::string ElfSymbols::Saved() const {
   std::string bytes;
   std::string* out = &bytes;
   for (const std::string* s : {&build_id_, &debuglink_, &symbols_path_, &names_}) {
-    PutString(out, *s);
+    PutStr(out, *s);
   }
   PutRaw(out, static_cast<uint8_t>(demangle_));
   PutRaw(out, static_cast<uint32_t>(segments_.size()));

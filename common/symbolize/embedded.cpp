@@ -10,11 +10,6 @@ namespace pf {
 
 namespace {
 
-void PutStr(std::string* out, std::string_view s) {
-  PutRaw<uint32_t>(out, static_cast<uint32_t>(s.size()));
-  out->append(s);
-}
-
 constexpr uint32_t kMagic = 0x59534650;  // "PFSY"
 
 void Widen(std::map<uint64_t, EmbeddedSymbols::Range>& m, uint64_t start, uint64_t size,
