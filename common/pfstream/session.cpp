@@ -64,7 +64,7 @@ std::string ReadCString(std::span<const uint8_t> b, size_t off) {
 }
 // How a Session opens DWARF (as perf names functions; lines only when asked for).
 DwarfInfo::Options DwarfOptions(bool srcline) {
-  return {.demangle = true, .lines = srcline, .store_later = true};
+  return {.demangle = true, .lines = srcline, .store_later = true, .keep_locations = true};
 }
 std::string Hex(std::string_view bytes) {
   static const char kHex[] = "0123456789abcdef";

@@ -67,6 +67,10 @@ class DwarfInfo {
     /// A compressed section this large is inflated on a thread of its own while the others
     /// are (the largest one only; tests lower it).
     uint64_t inflate_aside_bytes = uint64_t{1} << 20;
+    /// Keep the answers (Locations) in the cache on disk, and take a later run's from there
+    /// (see "The answers kept on disk" in dwarf_info.cpp): what the tools do. Off by
+    /// default, so that a test of the walk tests the walk.
+    bool keep_locations = false;
   };
   /// Opens the DWARF of the ELF file at `path` (the binary, or its separate debug file).
   /// Returns null when it has no usable .debug_info.
@@ -98,6 +102,16 @@ class DwarfInfo {
   /// Writes the CU indexes to the cache now when this run made new ones (else at exit, or
   /// when the DwarfInfo is destroyed).
   void StoreIndex();
+
+  /// The answers of this run and of the saved ones not asked for, as the cache on disk keeps
+  /// them: what a later run's Lookup takes instead of reading the DWARF.
+  std::string SavedLocations() const;
+  /// Takes the answers of `bytes` (from SavedLocations on the same file; kept alive by
+  /// `owner`), each read when its address is first asked for. False, and none taken, when
+  /// `bytes` is not a whole saved set.
+  bool RestoreLocations(std::shared_ptr<const char> owner, std::string_view bytes);
+  /// Lookups answered from saved answers.
+  size_t locations_restored() const { return locations_restored_; }
 
   /// CUs indexed so far, how many of them were restored from a saved index, and how many
   /// through libdw's DIE functions.
@@ -142,9 +156,20 @@ class DwarfInfo {
   bool RestoreUnit(Unit& u, CuRef& cu);
   void LoadSavedIndex();
   void IndexChanged();
-  bool WriteIndex();  // the index's entry, untrimmed, when it changed; true when written
+  void Register();    // for StoreChangedIndexes, once
+  bool WriteIndex();  // the entries that changed, untrimmed; true when one was written
   std::string index_dir_, index_key_;  // "" when not cached
   bool index_loaded_ = false, index_changed_ = false, index_registered_ = false;
+  // The answers kept on disk.
+  void Locate(uint64_t vaddr, Location& loc);
+  bool RestoreLocation(uint64_t vaddr, Location* loc) const;
+  void LoadSavedLocations();
+  std::string locations_key_;  // "" when not kept
+  bool locations_loaded_ = false, locations_changed_ = false;
+  std::shared_ptr<const char> saved_locations_owner_;
+  std::string_view saved_locations_;  // a whole saved set, or empty
+  size_t saved_location_count_ = 0;
+  size_t locations_restored_ = 0;
   std::shared_ptr<const char> saved_owner_;
   std::string_view saved_bytes_;
   std::vector<SavedUnit> saved_;  // by CU offset

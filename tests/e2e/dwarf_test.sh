@@ -204,6 +204,8 @@ if command -v perf >/dev/null 2>&1; then
     # (The CU indexes the run made are written as it exits.)
     ls "$tmp/cache/dwarf"/u*.img >/dev/null 2>&1 ||
       fail "perf.data: the first run kept no CU index in the cache"
+    ls "$tmp/cache/dwarf"/l*.img >/dev/null 2>&1 ||
+      fail "perf.data: the first run kept no inline answers in the cache"
     PF_CACHE_DIR="$tmp/cache" "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache2.folded"
     PF_CACHE_DIR= "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache0.folded"
     cmp -s "$tmp/cache0.folded" "$tmp/cache1.folded" && cmp -s "$tmp/cache0.folded" "$tmp/cache2.folded" ||

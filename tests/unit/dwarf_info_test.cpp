@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -208,6 +209,100 @@ TEST(DwarfInfo, CuIndexesKeptInTheCache) {
       std::swap_ranges(swapped.begin() + 16, swapped.begin() + 24, swapped.begin() + 48);
       auto again = DwarfInfo::Open(path);
       EXPECT_FALSE(restore(swapped, *again));
+    }
+  }
+}
+
+// The answers a run made are kept in the cache with those it restored, and a later run takes
+// them instead of reading the DWARF; each is checked as it is taken, the whole set's layout
+// when it is.
+TEST(DwarfInfo, LocationsKeptInTheCache) {
+  const DwarfInfo::Options keep{.keep_locations = true};
+  for (const std::string name : {"inline_cxx", "nested_c"}) {
+    SCOPED_TRACE(name);
+    const std::string path = Program(name);
+    const TextRange text = TextOf(path);
+    const uint64_t all = text.hi - text.lo, half = all / 2;
+    test::ScopedCacheDir scoped;
+    ASSERT_TRUE(scoped.ok());
+    setenv("PF_CACHE_DIR", "", 1);
+    auto walked = DwarfInfo::Open(path);  // no cache
+    ASSERT_TRUE(walked);
+    setenv("PF_CACHE_DIR", scoped.cache().c_str(), 1);
+    auto location_entries = [&] {
+      size_t n = 0;
+      for (const std::string& e : scoped.Entries()) {
+        n += std::filesystem::path(e).filename().string()[0] == 'l';
+      }
+      return n;
+    };
+    {  // The first half of .text: none restored, all kept.
+      auto first = DwarfInfo::Open(path, keep);
+      ExpectSameLookups(*first, *walked, {text.lo, text.lo + half}, 1);
+      EXPECT_EQ(first->locations_restored(), 0u);
+      EXPECT_EQ(location_entries(), 0u);
+    }
+    EXPECT_EQ(location_entries(), 1u);
+    {  // All of it: the first half restored, the rest made, and all kept.
+      auto second = DwarfInfo::Open(path, keep);
+      ExpectSameLookups(*second, *walked, text, 1);
+      EXPECT_EQ(second->locations_restored(), half);
+    }
+    auto third = DwarfInfo::Open(path, keep);
+    third->Prepare();
+    ExpectSameLookups(*third, *walked, text, 1);
+    EXPECT_EQ(third->locations_restored(), all);
+    EXPECT_EQ(third->units(), 0u) << "a CU was read for a restored answer";
+    // Other options, other answers: not these.
+    auto no_lines = DwarfInfo::Open(path, {.lines = false, .keep_locations = true});
+    no_lines->Lookup(text.lo);
+    EXPECT_EQ(no_lines->locations_restored(), 0u);
+    // Not kept: neither taken nor written.
+    auto not_kept = DwarfInfo::Open(path);
+    not_kept->Lookup(text.lo);
+    EXPECT_EQ(not_kept->locations_restored(), 0u);
+
+    const std::string saved = third->SavedLocations();
+    setenv("PF_CACHE_DIR", "", 1);
+    auto restore = [&](const std::string& bytes, DwarfInfo& into) {
+      auto copy = std::make_shared<std::string>(bytes);
+      return into.RestoreLocations(std::shared_ptr<const char>(copy, copy->data()), *copy);
+    };
+    {
+      auto again = DwarfInfo::Open(path, keep);
+      ASSERT_TRUE(restore(saved, *again));
+      EXPECT_EQ(again->SavedLocations(), saved);
+      ExpectSameLookups(*again, *walked, text, 1);
+      EXPECT_EQ(again->locations_restored(), all);
+    }
+    // The first answer (after the magic, the count and the rows) made unreadable (its
+    // linkage flag 2): that one is made again, the others taken.
+    const size_t count = static_cast<unsigned char>(saved[8]) |
+                         static_cast<size_t>(static_cast<unsigned char>(saved[9])) << 8 |
+                         static_cast<size_t>(static_cast<unsigned char>(saved[10])) << 16;
+    ASSERT_EQ(count, all);
+    {
+      std::string bad = saved;
+      bad[16 + 16 * count] = 2;
+      auto again = DwarfInfo::Open(path, keep);
+      ASSERT_TRUE(restore(bad, *again));
+      ExpectSameLookups(*again, *walked, text, 1);
+      EXPECT_EQ(again->locations_restored(), all - 1);
+    }
+    // Cut, one byte more, a count too large, addresses out of order: not taken.
+    {
+      auto again = DwarfInfo::Open(path, keep);
+      EXPECT_FALSE(restore(saved.substr(0, saved.size() - 1), *again));
+      EXPECT_FALSE(restore(saved + '\0', *again));
+      std::string more = saved;
+      more[8] = static_cast<char>(more[8] + 1);
+      EXPECT_FALSE(restore(more, *again));
+      std::string swapped = saved;
+      std::swap_ranges(swapped.begin() + 16, swapped.begin() + 24, swapped.begin() + 32);
+      EXPECT_FALSE(restore(swapped, *again));
+      EXPECT_FALSE(restore("", *again));
+      ExpectSameLookups(*again, *walked, text, 1);
+      EXPECT_EQ(again->locations_restored(), 0u);
     }
   }
 }

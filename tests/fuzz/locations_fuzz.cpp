@@ -1,0 +1,59 @@
+// Fuzz target: the answers DwarfInfo keeps in the cache (SavedLocations / RestoreLocations),
+// against a fixed ELF file with DWARF (PF_FUZZ_DWARF_ELF, from the dwarf_info corpus). Any
+// bytes either are not taken or are taken and save back to the same bytes; every address of
+// .text is then looked up (each restored answer checked as it is taken, a bad one made
+// again), and what the DwarfInfo saves afterwards is taken by a fresh one. Each input is also
+// tried cut and with a byte changed (variants.h).
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "symbolize/dwarf_info.h"
+#include "symbolize/elf_image.h"
+#include "variants.h"
+
+namespace {
+
+struct Text {
+  uint64_t lo = 0, hi = 0;
+};
+
+const Text& TextRange() {
+  static const Text text = [] {
+    setenv("PF_CACHE_DIR", "", 1);  // nothing read from or left in a cache
+    Text t;
+    auto image = pf::elf::ElfImage::Open(PF_FUZZ_DWARF_ELF);
+    int i = image->FindSection(".text");
+    if (i >= 0) {
+      const pf::elf::Section& s = image->sections()[static_cast<size_t>(i)];
+      t = {s.addr, s.addr + s.size};
+    }
+    return t;
+  }();
+  return text;
+}
+
+bool Restore(pf::DwarfInfo& info, std::string_view bytes) {
+  auto copy = std::make_shared<std::string>(bytes);
+  return info.RestoreLocations(std::shared_ptr<const char>(copy, copy->data()), *copy);
+}
+
+void Check(std::string_view bytes) {
+  const Text& text = TextRange();
+  const pf::DwarfInfo::Options keep{.keep_locations = true};
+  std::unique_ptr<pf::DwarfInfo> info = pf::DwarfInfo::Open(PF_FUZZ_DWARF_ELF, keep);
+  if (!info) std::abort();
+  if (Restore(*info, bytes) && info->SavedLocations() != bytes) std::abort();
+  for (uint64_t a = text.lo; a < text.hi; ++a) info->Lookup(a);
+  std::unique_ptr<pf::DwarfInfo> next = pf::DwarfInfo::Open(PF_FUZZ_DWARF_ELF, keep);
+  if (!Restore(*next, info->SavedLocations())) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  pf::fuzz::CheckWithVariants(std::string_view(reinterpret_cast<const char*>(data), size), Check);
+  return 0;
+}
