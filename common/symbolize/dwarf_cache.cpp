@@ -173,6 +173,25 @@ void TrimCache(const std::string& dir, uint64_t keep_bytes) {
   }
 }
 
+void TrimCacheNowAndThen(const std::string& dir, uint64_t keep_bytes) {
+  // The time of the last such trim: a stamp file's (not an entry; TrimCache removes it, as a
+  // temporary file, when it is an hour old).
+  const std::string stamp = dir + "/dwarf/trimmed";
+  struct stat st;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  if (stat(stamp.c_str(), &st) == 0 && now.tv_sec >= st.st_mtim.tv_sec &&
+      now.tv_sec - st.st_mtim.tv_sec < 600) {
+    return;
+  }
+  TrimCache(dir, keep_bytes);
+  int fd = open(stamp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    futimens(fd, nullptr);
+    close(fd);
+  }
+}
+
 bool StoreCachedImage(const std::string& dir, const std::string& key, std::string_view image,
                       size_t checked_head) {
   if (!StoreCachedImageUntrimmed(dir, key, image, checked_head)) return false;

@@ -107,7 +107,7 @@ void StoreChangedIndexes() {
     }
   }
   ChangedIndexes().clear();
-  for (const std::string& dir : dirs) TrimCache(dir, kCacheBytes);
+  for (const std::string& dir : dirs) TrimCacheNowAndThen(dir, kCacheBytes);
 }
 
 struct DwarfInfo::Handle {
@@ -1410,7 +1410,7 @@ bool DwarfInfo::WriteIndex() {
 }
 
 void DwarfInfo::StoreIndex() {
-  if (WriteIndex()) TrimCache(index_dir_, kCacheBytes);
+  if (WriteIndex()) TrimCacheNowAndThen(index_dir_, kCacheBytes);
 }
 
 // The answers kept on disk. With the CU indexes restored, what a warm run still spends on

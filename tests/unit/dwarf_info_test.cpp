@@ -659,6 +659,32 @@ TEST(DwarfCache, TrimKeepsTheMostRecentlyUsedEntries) {
   std::filesystem::remove_all(dir);
 }
 
+// After a run's small stores the cache is trimmed at most every ten minutes.
+TEST(DwarfCache, TrimNowAndThenWaitsTenMinutes) {
+  char tmpl[] = "/tmp/pf-dwarf-trim-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::filesystem::create_directories(dir + "/dwarf");
+  auto make = [&](const std::string& name) {
+    std::ofstream(dir + "/dwarf/" + name) << std::string(1000, 'x');
+  };
+  auto there = [&](const std::string& name) {
+    return std::filesystem::exists(dir + "/dwarf/" + name);
+  };
+  make("a.img");
+  TrimCacheNowAndThen(dir, 500);  // never trimmed: now
+  EXPECT_FALSE(there("a.img"));
+  make("b.img");
+  TrimCacheNowAndThen(dir, 500);  // trimmed a moment ago: not now
+  EXPECT_TRUE(there("b.img"));
+  std::filesystem::last_write_time(
+      dir + "/dwarf/trimmed",
+      std::filesystem::file_time_type::clock::now() - std::chrono::minutes(11));
+  TrimCacheNowAndThen(dir, 500);
+  EXPECT_FALSE(there("b.img"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(DwarfInfo, FindsUnitsWithoutArangesByTheirRanges) {
   // clang writes no .debug_aranges by default, and libdw 0.188 finds CUs only through them.
   std::string bare = Program("inline_cxx_noaranges");
