@@ -11,29 +11,10 @@
 #include <string_view>
 
 #include "symbolize/dwarf_info.h"
-#include "symbolize/elf_image.h"
+#include "dwarf_text.h"
 #include "variants.h"
 
 namespace {
-
-struct Text {
-  uint64_t lo = 0, hi = 0;
-};
-
-const Text& TextRange() {
-  static const Text text = [] {
-    setenv("PF_CACHE_DIR", "", 1);  // nothing read from or left in a cache
-    Text t;
-    auto image = pf::elf::ElfImage::Open(PF_FUZZ_DWARF_ELF);
-    int i = image->FindSection(".text");
-    if (i >= 0) {
-      const pf::elf::Section& s = image->sections()[static_cast<size_t>(i)];
-      t = {s.addr, s.addr + s.size};
-    }
-    return t;
-  }();
-  return text;
-}
 
 bool Restore(pf::DwarfInfo& info, std::string_view bytes) {
   auto copy = std::make_shared<std::string>(bytes);
@@ -41,7 +22,7 @@ bool Restore(pf::DwarfInfo& info, std::string_view bytes) {
 }
 
 void Check(std::string_view bytes) {
-  const Text& text = TextRange();
+  const pf::fuzz::Text& text = pf::fuzz::TextRange();
   std::unique_ptr<pf::DwarfInfo> info = pf::DwarfInfo::Open(PF_FUZZ_DWARF_ELF);
   if (!info) std::abort();
   if (Restore(*info, bytes) && info->SavedIndex() != bytes) std::abort();

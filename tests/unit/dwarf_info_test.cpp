@@ -135,6 +135,25 @@ TEST(DwarfInfo, CuWalkMatchesLibdwOnGlibc) {
   ExpectScanMatchesLibdw(debug, 97, 100);
 }
 
+// `path` opened without a cache (the answers to compare with); then `scoped`'s cache is the
+// one used.
+std::unique_ptr<DwarfInfo> OpenWithoutCache(const std::string& path,
+                                            const test::ScopedCacheDir& scoped) {
+  setenv("PF_CACHE_DIR", "", 1);
+  auto info = DwarfInfo::Open(path);
+  setenv("PF_CACHE_DIR", scoped.cache().c_str(), 1);
+  return info;
+}
+
+// The cache's entries of one kind (the first letter of their names).
+size_t EntriesOfKind(const test::ScopedCacheDir& scoped, char kind) {
+  size_t n = 0;
+  for (const std::string& e : scoped.Entries()) {
+    n += std::filesystem::path(e).filename().string()[0] == kind;
+  }
+  return n;
+}
+
 // The CU indexes a DwarfInfo made are kept in the cache when it goes, and a later one takes
 // them from there (no walk) and answers as a walked one, at every address of the C++ program
 // and of the C one with a nested function (whose CU is indexed whole). A saved index restores
@@ -147,17 +166,9 @@ TEST(DwarfInfo, CuIndexesKeptInTheCache) {
     const TextRange text = TextOf(path);
     test::ScopedCacheDir scoped;
     ASSERT_TRUE(scoped.ok());
-    setenv("PF_CACHE_DIR", "", 1);
-    auto walked = DwarfInfo::Open(path);  // no cache
+    auto walked = OpenWithoutCache(path, scoped);
     ASSERT_TRUE(walked);
-    setenv("PF_CACHE_DIR", scoped.cache().c_str(), 1);
-    auto index_entries = [&] {
-      size_t n = 0;
-      for (const std::string& e : scoped.Entries()) {
-        n += std::filesystem::path(e).filename().string()[0] == 'u';
-      }
-      return n;
-    };
+    auto index_entries = [&] { return EntriesOfKind(scoped, 'u'); };
     {
       auto first = DwarfInfo::Open(path);
       ExpectSameLookups(*first, *walked, text, 1);
@@ -225,17 +236,9 @@ TEST(DwarfInfo, LocationsKeptInTheCache) {
     const uint64_t all = text.hi - text.lo, half = all / 2;
     test::ScopedCacheDir scoped;
     ASSERT_TRUE(scoped.ok());
-    setenv("PF_CACHE_DIR", "", 1);
-    auto walked = DwarfInfo::Open(path);  // no cache
+    auto walked = OpenWithoutCache(path, scoped);
     ASSERT_TRUE(walked);
-    setenv("PF_CACHE_DIR", scoped.cache().c_str(), 1);
-    auto location_entries = [&] {
-      size_t n = 0;
-      for (const std::string& e : scoped.Entries()) {
-        n += std::filesystem::path(e).filename().string()[0] == 'l';
-      }
-      return n;
-    };
+    auto location_entries = [&] { return EntriesOfKind(scoped, 'l'); };
     {  // The first half of .text: none restored, all kept.
       auto first = DwarfInfo::Open(path, keep);
       ExpectSameLookups(*first, *walked, {text.lo, text.lo + half}, 1);
