@@ -87,7 +87,8 @@ std::vector<DwarfInfo*>& ChangedIndexes() {
 constexpr uint64_t kSavedIndexKind = 0x4355'0001;
 
 // The kind of entry of saved answers, with its format's version; the key also holds the
-// options that change them and pf's version (a newer pf may answer differently).
+// options that change them and pf's version (a newer pf may answer differently). A change to
+// what Lookup answers, within a version, comes with a new format number here.
 uint64_t SavedLocationsKind(const DwarfInfo::Options& options) {
   const uint64_t kind = 0x4c4f'0001 | (options.lines ? 1ull << 32 : 0) |
                         (options.demangle ? 1ull << 33 : 0);
