@@ -251,6 +251,12 @@ std::unique_ptr<ByteSource> MapFile(const std::string& name, int fd, const struc
   void* map = mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
   if (map == MAP_FAILED) return nullptr;
   madvise(map, len, MADV_SEQUENTIAL);
+  // Pages read from disk through this mapping are cached in folios of 2 MiB where the file
+  // system allows it (ext4 since Linux 6.16), which every later mapping of the file maps in
+  // a fault each: a 100 MB recording read cold once was cached page by page (read ahead
+  // behind a header read at each end), and each later run spent 12 ms mapping and
+  // unmapping it instead of 0.5 ms. Pages already cached are left as they are.
+  madvise(map, len, MADV_HUGEPAGE);
   return Wrap(std::make_unique<MemorySource>(
       name, std::string_view(static_cast<const char*>(map), len), map, len));
 }

@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <cstdio>
+#include <fstream>
 
 #include "base/error.h"
 #include "io/line_reader.h"
@@ -132,6 +133,43 @@ TEST(Input, FilesArePipesAreRead) {
     EXPECT_EQ(e.Describe(), "/nonexistent/pf-file: cannot open: No such file or directory");
   }
   EXPECT_THROW(OpenInput("/tmp"), Error);
+}
+
+// The VmFlags of the mapping that holds `p`, from /proc/self/smaps ("" when none does).
+std::string VmFlagsAt(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long begin, end;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > 8) {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line.substr(8) + " ";
+    }
+  }
+  return "";
+}
+
+TEST(Input, FilesAreMappedToBeReadAheadInHugeFolios) {
+  char path[] = "/tmp/pf-input-test-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::string text = BigText();
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  auto f = OpenInput(path);
+  unlink(path);
+  std::string_view first = f->Next();
+  ASSERT_EQ(first, text);
+  // Read ahead in order, and what is read from disk cached in huge folios (where the kernel
+  // has transparent huge pages).
+  std::string flags = VmFlagsAt(first.data());
+  ASSERT_NE(flags, "") << "no mapping holds the file's bytes";
+  EXPECT_NE(flags.find(" sr "), std::string::npos) << flags;
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0) {
+    EXPECT_NE(flags.find(" hg "), std::string::npos) << flags;
+  }
 }
 
 TEST(LineSplitter, CrlfAndMissingFinalNewline) {
