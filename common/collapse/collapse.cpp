@@ -138,6 +138,8 @@ class SampleKeys {
 
 // Folds samples keyed by SampleKeys, in their order: a key's first sample is named and
 // turned into perf script's text; the key's later samples fold as it did.
+constexpr uint64_t kSampleCallchain = 1 << 5;  // PERF_SAMPLE_CALLCHAIN
+
 class RecordFold {
  public:
   RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
@@ -146,9 +148,8 @@ class RecordFold {
     fields_.srcline = opt_.srcline;  // perf script's default output (-F +srcline for --srcline)
   }
 
-  /// `no_callchain`: the sample recorded no call chain (its ip stands for it).
   void Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,
-            bool fresh, bool no_callchain) {
+            bool fresh) {
     uint64_t weight = opt_.weight_samples || s.period == 0 ? 1 : s.period;
     // A sample folded as an earlier one was: its weight on the same leaf.
     auto fold_as = [&](NodeId leaf, bool filtered) {
@@ -174,6 +175,7 @@ class RecordFold {
       // A key folded sample by sample: only its event line is new.
       AppendSampleHead(session, s, fields_, &text_);
       text_ += cache_[key].frames;
+      ++text_folds_;
       if (folder_.FoldSample(text_, source_name_) != PerfScriptFolder::kNoLeaf) ++samples_;
       return;
     }
@@ -181,13 +183,14 @@ class RecordFold {
     // addresses or offsets (a loop's samples differ in their leaf's address alone). So the
     // frames are keyed again by what the fold reads of them.
     session.Frames(s, chain, &frames_);
-    XXH128_hash_t named_key = NamedKey(s, no_callchain, comm);
+    XXH128_hash_t named_key = NamedKey(s, comm);
     if (auto n = named_.find(named_key); n != named_.end()) {
       if (fresh) Add(key, Cached{n->second.leaf, n->second.filtered, true, {}});
       fold_as(n->second.leaf, n->second.filtered);
       return;
     }
     AppendResolvedSample(session, s, fields_, frames_, &text_);
+    ++text_folds_;
     NodeId leaf = folder_.FoldSample(text_, source_name_);
     // The key leaves out the time and the period, which the fold reads past the comm and
     // thread only when the Perl script's event-line pattern takes them into the comm (a
@@ -211,7 +214,6 @@ class RecordFold {
       Cached c{leaf, folder_.other_event_samples() != filtered_before, reuse, {}};
       // (Without a call chain the frame is on the event line: such a key's samples are
       // each folded whole.)
-      constexpr uint64_t kSampleCallchain = 1 << 5;
       const bool frame_lines = !chain.empty() && (s.attr->sample_type & kSampleCallchain);
       if (!reuse && frame_lines && eol != std::string::npos) c.frames = text_.substr(eol);
       if (reuse) named_.emplace(named_key, Named{c.leaf, c.filtered});
@@ -225,6 +227,8 @@ class RecordFold {
   /// Samples of other events, folded as an earlier sample of their key (not counted by the
   /// folder).
   uint64_t filtered_hits() const { return filtered_hits_; }
+  /// Samples folded through their perf script text.
+  uint64_t text_folds() const { return text_folds_; }
 
  private:
   struct Cached {
@@ -244,12 +248,16 @@ class RecordFold {
   }
 
   // What the fold reads of a sample's frames: names, dsos, marks and source lines; the
-  // addresses only for --addrs ("[dso <addr>]").
-  XXH128_hash_t NamedKey(const Sample& s, bool no_callchain, std::string_view comm) {
+  // addresses only for --addrs ("[dso <addr>]"). The ip is printed only on the event line
+  // of a sample type without a call chain (AppendResolvedSample): a DWARF sample, whose
+  // recorded chain is empty (the kernel's part), names its leaf in a frame line, and the
+  // samples of a loop share a key whatever their leaf's address.
+  XXH128_hash_t NamedKey(const Sample& s, std::string_view comm) {
     bytes_.clear();
     auto add = [&](const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); };
+    const bool ip_printed = !(s.attr->sample_type & kSampleCallchain);
     uint64_t head[6] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
-                        static_cast<uint64_t>(s.misc & 7), no_callchain ? s.ip : 0, comm.size()};
+                        static_cast<uint64_t>(s.misc & 7), ip_printed ? s.ip : 0, comm.size()};
     add(head, sizeof head);
     add(comm.data(), comm.size());
     for (const ResolvedFrame& f : frames_) {
@@ -273,7 +281,7 @@ class RecordFold {
   std::unordered_map<XXH128_hash_t, Named, Hash128, Equal128> named_;
   std::vector<ResolvedFrame> frames_;
   std::string text_, ids_text_, bytes_;
-  uint64_t samples_ = 0, filtered_hits_ = 0;
+  uint64_t samples_ = 0, filtered_hits_ = 0, text_folds_ = 0;
 };
 
 // What the reading stage hands the folding one, in order: the records that change maps and
@@ -631,7 +639,7 @@ class Collapser {
       auto fold_sample = [&](const Sample& s, std::span<const uint64_t> chain, bool no_callchain) {
         bool fresh;
         uint32_t key = keys.Key(session, s, chain, no_callchain, &fresh);
-        fold.Fold(session, s, chain, key, fresh, no_callchain);
+        fold.Fold(session, s, chain, key, fresh);
       };
       if (!pipelined) {
         ReplayOrdered(reader, [&](const Record& r) {
@@ -672,7 +680,7 @@ class Collapser {
             s.callchain = item.unwound ? std::span<const uint64_t>() : words;
             bool fresh;
             uint32_t key = keys.Number(item.key, &fresh);
-            fold.Fold(session, s, words, key, fresh, item.no_callchain);
+            fold.Fold(session, s, words, key, fresh);
           }
           if (batch.release) pages.Folded(batch.release);
           batch.Clear();
@@ -710,6 +718,7 @@ class Collapser {
       report_->warnings.push_back(std::move(w));
     }
     report_->samples += fold.samples();
+    report_->text_folds += fold.text_folds();
     if (pipelined) ++report_->two_stage_inputs;
     session.StopPrefetch();
     KeepUntilExit(std::move(fold_owner), std::move(session_owner), std::move(symbolizer_owner),

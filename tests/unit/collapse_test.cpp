@@ -266,6 +266,11 @@ struct PerfFile {
     if (callchain) body += Words(uint64_t{2}, uint64_t{0xfffffffffffffe00}, uint64_t{0x1234});
     Record(9, 2, body);  // PERF_RECORD_SAMPLE, user mode
   }
+  // A sample type with a call chain, and an empty one recorded (a DWARF sample's, in user
+  // mode: the recorded chain is the kernel's part).
+  void SampleWithEmptyChain(uint32_t pid, uint32_t tid, uint64_t time, uint64_t ip) {
+    Record(9, 2, Words(ip, pid, tid, time, uint64_t{1}, uint64_t{0}));
+  }
   void Comm(uint32_t pid, uint32_t tid, std::string name) {
     name.append(8 - name.size() % 8, '\0');
     Record(3, 0, Words(pid, tid) + name);
@@ -328,6 +333,33 @@ TEST(Collapse, SamplesWithoutChainsKeepTheirFrameWhenFoldedOneByOne) {
   f.Sample(19375, 19375, 2000, false);
   const std::string folded = FoldFile(f.File(false), 1);
   EXPECT_EQ(folded, "w_19375_____0.000001:;[unknown] 1\nw_19375_____0.000002:;[unknown] 1\n");
+}
+
+// Where the sample type has a call chain, perf script prints no ip on the event line, so
+// samples that differ in their ip alone fold alike: the first is folded through perf script's
+// text, the others as it was (a DWARF recording's samples in a loop differ so, their leaf
+// named in the unwound chain).
+TEST(Collapse, SamplesThatDifferInTheirIpAloneAreFoldedThroughTextOnce) {
+  PerfFile f;
+  f.Comm(300, 300, "loop");
+  for (uint64_t i = 0; i < 40; ++i) f.SampleWithEmptyChain(300, 300, 1000 + i, 0x4000 + 4 * i);
+  f.Comm(301, 301, "other");
+  f.SampleWithEmptyChain(301, 301, 2000, 0x4000);
+  const std::string path = ::testing::TempDir() + "/ips." + std::to_string(getpid()) + ".data";
+  { std::ofstream(path, std::ios::binary) << f.File(true); }
+  for (unsigned threads : {1u, 2u}) {
+    SCOPED_TRACE(threads);
+    CollapseOptions o;
+    o.threads = threads;
+    o.two_stage_bytes = 0;
+    StringSink out;
+    CollapseReport report;
+    CollapseFiles({path}, o, out, &report);
+    EXPECT_EQ(out.data(), "loop 40\nother 1\n");
+    EXPECT_EQ(report.samples, 41u);
+    EXPECT_EQ(report.text_folds, 2u);
+  }
+  std::remove(path.c_str());
 }
 
 // perf inject -b writes HEADER_BUILD_ID records into a file's data section: the reader hands
