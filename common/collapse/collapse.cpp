@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/cpu.h"
 #include "base/error.h"
 #include "base/teardown.h"
 #include "base/thread_name.h"
@@ -536,9 +537,12 @@ class Collapser {
       reading_symbolizer = NewSymbolizer(reader);
       reading_session = std::make_unique<Session>(*reading_symbolizer);
       reading_session->ForgetExited(true);
+      const int folding_cpu = CurrentCpu();
       auto read_stage = [&] {
         try {
           NameThisThread("pf-read");
+          // Both stages are busy from the start: each on a CPU of its own (base/cpu.h).
+          LeaveCpu(folding_cpu);
           Session& reading = *reading_session;
           std::vector<uint64_t> chain_scratch;
           SampleKeys hashes;  // Hash only
