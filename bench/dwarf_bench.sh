@@ -35,16 +35,19 @@ command -v perf >/dev/null 2>&1 && have_perf=1
 # --- folding perf's recording --------------------------------------------------------------
 t() {  # t LABEL CMD: the best wall time of 5 runs (after a warm-up: the binaries and debug
        # files in the page cache) into $work/LABEL.time, output into $work/LABEL.out. Timed by
-       # the shell's own `time` around the command, with no shell started per run: a run of
-       # pf-collapse on a small recording takes 10 ms, and starting bash took 1-2 ms of that.
-  local best="" i r TIMEFORMAT=%3R
+       # the shell's own clock ($EPOCHREALTIME, microseconds) around the command, with no shell
+       # started per run: a run of pf-collapse on a small recording takes 5 ms, and starting
+       # bash took 1-2 ms of that (`time` prints milliseconds: 10 or 11 ms is a tenth apart).
+  local best="" i start end LC_ALL=C
   eval "$2" >"$work/$1.out" 2>/dev/null
   for i in 1 2 3 4 5; do
-    r=$( { time eval "$2" >"$work/$1.out" 2>/dev/null; } 2>&1 )
-    best=$(awk -v r="$r" -v b="$best" 'BEGIN { print (b == "" || r < b) ? r : b }')
+    start=$EPOCHREALTIME
+    eval "$2" >"$work/$1.out" 2>/dev/null
+    end=$EPOCHREALTIME
+    best=$(awk -v s="$start" -v e="$end" -v b="$best" 'BEGIN { r = e - s; print (b == "" || r < b) ? r : b }')
   done
   echo "$best" >"$work/$1.time"
-  printf "%-46s %7.3f s\n" "$1" "$best"
+  printf "%-46s %8.4f s\n" "$1" "$best"
 }
 ratio() { awk -v a="$(cat "$work/$1.time")" -v b="$(cat "$work/$2.time")" 'BEGIN { printf "%.1fx", b / a }'; }
 fold() {  # fold FILE: pf-collapse against perf script (| stackcollapse-perf.pl) on FILE
