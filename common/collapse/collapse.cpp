@@ -127,7 +127,7 @@ class SampleKeys {
     return XXH3_128bits(bytes_.data(), bytes_.size());
   }
   uint32_t Number(const XXH128_hash_t& key, bool* fresh) {
-    auto [it, inserted] = ids_.emplace(key, static_cast<uint32_t>(ids_.size()));
+    auto [it, inserted] = ids_.try_emplace(key, static_cast<uint32_t>(ids_.size()));
     *fresh = inserted;
     return it->second;
   }
