@@ -137,10 +137,10 @@ class SampleKeys {
   std::unordered_map<XXH128_hash_t, uint32_t, Hash128, Equal128> ids_;
 };
 
-// Folds samples keyed by SampleKeys, in their order: a key's first sample is named and
-// turned into perf script's text; the key's later samples fold as it did.
 constexpr uint64_t kSampleCallchain = 1 << 5;  // PERF_SAMPLE_CALLCHAIN
 
+// Folds samples keyed by SampleKeys, in their order: a key's first sample is named and
+// turned into perf script's text; the key's later samples fold as it did.
 class RecordFold {
  public:
   RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
@@ -292,7 +292,7 @@ struct FoldBatch {
   struct Item {
     uint32_t type = 0;  // kRecordSample, or the record's
     uint16_t misc = 0;
-    bool unwound = false, no_callchain = false;
+    bool unwound = false;
     bool raw = false;          // a sample left whole, for the folding thread to unwind
     XXH128_hash_t key{};       // an unwound sample's (SampleKeys::Hash)
     size_t at = 0, words = 0;  // the record's body or the sample's chain, in `words`
@@ -327,7 +327,6 @@ struct FoldBatch {
     item.type = kRecordSample;
     item.key = key;
     item.unwound = chain.data() != s.callchain.data();
-    item.no_callchain = s.callchain.empty();
     item.sample = s;
     item.sample.callchain = {};
     item.sample.regs_user = {};
