@@ -289,7 +289,8 @@ struct PerfFile {
   }
 };
 
-std::string FoldFile(const std::string& bytes, int threads, int unwind = 0) {
+std::string FoldFile(const std::string& bytes, int threads, int unwind = 0,
+                     CollapseReport* report_out = nullptr) {
   // (Named by the process: ctest runs tests side by side, and they all fold through here.)
   const std::string path = ::testing::TempDir() + "/made." + std::to_string(getpid()) + ".data";
   { std::ofstream(path, std::ios::binary) << bytes; }
@@ -302,6 +303,7 @@ std::string FoldFile(const std::string& bytes, int threads, int unwind = 0) {
   CollapseFiles({path}, o, out, &report);
   std::remove(path.c_str());
   EXPECT_EQ(report.two_stage_inputs, threads > 1 ? 1u : 0u);
+  if (report_out) *report_out = report;
   return out.data();
 }
 
@@ -345,21 +347,13 @@ TEST(Collapse, SamplesThatDifferInTheirIpAloneAreFoldedThroughTextOnce) {
   for (uint64_t i = 0; i < 40; ++i) f.SampleWithEmptyChain(300, 300, 1000 + i, 0x4000 + 4 * i);
   f.Comm(301, 301, "other");
   f.SampleWithEmptyChain(301, 301, 2000, 0x4000);
-  const std::string path = ::testing::TempDir() + "/ips." + std::to_string(getpid()) + ".data";
-  { std::ofstream(path, std::ios::binary) << f.File(true); }
-  for (unsigned threads : {1u, 2u}) {
+  for (int threads : {1, 2}) {
     SCOPED_TRACE(threads);
-    CollapseOptions o;
-    o.threads = threads;
-    o.two_stage_bytes = 0;
-    StringSink out;
     CollapseReport report;
-    CollapseFiles({path}, o, out, &report);
-    EXPECT_EQ(out.data(), "loop 40\nother 1\n");
+    EXPECT_EQ(FoldFile(f.File(true), threads, 0, &report), "loop 40\nother 1\n");
     EXPECT_EQ(report.samples, 41u);
     EXPECT_EQ(report.text_folds, 2u);
   }
-  std::remove(path.c_str());
 }
 
 // perf inject -b writes HEADER_BUILD_ID records into a file's data section: the reader hands

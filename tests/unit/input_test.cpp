@@ -87,13 +87,19 @@ TEST(Input, TruncatedAndCorruptCompressedDataIsAnError) {
   EXPECT_THROW(Drain(*z), Error);
 }
 
-TEST(Input, FilesArePipesAreRead) {
+// A temporary file holding `text`; its path.
+std::string TempFile(const std::string& text) {
   char path[] = "/tmp/pf-input-test-XXXXXX";
   int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  std::string text = BigText();
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   close(fd);
+  return path;
+}
+
+TEST(Input, FilesArePipesAreRead) {
+  std::string text = BigText();
+  const std::string path = TempFile(text);
   auto f = OpenInput(path);
   EXPECT_TRUE(f->stable());
   EXPECT_EQ(Drain(*f), text);
@@ -110,7 +116,7 @@ TEST(Input, FilesArePipesAreRead) {
   pclose(p);
   // Standard input redirected from a file is mapped as the file is, and left at its end;
   // one already read from is read from where it stands.
-  int file = open(path, O_RDONLY);
+  int file = open(path.c_str(), O_RDONLY);
   ASSERT_GE(file, 0);
   dup2(file, 0);
   auto redirected = OpenInput("-");
@@ -125,7 +131,7 @@ TEST(Input, FilesArePipesAreRead) {
   dup2(saved, 0);
   close(saved);
   close(file);
-  unlink(path);
+  unlink(path.c_str());
   try {
     OpenInput("/nonexistent/pf-file");
     FAIL();
@@ -152,14 +158,10 @@ std::string VmFlagsAt(const void* p) {
 }
 
 TEST(Input, FilesAreMappedToBeReadAheadInHugeFolios) {
-  char path[] = "/tmp/pf-input-test-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
   std::string text = BigText();
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  close(fd);
+  const std::string path = TempFile(text);
   auto f = OpenInput(path);
-  unlink(path);
+  unlink(path.c_str());
   std::string_view first = f->Next();
   ASSERT_EQ(first, text);
   // Read ahead in order, and what is read from disk cached in huge folios (where the kernel
