@@ -537,7 +537,7 @@ class Collapser {
       reading_session = std::make_unique<Session>(*reading_symbolizer);
       reading_session->ForgetExited(true);
       const int folding_cpu = CurrentCpu();
-      auto read_stage = [&] {
+      auto read_stage = [&, folding_cpu] {  // (the block ends before the thread does)
         try {
           NameThisThread("pf-read");
           // Both stages are busy from the start: each on a CPU of its own (base/cpu.h).
