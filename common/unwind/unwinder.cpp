@@ -1,6 +1,9 @@
 #include "unwind/unwinder.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "base/prefetch.h"
 
 namespace pf {
 
@@ -31,6 +34,10 @@ struct StackReader {
     std::memcpy(value, bytes.data() + (addr - base), 8);
     return true;
   }
+  /// Asks for the word at `addr` ahead of its read, when it is in the copy.
+  void Prefetch(uint64_t addr) const {
+    if (addr >= base && addr - base < bytes.size()) __builtin_prefetch(bytes.data() + (addr - base));
+  }
 };
 
 }  // namespace
@@ -51,128 +58,233 @@ bool DwarfRegisters(const UserStack& in, uint64_t regs[kDwRegs], uint32_t* known
   return (*known & kNeeded) == kNeeded;
 }
 
+namespace {
+
+// One stack's walk, a frame at a time. Look finds the frame's CFI row and asks for the
+// stack words the step will read; Step reads them and moves to the caller. Between the two,
+// other walks can take their turns (UnwindUserStacks), so that the reads of several stacks
+// wait on memory together rather than one after another: a stack copy is read once, from
+// main memory, and each frame's read depends on the one before.
+class Walk {
+ public:
+  /// False when the walk ends before its first frame (end()).
+  bool Start(const UserStack& in, size_t max_frames, std::vector<uint64_t>* ips) {
+    ips_ = ips;
+    max_frames_ = max_frames;
+    if (!DwarfRegisters(in, regs_, &known_)) return Stop(UnwindEnd::kNoRegisters);
+    if (max_frames == 0) return Stop(UnwindEnd::kMaxDepth);
+    read_ = StackReader{regs_[kDwRsp], in.stack};
+    ips->push_back(regs_[kDwRip]);
+    return true;
+  }
+
+  void Look(ModuleLookup& modules) {
+    if (ips_->size() >= max_frames_) {
+      found_ = ModuleLookup::Row::kNoModule;
+      depth_reached_ = true;
+      return;
+    }
+    const uint64_t ip = regs_[kDwRip];
+    found_ = modules.FindRow(activation_ ? ip : ip - 1, &module_, &row_);
+    if (found_ == ModuleLookup::Row::kNoRow) {
+      if (known_ & (1u << kDwRbp)) read_.Prefetch(regs_[kDwRbp]);
+    } else if (found_ == ModuleLookup::Row::kFound && row_.cfa == CfiRow::kCfaReg &&
+               (known_ & (1u << row_.cfa_reg))) {
+      const uint64_t cfa =
+          regs_[row_.cfa_reg] + static_cast<uint64_t>(static_cast<int64_t>(row_.cfa_offset));
+      if (row_.ra == CfiRow::kAtCfa) {
+        read_.Prefetch(cfa + static_cast<uint64_t>(static_cast<int64_t>(row_.ra_offset)));
+      }
+      if (row_.rbp == CfiRow::kAtCfa) {
+        read_.Prefetch(cfa + static_cast<uint64_t>(static_cast<int64_t>(row_.rbp_offset)));
+      }
+    }
+  }
+
+  /// The frame Look found: false when the walk ends there (end()).
+  bool Step();
+
+  UnwindEnd end() const { return end_; }
+
+ private:
+  bool Stop(UnwindEnd end) {
+    end_ = end;
+    return false;
+  }
+
+  uint64_t regs_[kDwRegs] = {};
+  uint32_t known_ = 0;
+  bool activation_ = true;  // the pc is exact (the sampled one, or after a signal frame)
+  bool rbp_lost_ = false;   // the caller's rbp was saved beyond the copy
+  bool depth_reached_ = false;
+  StackReader read_{0, {}};
+  size_t max_frames_ = 0;
+  std::vector<uint64_t>* ips_ = nullptr;
+  // What Look found.
+  ModuleLookup::Row found_ = ModuleLookup::Row::kNoModule;
+  UnwindModule module_;
+  CfiRow row_;
+  UnwindEnd end_ = UnwindEnd::kComplete;
+};
+
+bool Walk::Step() {
+  if (depth_reached_) return Stop(UnwindEnd::kMaxDepth);
+  uint64_t* regs = regs_;
+  StackReader& read = read_;
+  if (found_ == ModuleLookup::Row::kNoModule) return Stop(UnwindEnd::kNoInfo);
+  if (found_ == ModuleLookup::Row::kNoRow) {
+    // Code without an FDE in a module that has CFI (crt code, hand-written assembly): the
+    // frame-pointer chain, as perf's unwinders fall back to it.
+    uint64_t caller_rbp, ra;
+    const uint64_t rbp = regs[kDwRbp], sp = regs[kDwRsp];
+    if (!(known_ & (1u << kDwRbp)) || rbp == 0 || rbp < sp || rbp - sp > kMaxFrameChainGap ||
+        !read(rbp, &caller_rbp) || !read(rbp + 8, &ra) || ra == 0) {
+      return Stop(UnwindEnd::kNoInfo);
+    }
+    regs[kDwRsp] = rbp + 16;
+    regs[kDwRbp] = caller_rbp;
+    regs[kDwRip] = ra;
+    known_ = (1u << kDwRsp) | (1u << kDwRip) | (1u << kDwRbp);
+    activation_ = false;
+    rbp_lost_ = false;
+    ips_->push_back(ra - 1);
+    return true;
+  }
+  const CfiRow& row = row_;
+
+  // The CFA.
+  uint64_t cfa;
+  read.failed = false;
+  if (row.cfa == CfiRow::kCfaReg) {
+    if (!(known_ & (1u << row.cfa_reg))) {
+      return Stop(row.cfa_reg == kDwRbp && rbp_lost_ ? UnwindEnd::kLostRegister
+                                                     : UnwindEnd::kUnsupported);
+    }
+    cfa = regs[row.cfa_reg] + static_cast<uint64_t>(static_cast<int64_t>(row.cfa_offset));
+  } else if (row.cfa == CfiRow::kCfaExpr) {
+    if (!EvalCfiExpression(module_.cfi->Expression(row.cfa_expr), regs, known_, read, false, 0,
+                           &cfa)) {
+      return Stop(read.failed ? UnwindEnd::kTruncated
+                  : rbp_lost_ ? UnwindEnd::kLostRegister
+                              : UnwindEnd::kUnsupported);
+    }
+  } else {
+    return Stop(UnwindEnd::kUnsupported);
+  }
+
+  // The return address.
+  uint64_t ra;
+  switch (row.ra) {
+    case CfiRow::kUndefined: return Stop(UnwindEnd::kComplete);
+    case CfiRow::kAtCfa:
+      if (!read(cfa + static_cast<uint64_t>(static_cast<int64_t>(row.ra_offset)), &ra)) {
+        return Stop(UnwindEnd::kTruncated);
+      }
+      break;
+    case CfiRow::kValCfa:
+      ra = cfa + static_cast<uint64_t>(static_cast<int64_t>(row.ra_offset));
+      break;
+    case CfiRow::kAtExpr: {
+      uint64_t at;
+      read.failed = false;
+      if (!EvalCfiExpression(module_.cfi->Expression(row.ra_expr), regs, known_, read, true,
+                             cfa, &at)) {
+        return Stop(read.failed ? UnwindEnd::kTruncated : UnwindEnd::kUnsupported);
+      }
+      if (!read(at, &ra)) return Stop(UnwindEnd::kTruncated);
+      break;
+    }
+    default: return Stop(UnwindEnd::kUnsupported);
+  }
+
+  // The caller's rbp (unknown when it cannot be had: only a later rule needing it fails).
+  uint64_t rbp = regs[kDwRbp];
+  bool rbp_known = known_ & (1u << kDwRbp);
+  switch (row.rbp) {
+    case CfiRow::kSame: break;
+    case CfiRow::kAtCfa:
+      rbp_known = read(cfa + static_cast<uint64_t>(static_cast<int64_t>(row.rbp_offset)), &rbp);
+      rbp_lost_ = !rbp_known;
+      break;
+    case CfiRow::kValCfa:
+      rbp = cfa + static_cast<uint64_t>(static_cast<int64_t>(row.rbp_offset));
+      rbp_known = true;
+      break;
+    case CfiRow::kAtExpr: {
+      uint64_t at;
+      read.failed = false;
+      rbp_known = EvalCfiExpression(module_.cfi->Expression(row.rbp_expr), regs, known_, read,
+                                    true, cfa, &at) &&
+                  read(at, &rbp);
+      rbp_lost_ = !rbp_known && read.failed;
+      break;
+    }
+    default: rbp_known = false; rbp_lost_ = false; break;
+  }
+  if (row.rbp == CfiRow::kSame || row.rbp == CfiRow::kValCfa) rbp_lost_ = rbp_lost_ && !rbp_known;
+
+  // A return address of 0 where the CFI says where it is: libunwind takes 0 for the
+  // caller, and perf prints it as the mark of a cut chain (ffffffffffffffff). Rules from
+  // .debug_frame, which libunwind does not read, end as libdw ends there: cleanly (Go's
+  // goroutines start at runtime.goexit, whose return address is 0).
+  if (ra == 0) return Stop(row.debug_frame ? UnwindEnd::kComplete : UnwindEnd::kZeroReturn);
+  // A frame must move up the stack, except out of a signal handler (sigaltstack).
+  if (cfa <= regs[kDwRsp] && !row.signal_frame) return Stop(UnwindEnd::kBadFrame);
+
+  regs[kDwRsp] = cfa;
+  regs[kDwRip] = ra;
+  regs[kDwRbp] = rbp;
+  known_ = (1u << kDwRsp) | (1u << kDwRip) | (rbp_known ? 1u << kDwRbp : 0);
+  activation_ = row.signal_frame;
+  ips_->push_back(activation_ ? ra : ra - 1);
+  return true;
+}
+
+}  // namespace
+
 UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max_frames,
                           std::vector<uint64_t>* ips) {
-  uint64_t regs[kDwRegs] = {};
-  uint32_t known = 0;
-  if (!DwarfRegisters(in, regs, &known)) return UnwindEnd::kNoRegisters;
-  if (max_frames == 0) return UnwindEnd::kMaxDepth;
-  StackReader read{regs[kDwRsp], in.stack};
-  ips->push_back(regs[kDwRip]);
-  bool activation = true;  // the pc is exact (the sampled one, or after a signal frame)
-  bool rbp_lost = false;   // the caller's rbp was saved beyond the copy
+  Walk walk;
+  if (!walk.Start(in, max_frames, ips)) return walk.end();
   for (;;) {
-    if (ips->size() >= max_frames) return UnwindEnd::kMaxDepth;
-    const uint64_t ip = regs[kDwRip];
-    const uint64_t lookup = activation ? ip : ip - 1;
-    UnwindModule module;
-    CfiRow row;
-    const ModuleLookup::Row found = modules.FindRow(lookup, &module, &row);
-    if (found == ModuleLookup::Row::kNoModule) return UnwindEnd::kNoInfo;
-    if (found == ModuleLookup::Row::kNoRow) {
-      // Code without an FDE in a module that has CFI (crt code, hand-written assembly): the
-      // frame-pointer chain, as perf's unwinders fall back to it.
-      uint64_t caller_rbp, ra;
-      const uint64_t rbp = regs[kDwRbp], sp = regs[kDwRsp];
-      if (!(known & (1u << kDwRbp)) || rbp == 0 || rbp < sp || rbp - sp > kMaxFrameChainGap ||
-          !read(rbp, &caller_rbp) || !read(rbp + 8, &ra) || ra == 0) {
-        return UnwindEnd::kNoInfo;
-      }
-      regs[kDwRsp] = rbp + 16;
-      regs[kDwRbp] = caller_rbp;
-      regs[kDwRip] = ra;
-      known = (1u << kDwRsp) | (1u << kDwRip) | (1u << kDwRbp);
-      activation = false;
-      rbp_lost = false;
-      ips->push_back(ra - 1);
-      continue;
-    }
+    walk.Look(modules);
+    if (!walk.Step()) return walk.end();
+  }
+}
 
-    // The CFA.
-    uint64_t cfa;
-    read.failed = false;
-    if (row.cfa == CfiRow::kCfaReg) {
-      if (!(known & (1u << row.cfa_reg))) {
-        return row.cfa_reg == kDwRbp && rbp_lost ? UnwindEnd::kLostRegister
-                                                 : UnwindEnd::kUnsupported;
-      }
-      cfa = regs[row.cfa_reg] + static_cast<uint64_t>(static_cast<int64_t>(row.cfa_offset));
-    } else if (row.cfa == CfiRow::kCfaExpr) {
-      if (!EvalCfiExpression(module.cfi->Expression(row.cfa_expr), regs, known, read, false, 0,
-                             &cfa)) {
-        return read.failed ? UnwindEnd::kTruncated
-               : rbp_lost  ? UnwindEnd::kLostRegister
-                           : UnwindEnd::kUnsupported;
-      }
-    } else {
-      return UnwindEnd::kUnsupported;
+void UnwindUserStacks(std::span<UnwindJob> jobs) {
+  constexpr size_t kGroup = 16;
+  for (size_t from = 0; from < jobs.size(); from += kGroup) {
+    const size_t n = std::min(kGroup, jobs.size() - from);
+    UnwindJob* group = jobs.data() + from;
+    // The first reads of each: its registers and the top of its stack.
+    for (size_t i = 0; i < n; ++i) {
+      PrefetchBytes(group[i].in.regs.data(), group[i].in.regs.size_bytes());
+      if (!group[i].in.stack.empty()) __builtin_prefetch(group[i].in.stack.data());
     }
-
-    // The return address.
-    uint64_t ra;
-    switch (row.ra) {
-      case CfiRow::kUndefined: return UnwindEnd::kComplete;
-      case CfiRow::kAtCfa:
-        if (!read(cfa + static_cast<uint64_t>(static_cast<int64_t>(row.ra_offset)), &ra)) {
-          return UnwindEnd::kTruncated;
+    Walk walks[kGroup];
+    uint8_t active[kGroup];
+    size_t live = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (walks[i].Start(group[i].in, group[i].max_frames, group[i].ips)) {
+        active[live++] = static_cast<uint8_t>(i);
+      } else {
+        group[i].end = walks[i].end();
+      }
+    }
+    while (live > 0) {
+      for (size_t k = 0; k < live; ++k) walks[active[k]].Look(*group[active[k]].modules);
+      size_t still = 0;
+      for (size_t k = 0; k < live; ++k) {
+        const uint8_t i = active[k];
+        if (walks[i].Step()) {
+          active[still++] = i;
+        } else {
+          group[i].end = walks[i].end();
         }
-        break;
-      case CfiRow::kValCfa:
-        ra = cfa + static_cast<uint64_t>(static_cast<int64_t>(row.ra_offset));
-        break;
-      case CfiRow::kAtExpr: {
-        uint64_t at;
-        read.failed = false;
-        if (!EvalCfiExpression(module.cfi->Expression(row.ra_expr), regs, known, read, true, cfa,
-                               &at)) {
-          return read.failed ? UnwindEnd::kTruncated : UnwindEnd::kUnsupported;
-        }
-        if (!read(at, &ra)) return UnwindEnd::kTruncated;
-        break;
       }
-      default: return UnwindEnd::kUnsupported;
+      live = still;
     }
-
-    // The caller's rbp (unknown when it cannot be had: only a later rule needing it fails).
-    uint64_t rbp = regs[kDwRbp];
-    bool rbp_known = known & (1u << kDwRbp);
-    switch (row.rbp) {
-      case CfiRow::kSame: break;
-      case CfiRow::kAtCfa:
-        rbp_known = read(cfa + static_cast<uint64_t>(static_cast<int64_t>(row.rbp_offset)), &rbp);
-        rbp_lost = !rbp_known;
-        break;
-      case CfiRow::kValCfa:
-        rbp = cfa + static_cast<uint64_t>(static_cast<int64_t>(row.rbp_offset));
-        rbp_known = true;
-        break;
-      case CfiRow::kAtExpr: {
-        uint64_t at;
-        read.failed = false;
-        rbp_known = EvalCfiExpression(module.cfi->Expression(row.rbp_expr), regs, known, read,
-                                      true, cfa, &at) &&
-                    read(at, &rbp);
-        rbp_lost = !rbp_known && read.failed;
-        break;
-      }
-      default: rbp_known = false; rbp_lost = false; break;
-    }
-    if (row.rbp == CfiRow::kSame || row.rbp == CfiRow::kValCfa) rbp_lost = rbp_lost && !rbp_known;
-
-    // A return address of 0 where the CFI says where it is: libunwind takes 0 for the
-    // caller, and perf prints it as the mark of a cut chain (ffffffffffffffff). Rules from
-    // .debug_frame, which libunwind does not read, end as libdw ends there: cleanly (Go's
-    // goroutines start at runtime.goexit, whose return address is 0).
-    if (ra == 0) return row.debug_frame ? UnwindEnd::kComplete : UnwindEnd::kZeroReturn;
-    // A frame must move up the stack, except out of a signal handler (sigaltstack).
-    if (cfa <= regs[kDwRsp] && !row.signal_frame) return UnwindEnd::kBadFrame;
-
-    regs[kDwRsp] = cfa;
-    regs[kDwRip] = ra;
-    regs[kDwRbp] = rbp;
-    known = (1u << kDwRsp) | (1u << kDwRip) | (rbp_known ? 1u << kDwRbp : 0);
-    activation = row.signal_frame;
-    ips->push_back(activation ? ra : ra - 1);
   }
 }
 

@@ -80,6 +80,21 @@ bool DwarfRegisters(const UserStack& in, uint64_t regs[kDwRegs], uint32_t* known
 UnwindEnd UnwindUserStack(const UserStack& in, ModuleLookup& modules, size_t max_frames,
                           std::vector<uint64_t>* ips);
 
+/// One stack of several to unwind together (UnwindUserStacks).
+struct UnwindJob {
+  UserStack in;
+  ModuleLookup* modules = nullptr;
+  size_t max_frames = 0;
+  std::vector<uint64_t>* ips = nullptr;
+  UnwindEnd end = UnwindEnd::kComplete;  // set by UnwindUserStacks
+};
+
+/// Unwinds each job as UnwindUserStack does (the same frames and end), a frame of each in
+/// turn: a copied stack is read from main memory, and each frame's read waits for the one
+/// before it, so one stack at a time waits on memory once per frame; several at a time wait
+/// together. The jobs' ModuleLookups are asked in an order that mixes the stacks.
+void UnwindUserStacks(std::span<UnwindJob> jobs);
+
 /// Prefetches what unwinding `regs` and `stack` reads first: the registers, and the top of
 /// the stack copy (the innermost frames) (base/prefetch.h).
 inline void PrefetchUserStack(std::span<const uint64_t> regs, std::span<const uint8_t> stack) {

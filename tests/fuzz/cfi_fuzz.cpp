@@ -5,6 +5,7 @@
 // stack made of the input's last bytes. Must never crash, hang or read out of bounds.
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,14 +62,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   regs[6] = 0x7ff0000010;  // rbp
   regs[7] = 0x7ff0000000;  // sp
   OneModule modules(table.get());
-  std::vector<uint64_t> ips;
-  for (uint64_t pc : {0x1000ull, 0x1100ull, 0x10010ull, 0x2ff00ull}) {
-    regs[8] = pc;
-    pf::UserStack u{2, 0xff0fff, std::span<const uint64_t>(regs, 20),
+  // Each pc's walk alone, then all together (UnwindUserStacks): the same frames and end.
+  constexpr uint64_t kPcs[] = {0x1000, 0x1100, 0x10010, 0x2ff00};
+  constexpr size_t kWalks = std::size(kPcs);
+  uint64_t walk_regs[kWalks][20];
+  std::vector<uint64_t> alone[kWalks], together[kWalks];
+  pf::UnwindEnd ends[kWalks];
+  pf::UnwindJob jobs[kWalks];
+  for (size_t i = 0; i < kWalks; ++i) {
+    std::memcpy(walk_regs[i], regs, sizeof regs);
+    walk_regs[i][8] = kPcs[i];
+    pf::UserStack u{2, 0xff0fff, std::span<const uint64_t>(walk_regs[i], 20),
                     std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()),
                                              stack.size() * 8)};
-    ips.clear();
-    pf::UnwindUserStack(u, modules, 127, &ips);
+    ends[i] = pf::UnwindUserStack(u, modules, 127, &alone[i]);
+    jobs[i] = {u, &modules, 127, &together[i]};
+  }
+  pf::UnwindUserStacks(jobs);
+  for (size_t i = 0; i < kWalks; ++i) {
+    if (jobs[i].end != ends[i] || together[i] != alone[i]) __builtin_trap();
   }
   return 0;
 }

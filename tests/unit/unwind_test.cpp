@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "io/input.h"
 #include "io/output.h"
@@ -463,6 +464,66 @@ TEST(UnwindWalk, AnRbpSavedBeyondTheCopyEndsTheChainUnmarked) {
   ips.clear();
   EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kLostRegister);
   EXPECT_EQ(ips, (std::vector<uint64_t>{0x1008, 0x300f}));
+}
+
+// Stacks unwound together end as each does alone, with the same frames, whatever their
+// ends and however many there are (more than one group of UnwindUserStacks).
+TEST(UnwindWalk, StacksUnwoundTogetherEndAsEachDoesAlone) {
+  TwoFrames f;
+  OneModule two(f.table.get());
+  EhFrameBuilder b(0x9000);
+  size_t cie = b.Cie(kCieProgram);
+  b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10}));  // f: CFA = rsp + 16 after +1
+  b.Fde(cie, 0x3000, 0x40, Ops({0x07, 0x10}));        // _start: return address undefined
+  std::string eh = b.Finish();
+  auto t = CfiTable::FromSections(eh, 0x9000, {}, 0, {});
+  OneModule fp(t.get());
+  // Through a frame pointer (0x2000 has no FDE) to _start.
+  std::vector<uint64_t> stack = {0x5555, 0x2010, 0x7100, 0x3010, 0, 0, 0, 0};
+  uint64_t regs[20] = {};
+  regs[6] = 0x7010;
+  regs[7] = 0x7000;
+  regs[8] = 0x1008;
+  UserStack via_fp{2, 0xff0fff, std::span<const uint64_t>(regs, 20),
+                   std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()), 64)};
+  UserStack no_regs = via_fp;
+  no_regs.abi = 0;
+  struct Case {
+    UserStack in;
+    ModuleLookup* modules;
+    size_t max;
+  };
+  const std::vector<Case> cases = {
+      {f.User(48), &two, 127},  // kZeroReturn
+      {f.User(32), &two, 127},  // kTruncated after a frame
+      {f.User(24), &two, 127},  // kTruncated at once
+      {f.User(48), &two, 1},    // kMaxDepth
+      {f.User(48), &two, 0},    // kMaxDepth before the first frame
+      {via_fp, &fp, 127},       // kComplete through the frame pointer
+      {via_fp, &fp, 2},         // kMaxDepth on the way
+      {no_regs, &fp, 127},      // kNoRegisters
+  };
+  for (size_t count : {size_t{1}, size_t{3}, size_t{8}, size_t{37}}) {
+    SCOPED_TRACE(count);
+    std::vector<std::vector<uint64_t>> alone(count), together(count);
+    std::vector<UnwindEnd> ends(count);
+    std::vector<UnwindJob> jobs(count);
+    for (size_t i = 0; i < count; ++i) {
+      const Case& c = cases[(i * 5) % cases.size()];
+      ends[i] = UnwindUserStack(c.in, *c.modules, c.max, &alone[i]);
+      jobs[i] = {c.in, c.modules, c.max, &together[i]};
+    }
+    UnwindUserStacks(jobs);
+    std::set<UnwindEnd> seen;
+    for (size_t i = 0; i < count; ++i) {
+      EXPECT_EQ(jobs[i].end, ends[i]) << "stack " << i;
+      EXPECT_EQ(together[i], alone[i]) << "stack " << i;
+      seen.insert(ends[i]);
+    }
+    if (count == 37) {
+      EXPECT_EQ(seen.size(), 5u);  // every end above
+    }
+  }
 }
 
 // --- pf-record's rewriting of DWARF samples ---------------------------------------------------
