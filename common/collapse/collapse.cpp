@@ -305,7 +305,6 @@ struct FoldBatch {
   const uint8_t* release = nullptr;
 
   static constexpr size_t kItems = 512;
-  bool full() const { return items.size() >= kItems; }
   /// Empty, its memory kept.
   void Clear() {
     items.clear();
@@ -549,7 +548,27 @@ class Collapser {
           const uint8_t* release = nullptr;
           bool unwind_here = false;  // for the batch being filled
           size_t sent = 0;
+          // Samples to unwind here wait in a run, to be unwound together
+          // (Session::Callchains), until a record that is not such a sample comes.
+          constexpr size_t kRun = 16;
+          Sample run[kRun];
+          const Sample* run_samples[kRun];
+          std::vector<uint64_t> run_scratch[kRun];
+          std::span<const uint64_t> run_chains[kRun];
+          size_t run_size = 0;
+          auto unwind_run = [&] {
+            if (run_size == 0) return;
+            for (size_t k = 0; k < run_size; ++k) run_samples[k] = &run[k];
+            reading.Callchains(std::span<const Sample* const>(run_samples, run_size), run_scratch,
+                               run_chains);
+            for (size_t k = 0; k < run_size; ++k) {
+              batch.AddSample(run[k], run_chains[k],
+                              hashes.Hash(reading, run[k], run_chains[k], run[k].callchain.empty()));
+            }
+            run_size = 0;
+          };
           auto send = [&] {
+            unwind_run();
             ++sent;
             batch.release = release;
             if (!channel.Push(std::move(batch))) throw BoundedQueue<FoldBatch>::Cancelled();
@@ -563,7 +582,7 @@ class Collapser {
           ReplayOrdered(
               reader,
               [&](const Record& r) {
-                if (batch.items.empty()) {
+                if (batch.items.empty() && run_size == 0) {
                   // The folding thread is busy starting (its first batches) or has batches
                   // waiting: unwound here. Else it is about to wait: left to it.
                   unwind_here = opt_.two_stage_unwind == 0
@@ -571,6 +590,7 @@ class Collapser {
                                     : opt_.two_stage_unwind < 0;
                 }
                 if (r.type != kRecordSample) {
+                  unwind_run();  // with the maps before this record
                   reading.OnRecord(reader, r);
                   // The records that change a Session's maps, comms and build-ids
                   // (Session::OnRecord).
@@ -584,23 +604,29 @@ class Collapser {
                   Sample s;
                   if (!reader.ParseSample(r, &s)) return;
                   if (!unwind_here && r.stable) {
+                    unwind_run();
                     // Asking a thread's comm names a thread never named ":TID", which
                     // changes what a later COMM or FORK does (as in perf): both Sessions ask
                     // for every sample the folding thread will fold.
                     reading.Comm(s.pid, s.tid);
                     batch.AddWhole(s);
-                  } else {
+                  } else if (r.stable) {
                     // A DWARF sample's chain is unwound here (its recorded chain is the
-                    // kernel's part).
+                    // kernel's part), with the samples after it.
+                    run[run_size++] = s;
+                    if (run_size == kRun) unwind_run();
+                  } else {  // its bytes go with the next record: unwound now
+                    unwind_run();
                     std::span<const uint64_t> chain = reading.Callchain(s, &chain_scratch);
                     batch.AddSample(s, chain,
                                     hashes.Hash(reading, s, chain, s.callchain.empty()));
                   }
                 }
-                if (batch.full()) send();
+                if (batch.items.size() + run_size >= FoldBatch::kItems) send();
               },
               // The pages of the records in the batches are given back once they are folded.
               [&](const uint8_t* keep) { release = keep; });
+          unwind_run();
           if (!batch.items.empty() || release) send();
           channel.Close();
           pages.ReturnBehind();
@@ -656,16 +682,25 @@ class Collapser {
         });
       } else {
         FoldBatch batch;
+        // A run of samples left whole is unwound together (Session::Callchains), then folded
+        // in order.
+        constexpr size_t kRun = 16;
+        std::vector<uint64_t> run_scratch[kRun];
+        const Sample* run[kRun];
+        std::span<const uint64_t> run_chains[kRun];
         while (channel.Pop(&batch)) {
           for (size_t i = 0; i < batch.items.size(); ++i) {
             const FoldBatch::Item& item = batch.items[i];
-            if (i + 1 < batch.items.size() && batch.items[i + 1].raw) {
-              const Sample& n = batch.items[i + 1].sample;
-              PrefetchUserStack(n.regs_user, n.stack_user);
-            }
             if (item.raw) {
-              const Sample& s = item.sample;
-              fold_sample(s, session.Callchain(s, &chain_scratch), s.callchain.empty());
+              size_t n = 0;
+              for (; i + n < batch.items.size() && n < kRun && batch.items[i + n].raw; ++n) {
+                run[n] = &batch.items[i + n].sample;
+              }
+              session.Callchains(std::span<const Sample* const>(run, n), run_scratch, run_chains);
+              for (size_t k = 0; k < n; ++k) {
+                fold_sample(*run[k], run_chains[k], run[k]->callchain.empty());
+              }
+              i += n - 1;
               continue;
             }
             Record r;

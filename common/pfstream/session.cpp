@@ -561,11 +561,16 @@ CfiTable* Session::CfiFor(uint32_t pid, MapEntry& m) {
   return m.cfi;
 }
 
-std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64_t>* scratch) {
+// The part of Callchain before the unwinding: the recorded chain when the sample has no
+// stack copy to unwind (false), else the kernel part and the user mark in `scratch`, and the
+// stack.
+bool Session::StartCallchain(const Sample& s, std::vector<uint64_t>* scratch, UserStack* stack,
+                             std::span<const uint64_t>* chain) {
   constexpr uint64_t kSampleRegsUser = 1 << 12, kSampleStackUser = 1 << 13;
   if (!s.attr || (s.attr->sample_type & (kSampleRegsUser | kSampleStackUser)) !=
                      (kSampleRegsUser | kSampleStackUser)) {
-    return s.callchain;
+    *chain = s.callchain;
+    return false;
   }
   // The kernel part of the recorded chain (perf records no user part with a stack copy).
   scratch->clear();
@@ -573,27 +578,32 @@ std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64
     if (ip == kContextUser) break;
     scratch->push_back(ip);
   }
-  UserStack stack{s.regs_abi, s.attr->sample_regs_user, s.regs_user, s.stack_user};
+  *stack = UserStack{s.regs_abi, s.attr->sample_regs_user, s.regs_user, s.stack_user};
   // As perf: no user frames, not even the sampled pc, when the kernel copied no stack (a
   // fault in execve after the old image is gone samples the old registers).
-  if (stack.regs.empty() || stack.stack.empty()) return *scratch;
-  scratch->push_back(kContextUser);
-  const size_t user_at = scratch->size();
-  auto p = procs_.find(s.pid);
-  MapTable none;
-  Modules modules(*this, s.pid, p == procs_.end() ? none : *p->second->maps,
-                  p == procs_.end() ? 0 : p->second->generation);
-  // perf's limit: perf_event_max_stack's default, 127 user frames.
-  constexpr size_t kMaxFrames = 127;
-  UnwindEnd end = UnwindEnd::kUnsupported;
-  if (unwind_method_ == UnwindMethod::kTable) {
-    end = UnwindUserStack(stack, modules, user_at + kMaxFrames, scratch);
+  if (stack->regs.empty() || stack->stack.empty()) {
+    *chain = *scratch;
+    return false;
   }
+  scratch->push_back(kContextUser);
+  return true;
+}
+
+Session::Modules Session::ModulesOf(uint32_t pid) {
+  auto p = procs_.find(pid);
+  if (p == procs_.end()) return Modules(*this, pid, no_maps_, 0);
+  return Modules(*this, pid, *p->second->maps, p->second->generation);
+}
+
+// The part of Callchain after the table unwinder: libdw where it could not go on, and the
+// mark of a cut stack.
+void Session::FinishCallchain(const Sample& s, const UserStack& stack, Modules& modules,
+                              size_t user_at, UnwindEnd end, std::vector<uint64_t>* scratch) {
   if (end == UnwindEnd::kUnsupported) {
     // A rule the tables cannot express (or libdw was asked for): libdw from the start.
     if (unwind_method_ == UnwindMethod::kTable) ++libdw_fallbacks_;
     scratch->resize(user_at);
-    end = UnwindWithLibdw(s, stack, user_at + kMaxFrames, scratch);
+    end = UnwindWithLibdw(s, stack, user_at + kMaxUserFrames, scratch);
     // libdw reads the outermost frame's saved registers too, and a read past the copy
     // there would look like a cut stack: where the CFI says the return address is
     // undefined (_start, clone), the stack is complete, as the tables and perf end it.
@@ -612,7 +622,55 @@ std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64
   size_t e = static_cast<size_t>(end);
   if (unwind_ends_.size() <= e) unwind_ends_.resize(e + 1);
   ++unwind_ends_[e];
+}
+
+std::span<const uint64_t> Session::Callchain(const Sample& s, std::vector<uint64_t>* scratch) {
+  UserStack stack;
+  std::span<const uint64_t> chain;
+  if (!StartCallchain(s, scratch, &stack, &chain)) return chain;
+  const size_t user_at = scratch->size();
+  Modules modules = ModulesOf(s.pid);
+  UnwindEnd end = UnwindEnd::kUnsupported;
+  if (unwind_method_ == UnwindMethod::kTable) {
+    end = UnwindUserStack(stack, modules, user_at + kMaxUserFrames, scratch);
+  }
+  FinishCallchain(s, stack, modules, user_at, end, scratch);
   return *scratch;
+}
+
+void Session::Callchains(std::span<const Sample* const> samples, std::vector<uint64_t>* scratch,
+                         std::span<const uint64_t>* chains) {
+  if (unwind_method_ != UnwindMethod::kTable || samples.size() == 1) {
+    for (size_t i = 0; i < samples.size(); ++i) chains[i] = Callchain(*samples[i], &scratch[i]);
+    return;
+  }
+  constexpr size_t kGroup = 16;
+  for (size_t from = 0; from < samples.size(); from += kGroup) {
+    const size_t n = std::min(kGroup, samples.size() - from);
+    std::optional<Modules> modules[kGroup];
+    UnwindJob jobs[kGroup];
+    size_t job_of[kGroup];   // the sample's job, or kGroup: nothing to unwind
+    size_t user_at[kGroup];  // where its user frames start (after the kernel's, and the mark)
+    size_t count = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t at = from + i;
+      job_of[i] = kGroup;
+      UserStack stack;
+      if (!StartCallchain(*samples[at], &scratch[at], &stack, &chains[at])) continue;
+      modules[i].emplace(ModulesOf(samples[at]->pid));
+      user_at[i] = scratch[at].size();
+      job_of[i] = count;
+      jobs[count++] = {stack, &*modules[i], user_at[i] + kMaxUserFrames, &scratch[at]};
+    }
+    UnwindUserStacks(std::span<UnwindJob>(jobs, count));
+    for (size_t i = 0; i < n; ++i) {
+      if (job_of[i] == kGroup) continue;
+      const size_t at = from + i;
+      const UnwindJob& job = jobs[job_of[i]];
+      FinishCallchain(*samples[at], job.in, *modules[i], user_at[i], job.end, &scratch[at]);
+      chains[at] = scratch[at];
+    }
+  }
 }
 
 UnwindEnd Session::UnwindWithLibdw(const Sample& s, const UserStack& stack, size_t max,

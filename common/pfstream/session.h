@@ -96,6 +96,11 @@ class Session {
   /// chain, then PERF_CONTEXT_USER and the user frames unwound from the copy (ending in
   /// kTruncatedFrame when the copy was too small). `scratch` holds a chain built here.
   std::span<const uint64_t> Callchain(const Sample& s, std::vector<uint64_t>* scratch);
+  /// Callchain for each of `samples`, with its own scratch vector: chains[i] is
+  /// Callchain(*samples[i], &scratch[i]). Their stacks are unwound together
+  /// (UnwindUserStacks), which waits on memory less than one at a time.
+  void Callchains(std::span<const Sample* const> samples, std::vector<uint64_t>* scratch,
+                  std::span<const uint64_t>* chains);
 
   /// The frames of a sample for the chain Callchain() gave, leaf first, as perf script lists
   /// them (context markers dropped; without a callchain, the sample ip alone).
@@ -148,6 +153,14 @@ class Session {
   const MapEntry* FindMap(const MapTable& maps, uint64_t ip) const;
 
   class Modules;
+  // perf's limit of user frames: perf_event_max_stack's default, 127.
+  static constexpr size_t kMaxUserFrames = 127;
+  bool StartCallchain(const Sample& s, std::vector<uint64_t>* scratch, UserStack* stack,
+                      std::span<const uint64_t>* chain);
+  Modules ModulesOf(uint32_t pid);
+  void FinishCallchain(const Sample& s, const UserStack& stack, Modules& modules,
+                       size_t user_at, UnwindEnd end, std::vector<uint64_t>* scratch);
+  MapTable no_maps_;  // the maps of a process never seen
   // The unwinder's answers by (maps generation, pc), direct-mapped: a slot holds the last
   // pc that hashed to it. Generations are Session-wide serials, so a slot cannot answer for
   // maps that changed since.

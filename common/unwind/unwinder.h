@@ -18,12 +18,10 @@
 // that needs a register no longer known) ends it as kUnsupported, which callers hand to libdw
 // (libdw_unwinder.h).
 
-#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "base/prefetch.h"
 #include "unwind/cfi.h"
 
 namespace pf {
@@ -94,13 +92,6 @@ struct UnwindJob {
 /// before it, so one stack at a time waits on memory once per frame; several at a time wait
 /// together. The jobs' ModuleLookups are asked in an order that mixes the stacks.
 void UnwindUserStacks(std::span<UnwindJob> jobs);
-
-/// Prefetches what unwinding `regs` and `stack` reads first: the registers, and the top of
-/// the stack copy (the innermost frames) (base/prefetch.h).
-inline void PrefetchUserStack(std::span<const uint64_t> regs, std::span<const uint8_t> stack) {
-  if (!regs.empty()) PrefetchBytes(regs.data(), regs.size_bytes());
-  PrefetchBytes(stack.data(), std::min<size_t>(stack.size(), 1024));
-}
 
 /// The name of an end, for messages and statistics.
 const char* UnwindEndName(UnwindEnd end);

@@ -699,9 +699,10 @@ TEST(UnwindCfi, HdrIndexAgreesWithAScanOnARealBinary) {
 
 // --- recorded stacks: the tables against libdw ------------------------------------------------
 
-// The chains of every sample, unwound by `method`.
+// The chains of every sample, unwound by `method`: one sample at a time, or (`together`)
+// the samples between two other records in runs of up to 37 (Session::Callchains).
 std::vector<std::vector<uint64_t>> Chains(const std::string& stream, UnwindMethod method,
-                                          uint64_t* fallbacks) {
+                                          uint64_t* fallbacks, bool together = false) {
   std::unique_ptr<ByteSource> src = MemoryInput(stream, "stream");
   PerfDataReader reader(*src);
   Symbolizer symbolizer(Symbolizer::Options{});
@@ -709,16 +710,33 @@ std::vector<std::vector<uint64_t>> Chains(const std::string& stream, UnwindMetho
   session.SetUnwindMethod(method);
   std::vector<std::vector<uint64_t>> out;
   std::vector<uint64_t> scratch;
+  std::vector<Sample> run;
+  auto unwind_run = [&] {
+    std::vector<const Sample*> samples;
+    for (const Sample& s : run) samples.push_back(&s);
+    std::vector<std::vector<uint64_t>> scratches(run.size());
+    std::vector<std::span<const uint64_t>> chains(run.size());
+    session.Callchains(samples, scratches.data(), chains.data());
+    for (std::span<const uint64_t> chain : chains) out.emplace_back(chain.begin(), chain.end());
+    run.clear();
+  };
   ReplayOrdered(reader, [&](const Record& r) {
     if (r.type != kRecordSample) {
+      unwind_run();
       session.OnRecord(reader, r);
       return;
     }
     Sample s;
     if (!reader.ParseSample(r, &s)) return;
+    if (together) {
+      run.push_back(s);
+      if (run.size() == 37) unwind_run();
+      return;
+    }
     std::span<const uint64_t> chain = session.Callchain(s, &scratch);
     out.emplace_back(chain.begin(), chain.end());
   });
+  unwind_run();
   if (fallbacks) *fallbacks = session.libdw_fallbacks();
   return out;
 }
@@ -737,10 +755,14 @@ void ExpectTablesAgreeWithLibdw(const std::vector<std::string>& command) {
   RunRecord(o, sink, &report);
   ASSERT_GT(report.samples, 1000u);
 
-  uint64_t fallbacks = 0;
+  uint64_t fallbacks = 0, fallbacks_together = 0;
   auto table = Chains(sink.data(), UnwindMethod::kTable, &fallbacks);
   auto libdw = Chains(sink.data(), UnwindMethod::kLibdw, nullptr);
   ASSERT_EQ(table.size(), libdw.size());
+  // Unwound together, the stacks give the same chains, libdw's fallbacks included.
+  auto together = Chains(sink.data(), UnwindMethod::kTable, &fallbacks_together, true);
+  EXPECT_TRUE(together == table) << "stacks unwound together differ";
+  EXPECT_EQ(fallbacks_together, fallbacks);
   // The program's and libc's CFI are expressible but for rare spots (ld.so's lazy-binding
   // trampoline keeps its CFA in rbx while it resolves a PLT call): a sample landing there
   // goes to libdw, and must still agree.
