@@ -409,32 +409,43 @@ TEST(UnwindWalk, EndsCleanlyWhereTheReturnAddressIsUndefined) {
   EXPECT_TRUE(ips.empty());
 }
 
-TEST(UnwindWalk, FollowsTheFramePointerThroughCodeWithoutAnFde) {
-  // f at 0x1000 has an FDE; 0x2000 (assembly) has none but keeps a frame pointer; _start
-  // at 0x3000 ends the stack.
-  EhFrameBuilder b(0x9000);
-  size_t cie = b.Cie(kCieProgram);
-  b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10}));  // f: CFA = rsp + 16 after +1
-  b.Fde(cie, 0x3000, 0x40, Ops({0x07, 0x10}));        // _start: return address undefined
-  std::string eh = b.Finish();
-  auto t = CfiTable::FromSections(eh, 0x9000, {}, 0, {});
-  OneModule modules(t.get());
+// f at 0x1000 has an FDE; 0x2000 (assembly) has none but keeps a frame pointer; _start at
+// 0x3000 ends the stack.
+struct FramePointerFrames {
+  std::string eh;
+  std::unique_ptr<CfiTable> table;
   // sp 0x7000: f's frame [0x7000] local, [0x7008] return into 0x2000's code; that code's
   // frame: rbp = 0x7010, [0x7010] saved rbp (0x7100), [0x7018] return into _start.
   std::vector<uint64_t> stack = {0x5555, 0x2010, 0x7100, 0x3010, 0, 0, 0, 0};
   uint64_t regs[20] = {};
-  regs[6] = 0x7010;
-  regs[7] = 0x7000;
-  regs[8] = 0x1008;
-  UserStack u{2, 0xff0fff, std::span<const uint64_t>(regs, 20),
-              std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()), 64)};
+  FramePointerFrames() {
+    EhFrameBuilder b(0x9000);
+    size_t cie = b.Cie(kCieProgram);
+    b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10}));  // f: CFA = rsp + 16 after +1
+    b.Fde(cie, 0x3000, 0x40, Ops({0x07, 0x10}));        // _start: return address undefined
+    eh = b.Finish();
+    table = CfiTable::FromSections(eh, 0x9000, {}, 0, {});
+    regs[6] = 0x7010;
+    regs[7] = 0x7000;
+    regs[8] = 0x1008;
+  }
+  UserStack User() const {
+    return UserStack{2, 0xff0fff, std::span<const uint64_t>(regs, 20),
+                     std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()),
+                                              stack.size() * 8)};
+  }
+};
+
+TEST(UnwindWalk, FollowsTheFramePointerThroughCodeWithoutAnFde) {
+  FramePointerFrames f;
+  OneModule modules(f.table.get());
   std::vector<uint64_t> ips;
-  EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kComplete);
+  EXPECT_EQ(UnwindUserStack(f.User(), modules, 127, &ips), UnwindEnd::kComplete);
   EXPECT_EQ(ips, (std::vector<uint64_t>{0x1008, 0x200f, 0x300f}));
   // A frame pointer that does not point into the stack above sp is not followed.
-  regs[6] = 0x9999999;
+  f.regs[6] = 0x9999999;
   ips.clear();
-  EXPECT_EQ(UnwindUserStack(u, modules, 127, &ips), UnwindEnd::kNoInfo);
+  EXPECT_EQ(UnwindUserStack(f.User(), modules, 127, &ips), UnwindEnd::kNoInfo);
   EXPECT_EQ(ips, (std::vector<uint64_t>{0x1008, 0x200f}));
 }
 
@@ -471,21 +482,9 @@ TEST(UnwindWalk, AnRbpSavedBeyondTheCopyEndsTheChainUnmarked) {
 TEST(UnwindWalk, StacksUnwoundTogetherEndAsEachDoesAlone) {
   TwoFrames f;
   OneModule two(f.table.get());
-  EhFrameBuilder b(0x9000);
-  size_t cie = b.Cie(kCieProgram);
-  b.Fde(cie, 0x1000, 0x40, Ops({0x41, 0x0e, 0x10}));  // f: CFA = rsp + 16 after +1
-  b.Fde(cie, 0x3000, 0x40, Ops({0x07, 0x10}));        // _start: return address undefined
-  std::string eh = b.Finish();
-  auto t = CfiTable::FromSections(eh, 0x9000, {}, 0, {});
-  OneModule fp(t.get());
-  // Through a frame pointer (0x2000 has no FDE) to _start.
-  std::vector<uint64_t> stack = {0x5555, 0x2010, 0x7100, 0x3010, 0, 0, 0, 0};
-  uint64_t regs[20] = {};
-  regs[6] = 0x7010;
-  regs[7] = 0x7000;
-  regs[8] = 0x1008;
-  UserStack via_fp{2, 0xff0fff, std::span<const uint64_t>(regs, 20),
-                   std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stack.data()), 64)};
+  FramePointerFrames frames;  // through a frame pointer to _start
+  OneModule fp(frames.table.get());
+  const UserStack via_fp = frames.User();
   UserStack no_regs = via_fp;
   no_regs.abi = 0;
   struct Case {
