@@ -60,6 +60,9 @@ bool DwarfRegisters(const UserStack& in, uint64_t regs[kDwRegs], uint32_t* known
 
 namespace {
 
+// An address and a signed CFI offset (wrapping, as the unsigned sum does).
+uint64_t Plus(uint64_t base, int64_t offset) { return base + static_cast<uint64_t>(offset); }
+
 // One stack's walk, a frame at a time. Look finds the frame's CFI row and asks for the
 // stack words the step will read; Step reads them and moves to the caller. Between the two,
 // other walks can take their turns (UnwindUserStacks), so that the reads of several stacks
@@ -80,7 +83,6 @@ class Walk {
 
   void Look(ModuleLookup& modules) {
     if (ips_->size() >= max_frames_) {
-      found_ = ModuleLookup::Row::kNoModule;
       depth_reached_ = true;
       return;
     }
@@ -90,13 +92,12 @@ class Walk {
       if (known_ & (1u << kDwRbp)) read_.Prefetch(regs_[kDwRbp]);
     } else if (found_ == ModuleLookup::Row::kFound && row_.cfa == CfiRow::kCfaReg &&
                (known_ & (1u << row_.cfa_reg))) {
-      const uint64_t cfa =
-          regs_[row_.cfa_reg] + static_cast<uint64_t>(static_cast<int64_t>(row_.cfa_offset));
+      const uint64_t cfa = Plus(regs_[row_.cfa_reg], row_.cfa_offset);
       if (row_.ra == CfiRow::kAtCfa) {
-        read_.Prefetch(cfa + static_cast<uint64_t>(static_cast<int64_t>(row_.ra_offset)));
+        read_.Prefetch(Plus(cfa, row_.ra_offset));
       }
       if (row_.rbp == CfiRow::kAtCfa) {
-        read_.Prefetch(cfa + static_cast<uint64_t>(static_cast<int64_t>(row_.rbp_offset)));
+        read_.Prefetch(Plus(cfa, row_.rbp_offset));
       }
     }
   }
@@ -160,7 +161,7 @@ bool Walk::Step() {
       return Stop(row.cfa_reg == kDwRbp && rbp_lost_ ? UnwindEnd::kLostRegister
                                                      : UnwindEnd::kUnsupported);
     }
-    cfa = regs[row.cfa_reg] + static_cast<uint64_t>(static_cast<int64_t>(row.cfa_offset));
+    cfa = Plus(regs[row.cfa_reg], row.cfa_offset);
   } else if (row.cfa == CfiRow::kCfaExpr) {
     if (!EvalCfiExpression(module_.cfi->Expression(row.cfa_expr), regs, known_, read, false, 0,
                            &cfa)) {
@@ -177,12 +178,12 @@ bool Walk::Step() {
   switch (row.ra) {
     case CfiRow::kUndefined: return Stop(UnwindEnd::kComplete);
     case CfiRow::kAtCfa:
-      if (!read(cfa + static_cast<uint64_t>(static_cast<int64_t>(row.ra_offset)), &ra)) {
+      if (!read(Plus(cfa, row.ra_offset), &ra)) {
         return Stop(UnwindEnd::kTruncated);
       }
       break;
     case CfiRow::kValCfa:
-      ra = cfa + static_cast<uint64_t>(static_cast<int64_t>(row.ra_offset));
+      ra = Plus(cfa, row.ra_offset);
       break;
     case CfiRow::kAtExpr: {
       uint64_t at;
@@ -203,11 +204,11 @@ bool Walk::Step() {
   switch (row.rbp) {
     case CfiRow::kSame: break;
     case CfiRow::kAtCfa:
-      rbp_known = read(cfa + static_cast<uint64_t>(static_cast<int64_t>(row.rbp_offset)), &rbp);
+      rbp_known = read(Plus(cfa, row.rbp_offset), &rbp);
       rbp_lost_ = !rbp_known;
       break;
     case CfiRow::kValCfa:
-      rbp = cfa + static_cast<uint64_t>(static_cast<int64_t>(row.rbp_offset));
+      rbp = Plus(cfa, row.rbp_offset);
       rbp_known = true;
       break;
     case CfiRow::kAtExpr: {
