@@ -18,6 +18,7 @@
 #include "base/thread_name.h"
 #include "formats/sniff.h"
 #include "io/line_reader.h"
+#include "io/page_ahead.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
 #include "stacks/folded.h"
@@ -59,6 +60,16 @@ class BoundedQueue {
   bool Pop(T* item) {
     std::unique_lock lock(mu_);
     not_empty_.wait(lock, [&] { return !items_.empty() || closed_; });
+    if (items_.empty()) return false;
+    *item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  /// Pop without waiting: false when no item is there now (*ended: none will come).
+  bool TryPop(T* item, bool* ended) {
+    std::lock_guard lock(mu_);
+    *ended = items_.empty() && closed_;
     if (items_.empty()) return false;
     *item = std::move(items_.front());
     items_.pop_front();
@@ -531,6 +542,9 @@ class Collapser {
     std::exception_ptr reading_error;
     std::thread reading_thread;
     PageReturn pages(reader);
+    // The folding thread maps the pages ahead of the reading one while it waits (the reading
+    // thread is the longer stage; io/page_ahead.h).
+    PageAhead ahead(reader.mapped());
     if (pipelined) {
       reading_symbolizer = NewSymbolizer(reader);
       reading_session = std::make_unique<Session>(*reading_symbolizer);
@@ -582,6 +596,7 @@ class Collapser {
           ReplayOrdered(
               reader,
               [&](const Record& r) {
+                ahead.ReaderAt(r.body.data());
                 if (batch.items.empty() && run_size == 0) {
                   // The folding thread is busy starting (its first batches) or has batches
                   // waiting: unwound here. Else it is about to wait: left to it.
@@ -688,7 +703,13 @@ class Collapser {
         std::vector<uint64_t> run_scratch[kRun];
         const Sample* run[kRun];
         std::span<const uint64_t> run_chains[kRun];
-        while (channel.Pop(&batch)) {
+        for (;;) {
+          bool ended;
+          if (!channel.TryPop(&batch, &ended)) {
+            if (ended) break;
+            if (ahead.MapOne() != nullptr) continue;
+            if (!channel.Pop(&batch)) break;
+          }
           for (size_t i = 0; i < batch.items.size(); ++i) {
             const FoldBatch::Item& item = batch.items[i];
             if (item.raw) {

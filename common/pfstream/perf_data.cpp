@@ -159,8 +159,13 @@ PerfDataReader::PerfDataReader(ByteSource& source) : source_(source) {
 
 PerfDataReader::~PerfDataReader() = default;
 
+std::string_view PerfDataReader::mapped() const {
+  if (!source_.stable() || !source_.releasable() || all_.data() == buffer_.data()) return {};
+  return all_;
+}
+
 void PerfDataReader::ReleaseBefore(const uint8_t* p, size_t step) {
-  if (!source_.stable() || !source_.releasable() || all_.data() == buffer_.data()) return;
+  if (mapped().empty()) return;
   const char* c = reinterpret_cast<const char*>(p);
   if (c < all_.data() + released_ || c > all_.data() + all_.size()) return;
   size_t upto = static_cast<size_t>(c - all_.data());

@@ -96,6 +96,9 @@ class PerfDataReader {
   bool truncated() const { return truncated_; }
   /// The end of the records in the input (in file mode, the end of the data section).
   uint64_t data_size() const { return end_; }
+  /// The whole input as mapped (a mapped file: what ReleaseBefore gives back); empty for
+  /// others.
+  std::string_view mapped() const;
   /// Records skipped because they were malformed (bad size, an event attribute cut short,
   /// compressed records that do not inflate), and samples ParseSample could not decode (cut
   /// short, or of an event no attribute declares).

@@ -389,6 +389,29 @@ TEST(Collapse, BuildIdRecordsInAFileGoToTheSession) {
   EXPECT_EQ(maps->begin()->second.build_id, "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3");
 }
 
+// The folding thread maps pages ahead of the reading one in a file (io/page_ahead.h); a
+// recording read from memory or a pipe has no pages to map (nor to give back).
+TEST(Collapse, AMappedRecordingIsMappedWholeForPagesAhead) {
+  PerfFile f;
+  f.Record(1, 2, PerfFile::Words(uint32_t{1}, uint32_t{1}, uint64_t{0x7000000}, uint64_t{0x10000},
+                                 uint64_t{0}) + std::string("/bin/x\0\0", 8));
+  const std::string file = f.File(false);
+  char path[] = "/tmp/pf-collapse-test-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, file.data(), file.size()), static_cast<ssize_t>(file.size()));
+  close(fd);
+  {
+    std::unique_ptr<ByteSource> mapped = OpenInput(path);
+    PerfDataReader reader(*mapped);
+    EXPECT_EQ(reader.mapped().size(), file.size());
+    std::unique_ptr<ByteSource> memory = MemoryInput(file, "made.data");
+    PerfDataReader from_memory(*memory);
+    EXPECT_TRUE(from_memory.mapped().empty());
+  }
+  unlink(path);
+}
+
 // A forked process starts with its parent's maps and each goes its own way after: a map one
 // of them adds is not the other's. Until then they share one table (a shell's thousands of
 // subshells would otherwise copy it thousands of times).

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "io/line_reader.h"
+#include "io/page_ahead.h"
 #include "test_util.h"
 
 namespace pf {
@@ -220,6 +221,41 @@ TEST(BlockReader, StableAndStreamCoverTheInput) {
   std::string zs = Zstd(text);
   auto z = MemoryInput(zs);  // a stream
   CheckBlocks(*z, text, BlockReader::kSampleBoundary, 64 << 10, 1);
+}
+
+// Blocks of 16 bytes, 64 to 256 bytes ahead of the reader, over 1 KiB aligned on 16.
+TEST(PageAhead, MapsTheBlocksBetweenGapAndReachAheadOfTheReader) {
+  alignas(16) static char input[1024];
+  PageAhead ahead(std::string_view(input, sizeof input), 16, 64, 256);
+  EXPECT_EQ(ahead.MapOne(), nullptr);  // the reader has not said where it is
+  ahead.ReaderAt(input + 8);
+  std::vector<const char*> touched;
+  while (const void* p = ahead.MapOne()) touched.push_back(static_cast<const char*>(p));
+  ASSERT_EQ(touched.size(), 13u);  // 8 + 64 rounded down to 64, then each below 8 + 256
+  for (size_t i = 0; i < touched.size(); ++i) EXPECT_EQ(touched[i], input + 64 + 16 * i);
+  // Done up to the reach: the reader moving on a little opens one more block.
+  ahead.ReaderAt(input + 24);
+  EXPECT_EQ(ahead.MapOne(), input + 272);
+  EXPECT_EQ(ahead.MapOne(), nullptr);
+  // Far on: the next block is the gap ahead again, not the one after the last.
+  ahead.ReaderAt(input + 600);
+  EXPECT_EQ(ahead.MapOne(), input + 656);
+  // Nothing at or past the end.
+  ahead.ReaderAt(input + 1000);
+  EXPECT_EQ(ahead.MapOne(), nullptr);
+  ahead.ReaderAt(input + 1024);
+  EXPECT_EQ(ahead.MapOne(), nullptr);
+}
+
+TEST(PageAhead, TouchesNothingForAReaderOutsideTheInputOrNoInput) {
+  alignas(16) static char input[1024];
+  static char elsewhere[16];
+  PageAhead ahead(std::string_view(input, sizeof input), 16, 64, 256);
+  ahead.ReaderAt(elsewhere);  // an aligned copy of a record, a compressed record's contents
+  EXPECT_EQ(ahead.MapOne(), nullptr);
+  PageAhead none{std::string_view()};
+  none.ReaderAt(input);
+  EXPECT_EQ(none.MapOne(), nullptr);
 }
 
 }  // namespace
