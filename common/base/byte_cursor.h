@@ -38,6 +38,25 @@ class Cursor {
     pos_ += n;
     return true;
   }
+  /// Skips to the next multiple of 8 from the start; the bytes skipped must be zero.
+  bool Pad8() {
+    size_t n = (8 - pos_ % 8) % 8;
+    if (n > d_.size() - pos_) return false;
+    for (size_t i = 0; i < n; ++i)
+      if (d_[pos_ + i] != 0) return false;
+    pos_ += n;
+    return true;
+  }
+  /// A view of `n` T's stored as they are in memory, where they are aligned for T (else
+  /// false). T must be a struct whose every byte pattern is a valid value (integers).
+  template <typename T>
+  bool Array(size_t n, std::span<const T>* out) {
+    if (n > (d_.size() - pos_) / sizeof(T)) return false;
+    if (reinterpret_cast<uintptr_t>(d_.data() + pos_) % alignof(T) != 0) return false;
+    *out = std::span<const T>(reinterpret_cast<const T*>(d_.data() + pos_), n);
+    pos_ += n * sizeof(T);
+    return true;
+  }
   size_t pos() const { return pos_; }
   size_t left() const { return d_.size() - pos_; }
   /// A string written as a 32-bit length and its bytes.
@@ -65,6 +84,15 @@ class Cursor {
 template <typename T>
 void PutRaw(std::string* out, const T& v) {
   out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+/// Appends zeros up to the next multiple of 8 from the start of `out` (Cursor::Pad8).
+inline void PutPad8(std::string* out) { out->append((8 - out->size() % 8) % 8, '\0'); }
+
+/// Appends an array as Cursor::Array reads it.
+template <typename T>
+void PutArray(std::string* out, std::span<const T> v) {
+  out->append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
 /// Appends a string as Cursor::Str reads it: a 32-bit length, then its bytes.

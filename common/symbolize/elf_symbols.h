@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -76,11 +77,16 @@ std::vector<uint32_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
 /// overlap the answer depends on the tree's shape. The tree is then replayed (same insertions
 /// and erasures; the kernel's rbtree balancing is the textbook one) and searched as perf
 /// searches it; without overlaps the answers are disjoint ranges and the replay is skipped.
-class RbReplay;
 class Cursor;
 
 class SymbolRanges {
  public:
+  SymbolRanges() = default;
+  SymbolRanges(const SymbolRanges&) = delete;  // its views may point into its own vectors
+  SymbolRanges& operator=(const SymbolRanges&) = delete;
+  SymbolRanges(SymbolRanges&&) = default;  // a vector moved keeps its elements where they are
+  SymbolRanges& operator=(SymbolRanges&&) = default;
+
   /// perf inserts `s` (equal starts go after the existing ones); ids are unique.
   void Insert(const TableSymbol& s);
   /// perf erases the symbol inserted with `id`.
@@ -93,8 +99,10 @@ class SymbolRanges {
   bool Find(uint64_t address, uint32_t* id) const;
   /// Number of disjoint ranges (for tests).
   size_t range_count() const { return ranges_.size(); }
-  /// The finished table as bytes (the symbol cache on disk), and back: false when the bytes
-  /// are not such a table with ids below `id_limit`.
+  /// The finished table as bytes (the symbol cache on disk), its arrays at multiples of 8
+  /// from the start of `out`; and back, as views into the cursor's bytes (which must outlive
+  /// this, and start 8-aligned): false when the bytes are not such a table with ids below
+  /// `id_limit`.
   void Save(std::string* out) const;
   bool Restore(Cursor& c, uint32_t id_limit);
 
@@ -102,12 +110,27 @@ class SymbolRanges {
   struct Range {  // [start, next range's start) belongs to `id` (UINT32_MAX: none)
     uint64_t start;
     uint32_t id;
+    uint32_t zero;
   };
+  // A node of the replayed tree, as the search reads it (-1: no child).
+  struct Node {
+    uint64_t start, end;
+    uint32_t id;
+    int32_t left, right;
+    uint32_t zero;
+  };
+  // Read in place from the cache (Cursor::Array): no padding of the compiler's in them.
+  static_assert(sizeof(Range) == 16 && sizeof(Node) == 32);
   std::vector<TableSymbol> symbols_;          // in insertion order
   std::vector<uint32_t> index_;               // id -> position in symbols_ (ids are indexes)
   std::vector<std::pair<bool, size_t>> ops_;  // (erase?, position)
-  std::vector<Range> ranges_;
-  std::shared_ptr<const RbReplay> tree_;  // when ranges overlap: the replayed tree
+  // Finished: built here, or restored as views into a cache entry.
+  std::vector<Range> own_ranges_;
+  std::vector<Node> own_nodes_;
+  std::span<const Range> ranges_;
+  std::span<const Node> nodes_;  // when ranges overlap: the replayed tree
+  int32_t root_ = -1;
+  bool tree_ = false;
 };
 
 /// Where to look for a binary's symbols.
@@ -131,12 +154,14 @@ class ElfSymbols {
   /// The result is kept in the cache on disk (dwarf_cache.h) and taken from it while the
   /// binary and every file the search looked at are as they were when it was stored (device,
   /// inode, size, modification and change times; a missing file still missing): reading
-  /// glibc's 13,000 symbols by perf's rules takes about 3 ms, restoring its entry under 1 ms.
+  /// glibc's 13,000 symbols by perf's rules takes about 3 ms; its entry is read in place (the
+  /// table keeps views into the mapped entry), in 0.1 ms.
   static std::unique_ptr<ElfSymbols> Load(std::string_view path, const ElfLoadOptions& options);
   /// True when Load answered from the cache on disk.
   bool from_cache() const { return from_cache_; }
-  /// The table as bytes (the cache's entries hold them), and back: null when `bytes` are not
-  /// such a table. Every count, offset and id is checked, and the replayed tree's shape, so
+  /// The table as bytes (the cache's entries hold them), and back from a copy of `bytes`:
+  /// null when they are not such a table. Every count, offset, id, flag and padding byte is
+  /// checked, and each tree node's children, and a tree search takes at most 128 steps, so
   /// no bytes make a lookup crash or loop.
   std::string Saved() const;
   static std::unique_ptr<ElfSymbols> Restored(std::string_view bytes);
@@ -178,13 +203,15 @@ class ElfSymbols {
   const std::string& symbols_path() const { return symbols_path_; }
 
  private:
-  struct Sym {
+  struct Sym {  // as the cache on disk holds it
     uint64_t start;
     uint64_t end;
     uint32_t name_offset;  // into names_
     uint32_t name_size;
-    bool plt;
+    uint8_t plt;  // 0 or 1
+    uint8_t zero[7];
   };
+  static_assert(sizeof(Sym) == 32);  // read in place from the cache, as Range and Node
   struct Segment {
     uint64_t offset, vaddr, filesz, memsz;
   };
@@ -193,11 +220,18 @@ class ElfSymbols {
   // Load, noting in `probed` every path whose state decided which files were read.
   static std::unique_ptr<ElfSymbols> Search(std::string_view path, const ElfLoadOptions& options,
                                             std::vector<std::string>* probed);
+  // Restores from `bytes` (8-aligned), keeping views into them; `owner` keeps them alive.
+  static std::unique_ptr<ElfSymbols> RestoredIn(std::string_view bytes,
+                                                std::shared_ptr<const void> owner);
   bool Restore(Cursor& c);
 
-  std::vector<Sym> symbols_;
+  // Built here (the Builder fills own_*), or views into a cache entry held by image_.
+  std::vector<Sym> own_symbols_;
+  std::string own_names_;
+  std::shared_ptr<const void> image_;
+  std::span<const Sym> symbols_;
+  std::string_view names_;
   SymbolRanges ranges_;
-  std::string names_;
   std::vector<Segment> segments_;
   std::string build_id_;
   std::string debuglink_;

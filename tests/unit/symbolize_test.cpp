@@ -239,6 +239,41 @@ TEST(ElfSymbols, OverlapsAnswerLikePerfsTree) {
   EXPECT_EQ(At(*elf, 0x1018), "[unknown]");
 }
 
+// A cached table with a tree is read in place and answers as the one it was saved from; a
+// corrupt tree whose every child is the first node (a cycle the restore does not look for)
+// makes a search stop, not loop.
+TEST(ElfSymbols, CachedTreeAnswersAndACycleEnds) {
+  std::vector<TestSym> syms = {
+      {"outer", 0x1000, 0x40},
+      {"inner", 0x1010, 0x8},
+      {"after", 0x1100, 0x10},
+  };
+  auto elf = ElfSymbols::FromImage(Elf64(syms), "t");
+  ASSERT_EQ(elf->range_count(), 0u);  // the tree answers
+  const std::string saved = elf->Saved();
+  auto restored = ElfSymbols::Restored(saved);
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->Saved(), saved);
+  for (uint64_t a : {0x1008, 0x1014, 0x1018, 0x1105, 0x2000})
+    EXPECT_EQ(At(*restored, a), At(*elf, a));
+  // The nodes are the last 32-byte records: start, end, id, left, right, zero.
+  std::string cyclic = saved;
+  const size_t nodes = 3;
+  ASSERT_GT(cyclic.size(), nodes * 32);
+  for (size_t i = 0; i < nodes; ++i) {
+    const size_t at = cyclic.size() - (nodes - i) * 32;
+    const int32_t first = 0;
+    std::memcpy(&cyclic[at + 20], &first, 4);
+    std::memcpy(&cyclic[at + 24], &first, 4);
+  }
+  auto looping = ElfSymbols::Restored(cyclic);
+  ASSERT_NE(looping, nullptr);
+  uint32_t index;
+  uint64_t offset;
+  EXPECT_FALSE(looping->Find(0x10, &index, &offset));    // below every start: left forever
+  EXPECT_FALSE(looping->Find(0x9000, &index, &offset));  // past every end: right forever
+}
+
 // The file BFD reports with a symbol-table name: the latest STT_FILE's, even an empty one
 // (ld writes one before its own local symbols; addr2line then prints ":?", perf ":0"), and
 // for a global symbol after a file symbol that follows other symbols, none.
