@@ -343,6 +343,7 @@ void PerfDataReader::AddAttr(std::span<const uint8_t> bytes, std::span<const uin
   }
   for (size_t i = 0; i + 8 <= ids.size(); i += 8) a.ids.push_back(Load64(ids.data() + i));
   a.name = EventName(a);
+  a.user_regs = static_cast<uint32_t>(Popcount(a.sample_regs_user));
   attrs_.push_back(std::move(a));
 }
 
@@ -612,7 +613,7 @@ bool PerfDataReader::ParseSampleFields(const Record& r, Sample* s) const {
   if (st & kRegsUser) {
     s->regs_user_at = static_cast<uint32_t>(c.pos());
     if (!c.U64(&s->regs_abi)) return false;
-    if (s->regs_abi && !c.Span64(Popcount(a->sample_regs_user), &s->regs_user)) return false;
+    if (s->regs_abi && !c.Span64(a->user_regs, &s->regs_user)) return false;
   }
   if (st & kStackUser) {
     uint64_t size;

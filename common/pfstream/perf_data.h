@@ -36,6 +36,7 @@ struct EventAttr {
   uint64_t flags = 0;          // the bitfield word (disabled, inherit, ..., sample_id_all, ...)
   uint64_t sample_regs_user = 0;
   uint32_t sample_stack_user = 0;
+  uint32_t user_regs = 0;  // registers in sample_regs_user (set by the reader)
   std::vector<uint64_t> ids;   // the sample ids that belong to this event
   std::string name;            // from the EVENT_DESC feature, or derived from type/config
 

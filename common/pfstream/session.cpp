@@ -435,6 +435,7 @@ uint64_t Session::MapsGeneration(uint32_t pid) const {
 
 std::string_view Session::Comm(uint32_t pid, uint32_t tid) {
   (void)pid;
+  if (comm_ != nullptr && tid == comm_tid_) return *comm_;
   auto it = comms_.find(tid);
   if (it == comms_.end()) {
     // perf names the idle thread (tid 0) "swapper", and others it never saw ":TID".
@@ -442,6 +443,8 @@ std::string_view Session::Comm(uint32_t pid, uint32_t tid) {
     if (tid != 0) name.insert(name.begin(), ':');
     it = comms_.emplace(tid, std::move(name)).first;
   }
+  comm_tid_ = tid;
+  comm_ = &it->second;
   return it->second;
 }
 

@@ -303,7 +303,11 @@ class Session {
   };
   NodePool map_nodes_;
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
-  std::unordered_map<uint32_t, std::string> comms_;  // by tid
+  std::unordered_map<uint32_t, std::string> comms_;  // by tid (never erased)
+  // The last thread Comm answered for, and its name in comms_ (consecutive samples are
+  // mostly one thread's; an element of an unordered_map stays where it is).
+  uint32_t comm_tid_ = 0;
+  const std::string* comm_ = nullptr;
   MapTable kernel_maps_;
   uint64_t kernel_generation_ = 0;
   std::unordered_map<std::string, std::string> build_id_by_path_;
