@@ -225,15 +225,20 @@ TEST(ElfSymbols, LabelsAndObjectsAndHiddenNotypes) {
   EXPECT_EQ(At(*elf, 0x1200), "ifunc+0x0");
 }
 
-TEST(ElfSymbols, OverlapsAnswerLikePerfsTree) {
-  // Nested symbols: perf's tree search meets `inner` first and goes right past its end, so
-  // addresses of `outer` after `inner` are unknown (checked against perf 6.1).
+// Nested symbols, whose answers need perf's tree.
+std::unique_ptr<ElfSymbols> NestedSymbols() {
   std::vector<TestSym> syms = {
       {"outer", 0x1000, 0x40},
       {"inner", 0x1010, 0x8},
       {"after", 0x1100, 0x10},
   };
-  auto elf = ElfSymbols::FromImage(Elf64(syms), "t");
+  return ElfSymbols::FromImage(Elf64(syms), "t");
+}
+
+TEST(ElfSymbols, OverlapsAnswerLikePerfsTree) {
+  // perf's tree search meets `inner` first and goes right past its end, so addresses of
+  // `outer` after `inner` are unknown (checked against perf 6.1).
+  auto elf = NestedSymbols();
   EXPECT_EQ(At(*elf, 0x1008), "outer+0x8");
   EXPECT_EQ(At(*elf, 0x1014), "inner+0x4");
   EXPECT_EQ(At(*elf, 0x1018), "[unknown]");
@@ -243,12 +248,7 @@ TEST(ElfSymbols, OverlapsAnswerLikePerfsTree) {
 // corrupt tree whose every child is the first node (a cycle the restore does not look for)
 // makes a search stop, not loop.
 TEST(ElfSymbols, CachedTreeAnswersAndACycleEnds) {
-  std::vector<TestSym> syms = {
-      {"outer", 0x1000, 0x40},
-      {"inner", 0x1010, 0x8},
-      {"after", 0x1100, 0x10},
-  };
-  auto elf = ElfSymbols::FromImage(Elf64(syms), "t");
+  auto elf = NestedSymbols();
   ASSERT_EQ(elf->range_count(), 0u);  // the tree answers
   const std::string saved = elf->Saved();
   auto restored = ElfSymbols::Restored(saved);
