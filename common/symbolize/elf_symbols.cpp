@@ -254,10 +254,6 @@ class RbReplay {
   int root_ = -1;
 };
 
-}  // namespace
-
-namespace {
-
 std::string DirName(std::string_view path) {
   size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return {};
