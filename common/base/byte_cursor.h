@@ -23,15 +23,9 @@ class Cursor {
     pos_ += n;
     return true;
   }
-  bool Span64(size_t n, std::span<const uint64_t>* out) {
-    if (n > (d_.size() - pos_) / 8) return false;
-    // Records are 8-byte aligned in every valid input (the kernel pads them); anything else
-    // is corrupt, and a misaligned view would be undefined behaviour.
-    if (reinterpret_cast<uintptr_t>(d_.data() + pos_) % 8 != 0) return false;
-    *out = std::span<const uint64_t>(reinterpret_cast<const uint64_t*>(d_.data() + pos_), n);
-    pos_ += n * 8;
-    return true;
-  }
+  // Records are 8-byte aligned in every valid input (the kernel pads them); anything else
+  // is corrupt, and a misaligned view would be undefined behaviour.
+  bool Span64(size_t n, std::span<const uint64_t>* out) { return Array(n, out); }
   bool Bytes(size_t n, std::span<const uint8_t>* out) {
     if (n > d_.size() - pos_) return false;
     *out = d_.subspan(pos_, n);
