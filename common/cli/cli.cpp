@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <string_view>
 
 #include "base/error.h"
 #include "base/teardown.h"
@@ -11,6 +12,34 @@
 namespace pf::cli {
 
 Tool::Tool(ToolInfo info) : info_(info) {}
+
+namespace {
+
+// `pf-x --pf-options`, hidden, for the build: the options of --help as a table the shell
+// completions are generated from (share/completions/generate.sh), so they never fall behind.
+// A first line "pf-options|1|TOOL|SYNOPSIS", then one line per option,
+// "LONG|SHORT|VALUE|REPEAT|HELP": LONG as --name or empty, SHORT as -x or empty, VALUE the
+// value's name (empty for a flag, "=NAME" for a value that must be joined), REPEAT "*" for a
+// repeatable option, HELP the description on one line.
+void PrintOptionTable(const ToolInfo& info, const po::options_description& all) {
+  std::printf("pf-options|1|%s|%s\n", info.name, info.synopsis);
+  for (const auto& opt : all.options()) {
+    if (opt->long_name() == "pf-positional") continue;
+    std::string lng = opt->long_name().empty() ? "" : "--" + opt->long_name();
+    std::string shrt = opt->canonical_display_name(po::command_line_style::allow_dash_for_short);
+    if (shrt.size() != 2 || shrt[0] != '-') shrt.clear();
+    const po::value_semantic& v = *opt->semantic();
+    std::string value;
+    if (v.max_tokens() > 0) value.append(v.min_tokens() == 0 ? "=" : "").append(v.name());
+    bool repeat = dynamic_cast<const po::typed_value<std::vector<std::string>>*>(&v) != nullptr;
+    std::string help = opt->description();
+    for (char& c : help) c = c == '\n' || c == '\t' ? ' ' : c;
+    std::printf("%s|%s|%s|%s|%s\n", lng.c_str(), shrt.c_str(), value.c_str(), repeat ? "*" : "",
+                help.c_str());
+  }
+}
+
+}  // namespace
 
 po::options_description& Tool::AddGroup(const std::string& caption) {
   groups_.emplace_back(caption, 100, 50);
@@ -41,6 +70,10 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   all.add(common).add(hidden);
   po::positional_options_description positional;
   positional.add("pf-positional", -1);
+  if (argc == 2 && std::string_view(argv[1]) == "--pf-options") {
+    PrintOptionTable(info_, all);
+    return 0;
+  }
 
   po::variables_map vm;
   try {
