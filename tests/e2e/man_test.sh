@@ -25,14 +25,15 @@ for bin in "$@"; do
 done
 # No page calls a tool or an option planned, or to come, when the tools have it: a sentence
 # that names one of the tools given, or a long option of one of their --help texts, must not
-# say "planned", "not yet", "will", "for now", "once ... is available" or "in a later version".
+# say "planned", "not yet", "will", "for now", "once ... is available", "in a later version",
+# "not implemented" or "not supported yet".
 # (Pages speak in the present tense; say what a tool does.)
 known=$(for bin in "$@"; do basename "$bin"; "$bin" --help | grep -oE -- '--[a-z][a-z0-9-]*'; done | sort -u)
-future='\b(planned|not yet|will|for now|once .* (is|are) (available|ready|written|done)|in a later version|future version|coming soon|to come)\b'
+future='\b(planned|not yet|will|for now|once .* (is|are) (available|ready|written|done)|in a later version|future version|coming soon|to come|not implemented|not supported yet)\b'
 for page in "$src"/man/*.[0-9]; do
-  # The formatted text, one sentence (or clause) a line.
+  # The formatted text, one sentence (or clause after a ;) a line.
   sentences=$(groff -man -Tutf8 -P-cbou -rLL=1000n -rHY=0 "$page" 2>/dev/null | sed 's/^ *//' |
-    tr '\n' ' ' | sed -E 's/ +/ /g; s/([.;:]) /\1\n/g')
+    tr '\n' ' ' | sed -E 's/ +/ /g; s/([.;]) /\1\n/g')
   while IFS= read -r sentence; do
     names=$(grep -oE -- '(pf-[a-z]+|--[a-z][a-z0-9-]*)' <<<"$sentence" | sort -u |
       grep -xF -f <(echo "$known") | tr '\n' ' ')

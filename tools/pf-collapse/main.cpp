@@ -10,10 +10,10 @@ int main(int argc, char** argv) {
       "pf-collapse",
       "[OPTIONS] [FILE...]",
       "Fold stack samples into folded stacks (`comm;caller;...;leaf COUNT`, sorted), the input\n"
-      "of pf-flamegraph, pf-dot and pf-diff. Reads `perf script` text (as\n"
-      "stackcollapse-perf.pl does, with the same options and output) and folded stacks, which\n"
-      "are summed with the other inputs. Inputs may be gzip or zstd compressed; with no FILE,\n"
-      "or when FILE is -, standard input is read.",
+      "of pf-flamegraph, pf-dot and pf-diff. Reads recordings (pf-record streams, perf.data\n"
+      "files), `perf script` text (as stackcollapse-perf.pl does, with the same options and\n"
+      "output) and folded stacks, which are summed with the other inputs. Inputs may be gzip\n"
+      "or zstd compressed; with no FILE, or when FILE is -, standard input is read.",
       "  perf script | pf-collapse > out.folded\n"
       "  pf-collapse --all --pid perf.txt.gz | pf-flamegraph > out.svg\n"
       "  pf-collapse host1.folded host2.folded > fleet.folded      # merge profiles\n"

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   pf::cli::Tool tool({
       "pf-dot",
       "[OPTIONS] [FILE...]",
-      "Draw profiles (anything pf-collapse reads: perf script text, folded stacks, pf streams)\n"
+      "Draw profiles (anything pf-collapse reads: perf script text, folded stacks, recordings)\n"
       "as a Graphviz DOT call graph of functions, to pipe into `dot -Tsvg`. A node shows a\n"
       "function's total (the share of samples whose stack contains it, counted once per sample)\n"
       "and, in parentheses, its self share; an edge shows the share of samples that made that\n"
