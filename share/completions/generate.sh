@@ -66,10 +66,14 @@ for bin in "$@"; do
     specs=()
     for n in "${names[@]}"; do
       suffix=""
+      # zsh: -x+ and --name= take the value joined or as the next word; an optional value
+      # (Boost's implicit_value) only joined, -xVALUE or --name=VALUE.
       if [ -n "$value" ]; then
-        if [ "${value:0:1}" = = ]; then suffix="=-"
-        elif [ "${#n}" -eq 2 ]; then suffix="+"
-        else suffix="="; fi
+        if [ "${#n}" -eq 2 ]; then
+          [ "${value:0:1}" = = ] && suffix="-" || suffix="+"
+        else
+          [ "${value:0:1}" = = ] && suffix="=-" || suffix="="
+        fi
       fi
       specs+=("$n$suffix")
     done

@@ -3,11 +3,12 @@
 # holds every tool, every man page and both completions of each tool, under /usr; its
 # dependencies are exactly the packages of the shared libraries the binaries load (as
 # dpkg-shlibdeps found them); extracted into a temporary folder, its pf-collapse runs.
-# Usage: deb_test.sh BUILD_DIR SOURCE_DIR TOOL...
+# Usage: deb_test.sh BUILD_DIR SOURCE_DIR CPACK TOOL...
 set -u
 build=$1
 src=$2
-shift 2
+cpack=$3
+shift 3
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 command -v dpkg-deb >/dev/null || { echo "not a Debian system (no dpkg-deb): skipped"; exit 77; }
@@ -17,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Pack (the binaries are built: CPack's preinstall step finds nothing to do).
-cpack --config "$build/CPackConfig.cmake" -B "$tmp/out" >"$tmp/cpack.log" 2>&1 ||
+"$cpack" --config "$build/CPackConfig.cmake" -B "$tmp/out" >"$tmp/cpack.log" 2>&1 ||
   { cat "$tmp/cpack.log"; echo "FAIL: cpack"; exit 1; }
 debs=("$tmp"/out/*.deb)
 [ "${#debs[@]}" -eq 1 ] && [ -s "${debs[0]}" ] || { ls "$tmp/out"; echo "FAIL: not one .deb"; exit 1; }
