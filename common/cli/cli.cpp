@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -29,8 +30,13 @@ void PrintOptionTable(const ToolInfo& info, const po::options_description& all) 
     std::string shrt = opt->canonical_display_name(po::command_line_style::allow_dash_for_short);
     if (shrt.size() != 2 || shrt[0] != '-') shrt.clear();
     const po::value_semantic& v = *opt->semantic();
-    std::string value;
-    if (v.max_tokens() > 0) value.append(v.min_tokens() == 0 ? "=" : "").append(v.name());
+    std::string value;  // Boost's name() is "N (=DEFAULT)", or "[=N(=IMPLICIT)]"
+    if (v.max_tokens() > 0) {
+      std::string name = v.name();
+      size_t start = name.rfind("[=", 0) == 0 ? 2 : 0;
+      size_t end = std::min(name.find(start ? "(=" : " (="), name.size());
+      value.append(v.min_tokens() == 0 ? "=" : "").append(name, start, end - start);
+    }
     bool repeat = dynamic_cast<const po::typed_value<std::vector<std::string>>*>(&v) != nullptr;
     std::string help = opt->description();
     for (char& c : help) c = c == '\n' || c == '\t' ? ' ' : c;

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -44,6 +45,36 @@ TEST(Cli, ExitCodes) {
               EXPECT_TRUE(c.quiet);
             }),
             0);
+}
+
+// The hidden table the shell completions are generated from (share/completions/generate.sh):
+// every option of --help, with its names, its value and whether it repeats; nothing hidden.
+TEST(Cli, OptionTableListsEveryOptionOfHelp) {
+  Tool tool({"pf-test", "[FILE...] | x", "Purpose.", "  pf-test x\n"});
+  tool.AddGroup("Test").add_options()
+      ("flag", "a flag")
+      ("size,s", po::value<int>()->default_value(5)->value_name("N"), "a size\nover two lines")
+      (",g", "short only")
+      ("list", po::value<std::vector<std::string>>()->value_name("RE"), "repeatable")
+      ("maybe", po::value<std::string>()->implicit_value("x")->value_name("V"), "optional");
+  std::vector<std::string> args = {"pf-test", "--pf-options"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  int rc = tool.Run(2, argv.data(), [](Context&) { FAIL(); });
+  std::fflush(stdout);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(),
+            "pf-options|1|pf-test|[FILE...] | x\n"
+            "--flag||||a flag\n"
+            "--size|-s|N||a size over two lines\n"
+            "|-g|||short only\n"
+            "--list||RE|*|repeatable\n"
+            "--maybe||=V||optional\n"
+            "--output|-o|FILE||write to FILE instead of standard output\n"
+            "--quiet|-q|||print no warnings or notices\n"
+            "--help|-h|||print this help and exit\n"
+            "--version|-V|||print the version and exit\n");
 }
 
 TEST(Cli, SplitList) {
