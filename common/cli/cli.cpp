@@ -1,10 +1,8 @@
 #include "cli/cli.h"
 
-#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <string_view>
 
 #include "base/error.h"
 #include "base/teardown.h"
@@ -34,7 +32,8 @@ void PrintOptionTable(const ToolInfo& info, const po::options_description& all) 
     if (v.max_tokens() > 0) {
       std::string name = v.name();
       size_t start = name.rfind("[=", 0) == 0 ? 2 : 0;
-      size_t end = std::min(name.find(start ? "(=" : " (="), name.size());
+      size_t end = name.find(start ? "(=" : " (=");
+      if (end == std::string::npos) end = name.size();
       value.append(v.min_tokens() == 0 ? "=" : "").append(name, start, end - start);
     }
     bool repeat = dynamic_cast<const po::typed_value<std::vector<std::string>>*>(&v) != nullptr;
@@ -76,7 +75,7 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   all.add(common).add(hidden);
   po::positional_options_description positional;
   positional.add("pf-positional", -1);
-  if (argc == 2 && std::string_view(argv[1]) == "--pf-options") {
+  if (argc == 2 && argv[1] == std::string("--pf-options")) {
     PrintOptionTable(info_, all);
     return 0;
   }
