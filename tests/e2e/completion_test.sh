@@ -77,7 +77,7 @@ if command -v zsh >/dev/null; then
   for bin in "$@"; do
     tool=$(basename "$bin")
     zsh -n "$dir/zsh/_$tool" || fail "$tool: zsh cannot parse _$tool"
-    found=$(zsh -f -c "fpath=($dir/zsh \$fpath); autoload -U compinit; compinit -u -D -d /dev/null
+    found=$(zsh -f -c "fpath=($dir/zsh \$fpath); autoload -U compinit; compinit -u -D -d $tmp/zcompdump
                        print -r -- \$_comps[$tool]" 2>&1)
     [ "$found" = "_$tool" ] || fail "$tool: zsh's compinit does not find _$tool: $found"
   done
