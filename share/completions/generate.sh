@@ -44,7 +44,7 @@ for bin in "$@"; do
     exit 1
   fi
   fn=_${tool//-/_}
-  words=() valued=() file_valued=() zspecs=()
+  words=() valued=() file_valued=() dir_valued=() zspecs=()
   while IFS='|' read -r long short value repeat help; do
     names=()
     [ -n "$long" ] && names+=("$long")
@@ -52,7 +52,8 @@ for bin in "$@"; do
     words+=("${names[@]}")
     if [ -n "$value" ] && [ "${value:0:1}" != = ]; then
       case $value in
-        *FILE* | *PATH* | *DIR*) file_valued+=("${names[@]}") ;;
+        *DIR*) dir_valued+=("${names[@]}") ;;
+        *FILE* | *PATH*) file_valued+=("${names[@]}") ;;
         *) valued+=("${names[@]}") ;;
       esac
     fi
@@ -114,11 +115,17 @@ for bin in "$@"; do
     echo "  elif [[ \$prev == = ]]; then"
     echo "    prev=\${COMP_WORDS[COMP_CWORD-2]}"
     echo "  fi"
-    echo "  # The value of an option (--output FILE, --output=FILE): files where it names one."
+    echo "  # The value of an option (--output FILE, --output=FILE): files or folders where it"
+    echo "  # names one, nothing otherwise."
     echo "  case \$prev in"
     if [ "${#file_valued[@]}" -gt 0 ]; then
       echo "    $(IFS='|'; echo "${file_valued[*]}"))"
       echo "      COMPREPLY=(\$(compgen -f -- \"\$cur\"))"
+      echo "      return 0 ;;"
+    fi
+    if [ "${#dir_valued[@]}" -gt 0 ]; then
+      echo "    $(IFS='|'; echo "${dir_valued[*]}"))"
+      echo "      COMPREPLY=(\$(compgen -d -- \"\$cur\"))"
       echo "      return 0 ;;"
     fi
     if [ "${#valued[@]}" -gt 0 ]; then

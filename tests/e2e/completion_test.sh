@@ -60,9 +60,15 @@ for bin in "$@"; do
     fail "$tool: '--output=inp<TAB>' offers no file"
 done
 
-# A value that is not a file offers nothing; pf-record completes the command after --.
+# A value that is not a file offers nothing, a folder only folders; pf-record completes the
+# command after --.
+mkdir "$tmp/inputs"
 for bin in "$@"; do
   case $(basename "$bin") in
+    pf-script)
+      [ "$(complete_words pf-script --symfs inp)" = inputs ] ||
+        fail "pf-script: '--symfs inp<TAB>' does not offer the folder inputs alone"
+      ;;
     pf-record)
       [ -z "$(complete_words pf-record -F inp)" ] || fail "pf-record: '-F inp<TAB>' offers files"
       complete_words pf-record -g -- bas | grep -qx bash || fail "pf-record: '-- bas<TAB>' offers no bash"
