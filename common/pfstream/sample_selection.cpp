@@ -197,11 +197,11 @@ SampleSelection::SampleSelection(const SelectionOptions& o) : options_(o) {
     thread_ = true;
   }
   if (!o.pids.empty()) {
-    pids_ = ParseIds("--pid", o.pids);
+    pids_ = ParseIds(o.pid_option, o.pids);
     thread_ = true;
   }
   if (!o.tids.empty()) {
-    tids_ = ParseIds("--tid", o.tids);
+    tids_ = ParseIds(o.tid_option, o.tids);
     thread_ = true;
   }
   if (!o.cpus.empty()) {

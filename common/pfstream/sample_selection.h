@@ -32,6 +32,9 @@ struct SelectionOptions {
   std::string cpus;   // --cpu: 0,2-3
   std::string time;   // --time
   bool reltime = false;  // --time is relative to the first sample (perf script --reltime)
+  // The options' names in messages (pf-collapse's --pid and --tid name the first frame).
+  const char* pid_option = "--pid";
+  const char* tid_option = "--tid";
 };
 
 /// One of --time's ranges, in nanoseconds; 0 leaves that end open (as in perf).
