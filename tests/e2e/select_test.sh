@@ -66,6 +66,7 @@ for f in "$two" "$tmp/cxx.data" "$tmp/dwarf.data"; do
   same "$f" -S leaf_alpha,main,spin
   same "$f" --max-stack 0
   same "$f" --max-stack 2
+  same "$f" --max-stack -1        # refused by both
   same "$f" --ns
   same "$f" --reltime --show-task-events
   same "$f" --reltime --time "0.1,0.2"

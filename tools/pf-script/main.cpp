@@ -1,4 +1,6 @@
 // pf-script: print a recording (pf-record stream or perf.data) as `perf script` text.
+#include <charconv>
+
 #include "base/error.h"
 #include "cli/cli.h"
 #include "pfstream/script_output.h"
@@ -31,7 +33,7 @@ int main(int argc, char** argv) {
       ("ns", "print times to the nanosecond")
       ("reltime", "print times from the first sample's (and read --time so)")
       ("hide-call-graph,G", "print each sample's own symbol on its line, without the call chain")
-      ("max-stack", po::value<unsigned>()->value_name("N"),
+      ("max-stack", po::value<std::string>()->value_name("N"),
        "resolve at most N frames of each call chain (default 127, perf's)")
       ("no-demangle", "print C++ and Rust symbols as they are in the binary");
   tool.AddGroup("Selection (as perf script)").add_options()
@@ -80,7 +82,14 @@ int main(int argc, char** argv) {
     if (vm.count("symbols")) {
       o.symbols = pf::cli::SplitList(vm["symbols"].as<std::vector<std::string>>());
     }
-    if (vm.count("max-stack")) o.max_stack = vm["max-stack"].as<unsigned>();
+    if (vm.count("max-stack")) {
+      // Digits only: Boost reads "-1" as an unsigned 4294967295; perf refuses it.
+      const std::string& n = vm["max-stack"].as<std::string>();
+      auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), o.max_stack);
+      if (n.empty() || ec != std::errc() || end != n.data() + n.size()) {
+        throw pf::UsageError("--max-stack expects a number of frames, not '" + n + "'");
+      }
+    }
     o.ns = vm.count("ns");
     o.demangle = !vm.count("no-demangle");
     o.hide_call_graph = vm.count("hide-call-graph");
