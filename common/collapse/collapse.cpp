@@ -305,6 +305,7 @@ struct FoldBatch {
     uint16_t misc = 0;
     bool unwound = false;
     bool raw = false;          // a sample left whole, for the folding thread to unwind
+    bool not_selected = false;  // a sample left out by its thread: only its thread looked up
     XXH128_hash_t key{};       // an unwound sample's (SampleKeys::Hash)
     size_t at = 0, words = 0;  // the record's body or the sample's chain, in `words`
     size_t bytes = 0;          // a record's body size
@@ -344,6 +345,15 @@ struct FoldBatch {
     item.at = words.size();
     item.words = chain.size();
     words.insert(words.end(), chain.begin(), chain.end());
+  }
+  // A sample the selection left out once its thread was looked up (which the folding
+  // thread's Session must do too: it names a thread never seen).
+  void AddNotSelected(const Sample& s) {
+    Item& item = items.emplace_back();
+    item.type = kRecordSample;
+    item.not_selected = true;
+    item.sample.pid = s.pid;
+    item.sample.tid = s.tid;
   }
   // A sample parsed, its spans into the mapped file (which stays mapped until it is folded).
   void AddWhole(const Sample& s) {
@@ -407,7 +417,7 @@ class Collapser {
  public:
   // Compiles the filters first, so a bad pattern fails before any input is read.
   Collapser(const CollapseOptions& options, CollapseReport* report)
-      : opt_(options), report_(report), filter_(options.filter) {
+      : opt_(options), report_(report), filter_(options.filter), select_(options.select) {
     threads_ = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     event_filter_ = options.perf.event_filter;
   }
@@ -430,9 +440,11 @@ class Collapser {
         throw Error(source.name(),
                     "binary data, not `perf script` text or folded stacks");
       case InputFormat::kFolded:
+        RefuseSelection(source, "folded stacks");
         AddFolded(source);
         return;
       case InputFormat::kPerfScript:
+        RefuseSelection(source, "`perf script` text");
         AddPerfScript(source);
         return;
     }
@@ -526,6 +538,8 @@ class Collapser {
   void AddPerfData(ByteSource& source) {
     StackTree& tree = Tree(1, source.name());
     PerfDataReader reader(source);
+    SampleSelection select = select_;
+    select.Bind(reader);  // (--time's percentages are of this recording)
     SampleKeys keys;
     // Two stages on two threads for a file big enough to gain from them (starting the
     // second Session and thread costs about a millisecond). The reading thread starts first:
@@ -618,7 +632,12 @@ class Collapser {
                 } else {
                   Sample s;
                   if (!reader.ParseSample(r, &s)) return;
-                  if (!unwind_here && r.stable) {
+                  // The selection, as perf tests it: time and CPU before the thread.
+                  if (!select.KeepsTimeAndCpu(s)) return;
+                  if (select.filters_threads() &&
+                      !select.KeepsThread(s, reading.Comm(s.pid, s.tid))) {
+                    batch.AddNotSelected(s);
+                  } else if (!unwind_here && r.stable) {
                     unwind_run();
                     // Asking a thread's comm names a thread never named ":TID", which
                     // changes what a later COMM or FORK does (as in perf): both Sessions ask
@@ -690,7 +709,9 @@ class Collapser {
           Sample s;
           if (r.type != kRecordSample) {
             session.OnRecord(reader, r);
-          } else if (reader.ParseSample(r, &s)) {
+          } else if (reader.ParseSample(r, &s) && select.KeepsTimeAndCpu(s) &&
+                     (!select.filters_threads() ||
+                      select.KeepsThread(s, session.Comm(s.pid, s.tid)))) {
             // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part).
             fold_sample(s, session.Callchain(s, &chain_scratch), s.callchain.empty());
           }
@@ -732,6 +753,10 @@ class Collapser {
               r.body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(words.data()),
                                                 item.bytes);
               session.OnRecord(reader, r);
+              continue;
+            }
+            if (item.not_selected) {
+              session.Comm(item.sample.pid, item.sample.tid);
               continue;
             }
             Sample s = item.sample;
@@ -881,9 +906,18 @@ class Collapser {
     report_->samples += samples;
   }
 
+  // A text input cannot be selected from: its samples do not carry what the selection reads.
+  void RefuseSelection(const ByteSource& source, const char* what) const {
+    if (select_.empty()) return;
+    throw UsageError(source.name() + ": is " + what + "; --comms, --pids, --tids, --cpu " +
+                     "and --time select samples of recordings (perf.data, pf-record " +
+                     "streams): give them to perf script or pf-script instead");
+  }
+
   const CollapseOptions& opt_;
   CollapseReport* report_;
   StackFilter filter_;
+  SampleSelection select_;
   unsigned threads_;
   std::string event_filter_;
   std::optional<StackTree> tree_;

@@ -9,6 +9,7 @@
 #include "formats/perf_script.h"
 #include "io/input.h"
 #include "io/output.h"
+#include "pfstream/sample_selection.h"
 #include "stacks/stack_filter.h"
 #include "symbolize/symbolizer.h"
 
@@ -17,6 +18,9 @@ namespace pf {
 struct CollapseOptions {
   PerfScriptOptions perf;
   StackFilterOptions filter;
+  /// Which samples of a recording are folded (perf script's --comms, --pid, --tid, --cpu,
+  /// --time); text inputs cannot be selected from (CollapseFiles refuses them then).
+  SelectionOptions select;
   unsigned threads = 0;         // parsing threads; 0: one per CPU
   // A perf.data file this large or larger is read and unwound on one thread while another
   // names and folds its samples (when threads allow two); a smaller one is folded on one.

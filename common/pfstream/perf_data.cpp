@@ -246,6 +246,11 @@ void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) 
       }
       break;
     }
+    case 21:  // SAMPLE_TIME: the first and the last sample's time
+      if (!c.U64(&first_sample_time_) || !c.U64(&last_sample_time_)) {
+        first_sample_time_ = last_sample_time_ = 0;
+      }
+      break;
     case 12: {  // EVENT_DESC: names for the events
       uint32_t nr, attr_size;
       if (!c.U32(&nr) || !c.U32(&attr_size)) break;

@@ -130,6 +130,10 @@ class PerfDataReader {
   const std::string& hostname() const { return hostname_; }
   const std::string& os_release() const { return os_release_; }
   const std::string& cmdline() const { return cmdline_; }
+  /// The SAMPLE_TIME feature (perf record writes it to files): the first and last sample's
+  /// time; both 0 when the recording does not say.
+  uint64_t first_sample_time() const { return first_sample_time_; }
+  uint64_t last_sample_time() const { return last_sample_time_; }
   /// Build-ids announced by the recorder (HEADER_BUILD_ID records, BUILD_ID feature).
   struct BuildId {
     uint32_t pid;
@@ -182,6 +186,7 @@ class PerfDataReader {
   size_t released_ = 0;    // bytes of all_ given back (ReleaseBefore)
   std::vector<EventAttr> attrs_;
   std::string hostname_, os_release_, cmdline_;
+  uint64_t first_sample_time_ = 0, last_sample_time_ = 0;
   std::vector<BuildId> build_ids_;
   EmbeddedSymbols embedded_;
   bool prescanned_ = false;

@@ -15,10 +15,34 @@ namespace pf {
 
 namespace {
 
+// perf script's --max-stack default: the kernel's perf_event_max_stack default.
+constexpr size_t kDefaultMaxStack = 127;
+
 constexpr uint64_t kSampleTid = 1 << 1, kSampleTime = 1 << 2, kSampleCpu = 1 << 7,
                    kSamplePeriod = 1 << 8, kSampleCallchain = 1 << 5;
 
-void Set(ScriptFields* f, const std::string& name, bool on) {
+// The fields perf script 6.1 knows (its -F usage) that pf does not print.
+constexpr const char* kPerfOnlyFields[] = {
+    "trace", "addr", "iregs", "uregs", "brstack", "brstacksym", "flags", "data_src", "weight",
+    "bpf-output", "brstackinsn", "brstackinsnlen", "brstackoff", "callindent", "insn",
+    "insnlen", "synth", "phys_addr", "metric", "misc", "srccode", "ipc", "tod",
+    "data_page_size", "code_page_size", "ins_lat"};
+
+// perf's name for an event type in its messages (builtin-script.c's event_type).
+const char* EventTypeName(uint32_t type) {
+  switch (type) {
+    case 0: return "hardware";
+    case 1: return "software";
+    case 2: return "tracepoint";
+    case 3: return "hardware-cache";
+    default: return "unknown";
+  }
+}
+
+// Sets a field pf prints; false for a field perf knows and pf does not print (with the
+// warning perf would give, or says pf does not print it). Throws on a name perf does not know.
+bool Set(ScriptFields* f, const std::string& name, bool on, uint32_t event_type,
+         std::string* warning) {
   if (name == "comm") f->comm = on;
   else if (name == "pid") f->pid = on;
   else if (name == "tid") f->tid = on;
@@ -31,8 +55,21 @@ void Set(ScriptFields* f, const std::string& name, bool on) {
   else if (name == "symoff") f->symoff = on;
   else if (name == "dso") f->dso = on;
   else if (name == "srcline") f->srcline = on;
-  else throw UsageError("-F: unknown field '" + name + "' (comm, pid, tid, cpu, time, period, "
-                        "event, ip, sym, symoff, dso, srcline)");
+  else {
+    for (const char* known : kPerfOnlyFields) {
+      if (name != known) continue;
+      // As perf: trace (tracepoints' fields) and bpf-output do not apply to every event type.
+      bool invalid = (name == "trace" && event_type != 2) ||
+                     (name == "bpf-output" && event_type != 1 && event_type != 2);
+      *warning = "'" + name + (invalid ? std::string("' not valid for ") +
+                                             EventTypeName(event_type) + " events. Ignoring."
+                                       : "' is not printed by pf-script. Ignoring.");
+      return false;
+    }
+    throw UsageError("-F: unknown field '" + name + "' (pf-script prints comm, pid, tid, cpu, "
+                     "time, period, event, ip, sym, symoff, dso, srcline)");
+  }
+  return true;
 }
 
 }  // namespace
@@ -79,6 +116,37 @@ void AppendHex(std::string* out, uint64_t v, size_t width) {
   out->append(buf + sizeof buf - n, n);
 }
 
+// "%12s: " of SECONDS.MICROSECONDS, or with --ns "%5lu.%09llu: " (perf's two formats).
+void AppendTime(std::string* out, uint64_t time, bool ns) {
+  if (ns) {
+    AppendDecimal(out, time / 1000000000, 5);
+    *out += '.';
+    AppendDecimal(out, time % 1000000000, 9, '0');
+    out->append(": ");
+    return;
+  }
+  char t[32];  // at most 20 + 1 + 6 characters
+  size_t n = 0;
+  do {
+    t[31 - n++] = static_cast<char>('0' + (time / 1000) % 10);
+    time /= 10;
+  } while (n < 6);
+  t[31 - n++] = '.';
+  time /= 1000;  // the seconds (time was divided by 10 six times: 10^6 ns, then 10^3)
+  do {
+    t[31 - n++] = static_cast<char>('0' + time % 10);
+    time /= 10;
+  } while (time != 0);
+  if (n < 12) out->append(12 - n, ' ');
+  out->append(t + 32 - n, n);
+  out->append(": ");
+}
+
+// Whether a sample is printed with its call chain (a frame a line).
+bool PrintsChain(const Sample& s, const ScriptFields& f) {
+  return (s.attr->sample_type & kSampleCallchain) && !f.hide_call_graph;
+}
+
 void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* out) {
   bool any = false;
   if (f.ip) {
@@ -111,7 +179,7 @@ void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* ou
 }  // namespace
 
 void AppendSampleHead(Session& session, const Sample& s, const ScriptFields& f, std::string* out) {
-  bool chain = s.attr->sample_type & kSampleCallchain;
+  bool chain = PrintsChain(s, f);
   if (f.comm) {
     std::string_view comm = session.Comm(s.pid, s.tid);
     if (f.ip && chain) {
@@ -135,16 +203,7 @@ void AppendSampleHead(Session& session, const Sample& s, const ScriptFields& f, 
     AppendDecimal(out, s.cpu, 3, '0');
     out->append("] ");
   }
-  if (f.time) {
-    // "%12s: " of SECONDS.MICROSECONDS
-    std::string t;
-    AppendDecimal(&t, s.time / 1000000000, 0);
-    t += '.';
-    AppendDecimal(&t, (s.time % 1000000000) / 1000, 6, '0');
-    if (t.size() < 12) out->append(12 - t.size(), ' ');
-    out->append(t);
-    out->append(": ");
-  }
+  if (f.time) AppendTime(out, s.time, f.ns);
   if (f.period) {
     AppendDecimal(out, s.period, 10);
     *out += ' ';
@@ -169,7 +228,7 @@ void AppendResolvedSample(Session& session, const Sample& s, const ScriptFields&
                           const std::vector<ResolvedFrame>& frames, std::string* out) {
   // As perf script: a sample with a call chain field is printed as a chain, even an empty
   // one (a DWARF sample whose stack copy is empty has none).
-  bool chain = s.attr->sample_type & kSampleCallchain;
+  bool chain = PrintsChain(s, f) && !f.chain_unresolved;
   AppendSampleHead(session, s, f, out);
   if (chain && (f.ip || f.sym || f.dso)) {
     *out += '\n';
@@ -190,15 +249,18 @@ void AppendResolvedSample(Session& session, const Sample& s, const ScriptFields&
   }
 }
 
-ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a) {
+ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a,
+                           std::vector<std::string>* warnings) {
   ScriptFields f;
   f.cpu = a.sample_type & kSampleCpu;
   f.period = a.sample_type & kSamplePeriod;
   f.time = a.sample_type & kSampleTime;
+  f.ns = o.ns;
+  f.hide_call_graph = o.hide_call_graph;
   bool replace = !o.fields.empty() && o.fields[0].size() > 0 && o.fields[0][0] != '+' &&
                  o.fields[0][0] != '-';
   if (replace) f = ScriptFields{false, false, false, false, false, false, false,
-                                false, false, false, false, false};
+                                false, false, false, false, false, 0, o.ns, o.hide_call_graph};
   for (std::string name : o.fields) {
     bool on = true;
     if (!name.empty() && (name[0] == '+' || name[0] == '-')) {
@@ -206,7 +268,11 @@ ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a) {
       name.erase(0, 1);
     }
     if (name.empty()) continue;
-    Set(&f, name, on);
+    std::string warning;
+    if (!Set(&f, name, on, a.type, &warning)) {
+      if (on && warnings) warnings->push_back(warning);
+      continue;
+    }
     if (on && name == "cpu" && !(a.sample_type & kSampleCpu)) {
       throw UsageError("Samples for '" + a.name +
                        "' event do not have CPU attribute set. Cannot print 'cpu' field.");
@@ -222,28 +288,89 @@ ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a) {
   return f;
 }
 
+void CheckFieldNames(const std::vector<std::string>& fields) {
+  ScriptFields f;
+  std::string warning;
+  bool changes = false, list = false;
+  for (std::string name : fields) {
+    if (!name.empty() && (name[0] == '+' || name[0] == '-')) {
+      changes = true;
+      name.erase(0, 1);
+    } else {
+      list = true;
+    }
+    if (changes && list) {
+      throw UsageError("-F: +FIELD and -FIELD change the default fields; they do not mix with "
+                       "a list of fields");
+    }
+    if (!name.empty()) Set(&f, name, true, 1, &warning);
+  }
+}
+
 namespace {
 
 class Printer {
  public:
   Printer(PerfDataReader& reader, Session& session, const ScriptOptions& o, BufferedWriter& out)
-      : reader_(reader), session_(session), o_(o), out_(out) {}
+      : reader_(reader), session_(session), o_(o), out_(out), select_(o.select) {
+    select_.Bind(reader);
+    for (const std::string& name : o.symbols) {
+      // perf's -S: a name, or an address (strtoul's base 0) that is a symbol's start or the
+      // sample's address.
+      char* end = nullptr;
+      uint64_t addr = std::strtoull(name.c_str(), &end, 0);
+      if (!name.empty() && *end == '\0') symbol_addrs_.push_back(addr);
+      symbols_.push_back(name);
+    }
+    std::sort(symbols_.begin(), symbols_.end());
+  }
 
+  // As perf's process_sample_event: the time ranges and CPUs first, then the thread (looked
+  // up, which names a thread never seen), its comm, pid and tid, and the sampled symbol.
   void Sample(const Record& r) {
     pf::Sample s;
     if (!reader_.ParseSample(r, &s)) return;
+    if (!select_.KeepsTimeAndCpu(s)) return;
+    std::string_view comm = session_.Comm(s.pid, s.tid);
+    if (!select_.KeepsThread(s, comm)) return;
+    if (!symbols_.empty() && !SymbolSelected(s)) return;
     auto it = fields_.find(s.attr);
     if (it == fields_.end()) {
-      ScriptFields f = ResolveFields(o_, *s.attr);
+      ScriptFields f = ResolveFields(o_, *s.attr, &warnings_);
       for (const EventAttr& a : reader_.attrs()) {
         f.name_width = std::max(f.name_width, static_cast<int>(a.name.size()));
       }
       it = fields_.emplace(s.attr, f).first;
     }
+    if (it->second.time) s.time = RelativeTime(s.time);
     line_.clear();
-    AppendSampleText(session_, s, session_.Callchain(s, &chain_), it->second, &frames_, &line_);
+    // perf's unwinder refuses --max-stack 0, and the sample is printed as without a chain.
+    constexpr uint64_t kStackCopy = (1 << 12) | (1 << 13);  // PERF_SAMPLE_REGS/STACK_USER
+    const bool unwind_refused = o_.max_stack == 0 &&
+                                (s.attr->sample_type & kStackCopy) == kStackCopy &&
+                                !s.regs_user.empty() && !s.stack_user.empty();
+    if (o_.hide_call_graph || unwind_refused) {
+      // As perf -G: the sampled address alone, named without its inline frames.
+      frames_.assign(1, session_.Resolve(s.pid, s.ip, Kernel(s)));
+      ScriptFields f = it->second;
+      f.chain_unresolved = unwind_refused;
+      AppendResolvedSample(session_, s, f, frames_, &line_);
+    } else {
+      std::span<const uint64_t> chain = session_.Callchain(s, &chain_);
+      if (o_.max_stack < kDefaultMaxStack) chain = LimitChain(s, chain);
+      AppendSampleText(session_, s, chain, it->second, &frames_, &line_);
+    }
     out_.Append(line_);
     ++samples_;
+  }
+
+  /// Warnings about fields asked for and not printed, each once.
+  std::vector<std::string> warnings() const {
+    std::vector<std::string> out;
+    for (const std::string& w : warnings_) {
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+    return out;
   }
 
   void Other(const Record& r) {
@@ -255,9 +382,13 @@ class Printer {
     const EventAttr* attr = reader_.AttrFor(r.body, false);
     if (!attr && !reader_.attrs().empty()) attr = &reader_.attrs()[0];
     if (!reader_.ParseSampleId(r, &id, true) || !attr) return;
+    // perf filters these records by CPU alone.
+    pf::Sample at;
+    at.cpu = id.cpu;
+    if (!select_.KeepsTimeAndCpu(at)) return;
     line_.clear();
     // The sample-id prefix, printed as for a sample of the event (perf_sample__fprintf_start).
-    ScriptFields f = ResolveFields(o_, *attr);
+    ScriptFields f = ResolveFields(o_, *attr, &warnings_);
     // As perf: the comm is that of the thread the record is about (after the record).
     uint32_t rec_pid = 0, rec_tid = 0;
     if (r.body.size() >= 16) {
@@ -266,7 +397,7 @@ class Printer {
     }
     std::string_view comm = session_.Comm(rec_pid, rec_tid);
     if (f.comm) {
-      if (f.ip && (attr->sample_type & kSampleCallchain)) {
+      if (f.ip && (attr->sample_type & kSampleCallchain) && !f.hide_call_graph) {
         line_.append(comm);
         line_ += ' ';
       } else {
@@ -281,12 +412,7 @@ class Printer {
       AppendF(&line_, "%5u ", id.tid);
     }
     if (f.cpu) AppendF(&line_, "[%03u] ", id.cpu);
-    if (f.time) {
-      char t[48];
-      std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, id.time / 1000000000,
-                    (id.time % 1000000000) / 1000);
-      AppendF(&line_, "%12s: ", t);
-    }
+    if (f.time) AppendTime(&line_, RelativeTime(id.time), f.ns);
     const uint8_t* b = r.body.data();
     size_t n = r.body.size();
     auto u32 = [&](size_t at) {
@@ -351,6 +477,58 @@ class Printer {
   uint64_t samples() const { return samples_; }
 
  private:
+  static bool Kernel(const pf::Sample& s) {
+    uint16_t mode = s.misc & 7;  // PERF_RECORD_MISC_CPUMODE_MASK: KERNEL 1, GUEST_KERNEL 4
+    return mode == 1 || mode == 4;
+  }
+
+  // --reltime: times from the first one printed (perf's initial_time).
+  uint64_t RelativeTime(uint64_t t) {
+    if (!o_.select.reltime) return t;
+    if (initial_time_ == 0) initial_time_ = t;
+    return t - initial_time_;
+  }
+
+  // perf's -S test, on the symbol of the sampled address (machine__resolve).
+  bool SymbolSelected(const pf::Sample& s) {
+    ResolvedFrame f = session_.Resolve(s.pid, s.ip, Kernel(s));
+    if (f.has_sym) {
+      if (std::binary_search(symbols_.begin(), symbols_.end(), f.sym)) return true;
+      char start[24];
+      std::snprintf(start, sizeof start, "0x%" PRIx64, s.ip - f.symoff);
+      if (std::binary_search(symbols_.begin(), symbols_.end(), std::string_view(start))) {
+        return true;
+      }
+    }
+    return f.dso != "[unknown]" &&
+           std::find(symbol_addrs_.begin(), symbol_addrs_.end(), s.ip) != symbol_addrs_.end();
+  }
+
+  // --max-stack, as perf resolves a chain: at most that many addresses of the recorded chain
+  // (context markers not counted), and as many of the frames unwound from a stack copy.
+  std::span<const uint64_t> LimitChain(const pf::Sample& s, std::span<const uint64_t> chain) {
+    const size_t max = o_.max_stack;
+    auto cut = [max](std::span<const uint64_t> part) {
+      size_t n = 0, i = 0;
+      for (; i < part.size() && n < max; ++i) n += part[i] < kContextMax;
+      return part.first(i);
+    };
+    if (chain.data() == s.callchain.data()) return cut(chain);  // as recorded
+    // Unwound: the recorded kernel part, PERF_CONTEXT_USER, the unwound frames.
+    size_t user = 0;
+    while (user < chain.size() && chain[user] != kContextUser) ++user;
+    limited_.clear();
+    std::span<const uint64_t> kernel = cut(chain.first(user));
+    limited_.assign(kernel.begin(), kernel.end());
+    if (user < chain.size()) {
+      limited_.push_back(kContextUser);
+      std::span<const uint64_t> unwound = chain.subspan(user + 1);
+      limited_.insert(limited_.end(), unwound.begin(),
+                      unwound.begin() + static_cast<std::ptrdiff_t>(std::min(max, unwound.size())));
+    }
+    return limited_;
+  }
+
   PerfDataReader& reader_;
   Session& session_;
   const ScriptOptions& o_;
@@ -360,6 +538,12 @@ class Printer {
   std::vector<uint64_t> chain_;
   std::map<const EventAttr*, ScriptFields> fields_;
   uint64_t samples_ = 0;
+  SampleSelection select_;
+  std::vector<std::string> symbols_;  // sorted
+  std::vector<uint64_t> symbol_addrs_;
+  std::vector<uint64_t> limited_;
+  uint64_t initial_time_ = 0;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace
@@ -457,7 +641,7 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
 }
 
 uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptions& o,
-                     BufferedWriter& out) {
+                     BufferedWriter& out, std::vector<std::string>* warnings) {
   Printer printer(reader, session, o, out);
   ReplayOrdered(reader, [&](const Record& r) {
     if (r.type == kRecordSample) {
@@ -466,6 +650,7 @@ uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptio
       printer.Other(r);
     }
   });
+  if (warnings) *warnings = printer.warnings();
   return printer.samples();
 }
 
@@ -475,6 +660,7 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   PerfDataReader reader(*src);
   Symbolizer::Options so;
   so.symfs = o.symfs;
+  so.demangle = o.demangle;
   // Kept, not destroyed, when the process ends after this (base/teardown.h).
   auto symbolizer_owner = std::make_unique<Symbolizer>(so);
   Symbolizer& symbolizer = *symbolizer_owner;
@@ -504,12 +690,14 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
     h += "# ========\n#\n";
     out.Append(h);
   }
-  uint64_t n = WriteScript(reader, session, o, out);
+  std::vector<std::string> warnings;
+  uint64_t n = WriteScript(reader, session, o, out, &warnings);
   out.Flush();
   sink.Commit();
   if (report) {
     report->truncated = reader.truncated();
     report->skipped = SkippedRecordsWarning(path, reader);
+    report->warnings = std::move(warnings);
   }
   session.StopPrefetch();
   KeepUntilExit(std::move(session_owner), std::move(symbolizer_owner));

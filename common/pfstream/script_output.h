@@ -11,6 +11,7 @@
 
 #include "io/output.h"
 #include "pfstream/perf_data.h"
+#include "pfstream/sample_selection.h"
 #include "pfstream/session.h"
 
 namespace pf {
@@ -24,6 +25,17 @@ struct ScriptOptions {
   bool header = false;
   UnwindMethod unwind_method = UnwindMethod::kTable;
   bool inline_frames = true;  // --no-inline clears it
+  /// perf script's filters: --comms, --pid, --tid, --cpu, --time (and --reltime).
+  SelectionOptions select;
+  /// -S: only samples whose symbol (of the sampled address) is one of these, or whose
+  /// symbol starts or whose address is at one of the hex addresses among them.
+  std::vector<std::string> symbols;
+  /// --max-stack: frames of a call chain resolved at most (perf's default: the kernel's
+  /// perf_event_max_stack, 127), separately for the recorded and the unwound part.
+  size_t max_stack = 127;
+  bool ns = false;               // --ns: times in nanoseconds
+  bool demangle = true;          // --no-demangle clears it
+  bool hide_call_graph = false;  // -G: the sample's own symbol on its line, no call chain
 };
 
 /// Which fields to print, resolved against the recording (perf drops fields the samples do
@@ -32,11 +44,22 @@ struct ScriptFields {
   bool comm = true, pid = false, tid = true, cpu = false, time = true, period = true,
        event = true, ip = true, sym = true, symoff = true, dso = true, srcline = false;
   int name_width = 0;  // event names are right-aligned to the longest one (perf)
+  bool ns = false;     // the time to the nanosecond (--ns)
+  bool hide_call_graph = false;  // -G: printed as a sample without a call chain
+  // The chain could not be resolved (perf --max-stack 0 on a stack copy): the comm as with a
+  // chain, the sample's own frame on its line.
+  bool chain_unresolved = false;
 };
 
+/// Checks -F's names before a recording is read: throws pf::UsageError on a name perf does not
+/// know either, or on +FIELD/-FIELD mixed with a plain list.
+void CheckFieldNames(const std::vector<std::string>& fields);
+
 /// Resolves the options' fields for `attr`; throws pf::UsageError (perf's message) when an
-/// explicit field is not in the samples.
-ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr);
+/// explicit field is not in the samples. A field perf knows and pf does not print is left
+/// out, with perf's kind of warning added to *warnings.
+ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr,
+                           std::vector<std::string>* warnings = nullptr);
 
 /// Appends the perf script text of one sample: its header line, then (with a callchain) a
 /// line per frame and a blank line. `chain` is the sample's Session::Callchain (unwound once
@@ -64,6 +87,7 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
 struct ScriptReport {
   bool truncated = false;  ///< the recording was cut short
   std::string skipped;     ///< SkippedRecordsWarning, "" when no record was skipped
+  std::vector<std::string> warnings;  ///< fields -F asked for that are not printed
 };
 /// pf-script's entry point: reads the recording at `path` ("-" = stdin), writes its text.
 /// Returns the number of samples; fills *report when given.
@@ -73,6 +97,6 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& options, ByteSi
 /// Replays `reader` through `session` and writes perf script text to `out`.
 /// Returns the number of samples printed.
 uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptions& options,
-                     BufferedWriter& out);
+                     BufferedWriter& out, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace pf

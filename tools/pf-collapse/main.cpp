@@ -44,7 +44,18 @@ int main(int argc, char** argv) {
        "remove frames whose name matches RE, their weight going to the caller; repeatable");
   tool.AddGroup("Recordings (perf.data, pf-record streams)").add_options()
       ("no-inline", "do not add the functions inlined at unwound frames (as perf script "
-       "--no-inline)");
+       "--no-inline)")
+      ("comms", po::value<std::vector<std::string>>()->value_name("COMMS"),
+       "fold only samples of threads named one of COMM[,COMM...] (perf script --comms)")
+      ("pids", po::value<std::vector<std::string>>()->value_name("PIDS"),
+       "fold only samples of these processes: PID[,PID...] (perf script --pid)")
+      ("tids", po::value<std::vector<std::string>>()->value_name("TIDS"),
+       "fold only samples of these threads: TID[,TID...] (perf script --tid)")
+      ("cpu,C", po::value<std::string>()->value_name("CPUS"),
+       "fold only samples taken on these CPUs, as in 0,2-3")
+      ("time", po::value<std::string>()->value_name("RANGES"),
+       "fold only samples in START,END (seconds), or in slices such as 10%/2 or "
+       "0%-10%,30%-40% (perf script --time)");
   tool.AddGroup("Input").add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "input format: auto (default), perf-script or folded")
@@ -80,6 +91,21 @@ int main(int argc, char** argv) {
       throw pf::UsageError("--format must be auto, perf-script or folded, not '" + opt.format + "'");
     }
     opt.threads = vm.count("threads") ? vm["threads"].as<unsigned>() : 0;
+    auto list = [&](const char* name) {
+      std::string joined;
+      if (!vm.count(name)) return joined;
+      for (const std::string& v : pf::cli::SplitList(vm[name].as<std::vector<std::string>>())) {
+        joined += (joined.empty() ? "" : ",") + v;
+      }
+      return joined;
+    };
+    opt.select.comms = list("comms");
+    opt.select.pids = list("pids");
+    opt.select.pid_option = "--pids";
+    opt.select.tid_option = "--tids";
+    opt.select.tids = list("tids");
+    if (vm.count("cpu")) opt.select.cpus = vm["cpu"].as<std::string>();
+    if (vm.count("time")) opt.select.time = vm["time"].as<std::string>();
 
     pf::CollapseReport report;
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);

@@ -1,4 +1,6 @@
 // pf-script: print a recording (pf-record stream or perf.data) as `perf script` text.
+#include <charconv>
+
 #include "base/error.h"
 #include "cli/cli.h"
 #include "pfstream/script_output.h"
@@ -27,7 +29,27 @@ int main(int argc, char** argv) {
       ("header", "print the recording's header first")
       ("symfs", po::value<std::string>()->value_name("DIR"),
        "look for binaries and debug files under DIR (copied from the recording machine)")
-      ("input,i", po::value<std::string>()->value_name("FILE"), "the recording (as perf's -i)");
+      ("input,i", po::value<std::string>()->value_name("FILE"), "the recording (as perf's -i)")
+      ("ns", "print times to the nanosecond")
+      ("reltime", "print times from the first sample's (and read --time so)")
+      ("hide-call-graph,G", "print each sample's own symbol on its line, without the call chain")
+      ("max-stack", po::value<std::string>()->value_name("N"),
+       "resolve at most N frames of each call chain (default 127, perf's)")
+      ("no-demangle", "print C++ and Rust symbols as they are in the binary");
+  tool.AddGroup("Selection (as perf script)").add_options()
+      ("comms,c", po::value<std::vector<std::string>>()->value_name("COMMS"),
+       "only samples of threads named one of COMM[,COMM...]")
+      ("pid", po::value<std::vector<std::string>>()->value_name("PIDS"),
+       "only samples of these processes: PID[,PID...]")
+      ("tid", po::value<std::vector<std::string>>()->value_name("TIDS"),
+       "only samples of these threads: TID[,TID...]")
+      ("cpu,C", po::value<std::string>()->value_name("CPUS"),
+       "only samples taken on these CPUs, as in 0,2-3")
+      ("time", po::value<std::string>()->value_name("RANGES"),
+       "only samples in START,END (seconds; either may be empty; ranges separated by spaces), "
+       "or in slices such as 10%/2 (the second tenth) or 0%-10%,30%-40%")
+      ("symbols,S", po::value<std::vector<std::string>>()->value_name("SYMS"),
+       "only samples in these functions: SYM[,SYM...] (or 0xADDR of a function or sample)");
   tool.AddGroup("DWARF call graphs (--call-graph dwarf recordings)").add_options()
       ("inline", "show functions inlined at each unwound frame, from DWARF (the default)")
       ("no-inline", "do not show inlined functions (faster on large programs)")
@@ -40,7 +62,37 @@ int main(int argc, char** argv) {
     pf::ScriptOptions o;
     if (vm.count("fields")) {
       o.fields = pf::cli::SplitList(vm["fields"].as<std::vector<std::string>>());
+      pf::CheckFieldNames(o.fields);
     }
+    auto list = [&](const char* name) {
+      std::string joined;
+      if (!vm.count(name)) return joined;
+      for (const std::string& v : pf::cli::SplitList(vm[name].as<std::vector<std::string>>())) {
+        joined += (joined.empty() ? "" : ",") + v;
+      }
+      return joined;
+    };
+    o.select.comms = list("comms");
+    o.select.pids = list("pid");
+    o.select.tids = list("tid");
+    if (vm.count("cpu")) o.select.cpus = vm["cpu"].as<std::string>();
+    if (vm.count("time")) o.select.time = vm["time"].as<std::string>();
+    o.select.reltime = vm.count("reltime");
+    pf::SampleSelection check(o.select);  // a bad list fails before the recording is read
+    if (vm.count("symbols")) {
+      o.symbols = pf::cli::SplitList(vm["symbols"].as<std::vector<std::string>>());
+    }
+    if (vm.count("max-stack")) {
+      // Digits only: Boost reads "-1" as an unsigned 4294967295; perf refuses it.
+      const std::string& n = vm["max-stack"].as<std::string>();
+      auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), o.max_stack);
+      if (n.empty() || ec != std::errc() || end != n.data() + n.size()) {
+        throw pf::UsageError("--max-stack expects a number of frames, not '" + n + "'");
+      }
+    }
+    o.ns = vm.count("ns");
+    o.demangle = !vm.count("no-demangle");
+    o.hide_call_graph = vm.count("hide-call-graph");
     o.show_mmap_events = vm.count("show-mmap-events");
     o.show_task_events = vm.count("show-task-events");
     o.header = vm.count("header");
@@ -70,5 +122,6 @@ int main(int argc, char** argv) {
       tool.Warn(path + ": the recording ends early (cut short?); printed what is whole");
     }
     if (!report.skipped.empty()) tool.Warn(report.skipped);
+    for (const std::string& w : report.warnings) tool.Warn(w);
   });
 }
