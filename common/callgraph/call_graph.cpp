@@ -61,8 +61,6 @@ bool AnyMatch(const Patterns& patterns, std::string_view s) {
   return false;
 }
 
-uint64_t AddSat(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
-
 /// Rebuilds and filters the stacks of a tree; hands out root-first frame ids.
 class PathWalker {
  public:
@@ -230,9 +228,10 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
+// A part of the whole: never above 100%.
 std::string Percent(uint64_t part, uint64_t total) {
-  return Fixed(total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0, 2) +
-         "%";
+  double p = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
+  return Fixed(std::min(p, 100.0), 2) + "%";
 }
 
 /// Length of the UTF-8 sequence at s[i], or 0 when it is invalid.
@@ -296,10 +295,12 @@ std::string NodeLabel(const CallGraph& g, const CallGraph::Node& n, const CallGr
   for (const std::string& m : o.node_labels.empty() ? kDefault : o.node_labels) {
     if (m == "total-time-percentage") label += "\n" + Percent(n.total, g.total);
     if (m == "self-time-percentage") label += "\n(" + Percent(n.self, g.total) + ")";
-    if (m == "total-time") label += "\n" + std::to_string(n.total);
-    if (m == "self-time") label += "\n(" + std::to_string(n.self) + ")";
+    if (m == "total-time") label += "\n" + FormatWeight(n.total, g.decimals);
+    if (m == "self-time") label += "\n(" + FormatWeight(n.self, g.decimals) + ")";
   }
-  if (o.show_samples) label += "\n" + std::to_string(n.total) + " (" + std::to_string(n.self) + ")";
+  if (o.show_samples) {
+    label += "\n" + FormatWeight(n.total, g.decimals) + " (" + FormatWeight(n.self, g.decimals) + ")";
+  }
   return label;
 }
 
@@ -417,7 +418,10 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
     if (w == 0) continue;
     // A sample with no frame but its process has no call chain: gprof2dot skips it.
     if (o.skip_process && tree.parent(n) == StackTree::kRoot) continue;
-    g.total = AddSat(g.total, w);
+    if (__builtin_add_overflow(g.total, w, &g.total)) {
+      g.total = UINT64_MAX;
+      ++g.saturated;
+    }
     if (!walker.Path(n, &path)) continue;
     g.kept_weight = AddSat(g.kept_weight, w);
     for (uint32_t& frame : path) {
@@ -441,6 +445,9 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
     for (uint64_t p : pairs) direct[p] = AddSat(direct[p], w);
   }
+  g.saturated += tree.saturated();
+  g.decimals = tree.decimals();
+  g.unit = tree.unit();
   g.all_nodes = names.size();
   g.all_edges = direct.size();
 
@@ -566,9 +573,15 @@ void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out
   size_t residual = 0;
   for (const auto& e : g.edges) residual += e.residual;
   std::string legend = "pf-dot: exact totals (callstacks)\n";
-  legend += "total weight " + std::to_string(g.total);
+  // Integer sample counts as they always were; other units and decimals say what they are.
+  const bool plain = g.decimals == 0 && (g.unit == WeightUnit::kUnspecified ||
+                                         g.unit == WeightUnit::kSamples);
+  auto weight = [&](uint64_t v) {
+    return plain ? std::to_string(v) : HumanWeight(v, g.decimals, g.unit);
+  };
+  legend += "total weight " + weight(g.total);
   if (g.kept_weight != g.total)
-    legend += "; filters kept " + std::to_string(g.kept_weight) + " (" +
+    legend += "; filters kept " + weight(g.kept_weight) + " (" +
               Percent(g.kept_weight, g.total) + ")";
   legend += "\nshowing " + std::to_string(g.nodes.size()) + " of " + std::to_string(g.all_nodes) +
             " nodes (total >= " + Fixed(o.node_thres, 2) + "%" +
@@ -610,7 +623,7 @@ void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out
     double pen = std::max(w * theme.max_pen, theme.min_pen);
     double fontsize = std::max(w * w * theme.max_font, theme.min_font);
     std::string label = Percent(e.weight, g.total);
-    if (o.show_samples) label += "\n" + std::to_string(e.weight);
+    if (o.show_samples) label += "\n" + FormatWeight(e.weight, g.decimals);
     out.Append("\t" + g.nodes[e.from].id + " -> " + g.nodes[e.to].id + " [arrowsize=\"" +
                Fixed(0.5 * std::sqrt(pen), 2) + "\", color=\"" + color + "\", fontcolor=\"" +
                color + "\", fontsize=\"" + Fixed(fontsize, 2) + "\", label=" + DotQuote(label) +

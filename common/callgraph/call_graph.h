@@ -72,6 +72,9 @@ struct CallGraph {
   size_t all_edges = 0;      ///< caller->callee pairs before pruning
   size_t dropped_nodes = 0;
   size_t dropped_edges = 0;  ///< direct pairs not drawn as a solid edge
+  uint64_t saturated = 0;    ///< sums that reached UINT64_MAX and stopped there
+  int decimals = 0;          ///< weights are fixed-point with this many decimals
+  WeightUnit unit = WeightUnit::kUnspecified;
 };
 
 /// Builds the call graph of `tree` (one count column). Throws pf::UsageError for a bad

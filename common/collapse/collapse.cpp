@@ -163,6 +163,7 @@ class RecordFold {
   void Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,
             bool fresh) {
     uint64_t weight = opt_.weight_samples || s.period == 0 ? 1 : s.period;
+    if (folder_.tree().unit() == WeightUnit::kUnspecified) folder_.tree().set_unit(UnitOf(s));
     // A sample folded as an earlier one was: its weight on the same leaf.
     auto fold_as = [&](NodeId leaf, bool filtered) {
       if (leaf != PerfScriptFolder::kNoLeaf) {
@@ -236,6 +237,18 @@ class RecordFold {
 
   PerfScriptFolder& folder() { return folder_; }
   uint64_t samples() const { return samples_; }
+
+  /// What a sample's weight counts: its period, which is nanoseconds for the cpu-clock and
+  /// task-clock events and events for the others, or 1 (--weight=samples, or no period).
+  WeightUnit UnitOf(const Sample& s) const {
+    constexpr uint32_t kTypeSoftware = 1;              // PERF_TYPE_SOFTWARE
+    constexpr uint64_t kCpuClock = 0, kTaskClock = 1;  // PERF_COUNT_SW_CPU_CLOCK, _TASK_CLOCK
+    if (opt_.weight_samples || s.period == 0) return WeightUnit::kSamples;
+    if (s.attr->type == kTypeSoftware && (s.attr->config == kCpuClock || s.attr->config == kTaskClock)) {
+      return WeightUnit::kNanoseconds;
+    }
+    return WeightUnit::kEvents;
+  }
   /// Samples of other events, folded as an earlier sample of their key (not counted by the
   /// folder).
   uint64_t filtered_hits() const { return filtered_hits_; }
@@ -512,10 +525,10 @@ class Collapser {
     if (reader.malformed().count) {
       report_->warnings.push_back(SkippedMessage(reader.malformed(), " (not `stack count`)"));
     }
-    if (reader.fractional_lines()) {
+    if (reader.cut_fractions()) {
       report_->warnings.push_back(source.name() + ": " +
-                                  Plural(reader.fractional_lines(), "count", "counts") +
-                                  " had a fractional part, dropped");
+                                  Plural(reader.cut_fractions(), "count", "counts") + " had more than " +
+                                  std::to_string(kMaxDecimals) + " decimals; the rest was dropped");
     }
     report_->folded_lines += reader.stacks_read();
     for (const std::string& c : reader.pf_comments()) report_->pf_comments.push_back(c);
@@ -941,6 +954,7 @@ StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, CollapseReport* report) {
   StackTree tree = CollapseFilesToTree(inputs, options, report);
+  if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));
   BufferedWriter w(out);
   WriteFolded(tree, w);
   w.Flush();
@@ -952,6 +966,7 @@ void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
   Collapser c(options, report);
   for (auto& s : sources) c.Add(*s);
   StackTree tree = c.TakeTree();
+  if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));
   BufferedWriter w(out);
   WriteFolded(tree, w);
   w.Flush();

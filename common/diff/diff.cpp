@@ -38,8 +38,11 @@ std::string StripHex(std::string_view s) {
   return out;
 }
 
-// Adds every stack of `in` to column `col` of `out` (renaming frames when asked).
+// Adds every stack of `in` to column `col` of `out` (renaming frames when asked); `out` has
+// at least as many decimals as `in`.
 void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
+  const uint64_t scale = Pow10(out->decimals() - in.decimals());
+  out->NoteSaturated(in.saturated());
   std::vector<StrId> map(in.names().size());
   std::vector<bool> mapped(in.names().size(), false);
   std::vector<NodeId> path;
@@ -59,7 +62,7 @@ void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
       }
       frames.push_back(map[f]);
     }
-    out->AddSelf(out->AddStack(frames, 0, col), w, col);
+    out->AddSelf(out->AddStack(frames, 0, col), MulSat(w, scale), col);
   }
 }
 
@@ -168,10 +171,14 @@ bool MergeSortedFolded(const std::string& before, const std::string& after, cons
   return true;
 }
 
-std::string Commas(uint64_t v) { return WithThousands(std::to_string(v)); }
-std::string Signed(int64_t v) {
-  std::string s = WithThousands(std::to_string(v < 0 ? -v : v));
-  return (v < 0 ? "-" : "+") + s;
+// A weight in a report cell: "1,234" or "1,234.5" (the header names the unit), or a time
+// ("12.3 ms") when the weights are nanoseconds.
+std::string Cell(uint64_t v, int decimals, WeightUnit unit) {
+  if (unit == WeightUnit::kNanoseconds) return HumanWeight(v, decimals, unit);
+  std::string s = FormatWeight(v, decimals);
+  size_t dot = s.find('.');
+  if (dot == std::string::npos) return WithThousands(s);
+  return WithThousands(s.substr(0, dot)) + s.substr(dot);
 }
 
 // Per function: total (samples whose stack contains it, once each) and self, per column.
@@ -181,46 +188,60 @@ struct Sums {
 };
 
 void WriteReport(const StackTree& t, const std::string& before, const std::string& after,
-                 const DiffOptions& o, BufferedWriter& w) {
+                 const DiffOptions& o, BufferedWriter& w, std::vector<std::string>* warnings) {
   std::unordered_map<uint32_t, Sums> sums;
-  std::vector<NodeId> path;
-  std::vector<uint32_t> seen;
+  // seen_in[f] == n: frame f was counted for the stack ending at n (recursion counts once);
+  // one look-up per frame keeps a deep stack linear.
+  std::vector<NodeId> seen_in(t.names().size(), StackTree::kRoot);
+  uint64_t saturated = 0;
+  auto add = [&](uint64_t& sum, uint64_t v) {
+    if (__builtin_add_overflow(sum, v, &sum)) {
+      sum = UINT64_MAX;
+      ++saturated;
+    }
+  };
   for (NodeId n = 1; n < t.size(); ++n) {
     if (!t.has_self(n)) continue;
-    path.clear();
-    for (NodeId p = n; p != StackTree::kRoot; p = t.parent(p)) path.push_back(p);
-    seen.clear();
-    for (NodeId p : path) {
+    for (NodeId p = n; p != StackTree::kRoot; p = t.parent(p)) {
       uint32_t f = t.frame(p).value;
-      if (std::find(seen.begin(), seen.end(), f) != seen.end()) continue;  // recursion: once
-      seen.push_back(f);
-      for (int c = 0; c < 2; ++c) sums[f].total[c] += t.self(n, c);
+      if (seen_in[f] == n) continue;
+      seen_in[f] = n;
+      Sums& s = sums[f];
+      for (int c = 0; c < 2; ++c) add(s.total[c], t.self(n, c));
     }
-    for (int c = 0; c < 2; ++c) sums[t.frame(n).value].self[c] += t.self(n, c);
+    for (int c = 0; c < 2; ++c) add(sums[t.frame(n).value].self[c], t.self(n, c));
   }
   uint64_t all[2] = {t.Total(0), t.Total(1)};
+  saturated += t.saturated();
+  if (saturated && warnings) {
+    warnings->push_back(SaturationWarning(saturated));
+  }
+  const int dec = t.decimals();
+  const WeightUnit unit = t.unit();
+  // A change is kept as a sign and a magnitude: |after - before| always fits 64 bits.
   struct Row {
     std::string_view name;
     Sums s;
-    int64_t change;
+    bool shrank;
+    uint64_t change;
   };
   std::vector<Row> rows;
   const double floor_count = o.threshold / 100 * static_cast<double>(std::max(all[0], all[1]));
   for (const auto& [f, s] : sums) {
-    int64_t change = static_cast<int64_t>(s.total[1]) - static_cast<int64_t>(s.total[0]);
-    if (change == 0 || std::abs(static_cast<double>(change)) < floor_count) continue;
-    rows.push_back({t.names().Name(StrId{f}), s, change});
+    bool shrank = s.total[1] < s.total[0];
+    uint64_t change = shrank ? s.total[0] - s.total[1] : s.total[1] - s.total[0];
+    if (change == 0 || static_cast<double>(change) < floor_count) continue;
+    rows.push_back({t.names().Name(StrId{f}), s, shrank, change});
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    int64_t x = a.change < 0 ? -a.change : a.change, y = b.change < 0 ? -b.change : b.change;
-    return x != y ? x > y : a.name < b.name;
+    return a.change != b.change ? a.change > b.change : a.name < b.name;
   });
   if (o.limit && rows.size() > o.limit) rows.resize(o.limit);
   char line[512];
-  std::snprintf(line, sizeof line, "before: %s, %s samples%s\nafter:  %s, %s samples\n",
-                before.c_str(), Commas(all[0]).c_str(),
+  std::snprintf(line, sizeof line, "before: %s, %s%s\nafter:  %s, %s\n", before.c_str(),
+                HumanWeight(all[0], dec, unit).c_str(),
                 o.normalize ? " (scaled to the after total)" : "", after.c_str(),
-                Commas(all[1]).c_str());
+                HumanWeight(all[1], dec, unit).c_str());
   w.Append(line);
   std::snprintf(line, sizeof line, "functions whose total changed by at least %g%% of all, "
                 "largest change first:\n\n", o.threshold);
@@ -236,14 +257,18 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
     if (r.s.total[0] == 0) {
       std::snprintf(rel, sizeof rel, "new");
     } else {
+      double change = static_cast<double>(r.change) * (r.shrank ? -1 : 1);
       std::snprintf(rel, sizeof rel, "%+.1f%%",
-                    100.0 * static_cast<double>(r.change) / static_cast<double>(r.s.total[0]));
+                    100.0 * change / static_cast<double>(r.s.total[0]));
     }
-    auto pct = [&](uint64_t v, int c) {
-      return all[c] ? 100.0 * static_cast<double>(v) / static_cast<double>(all[c]) : 0.0;
+    auto pct = [&](uint64_t v, int c) {  // a part: never above 100%
+      return all[c] ? std::min(100.0, 100.0 * static_cast<double>(v) / static_cast<double>(all[c]))
+                    : 0.0;
     };
-    std::snprintf(line, sizeof line, "%14s %9s %14s %14s %8.2f%% %8.2f%%  ", Signed(r.change).c_str(),
-                  rel, Commas(r.s.total[0]).c_str(), Commas(r.s.total[1]).c_str(),
+    std::string change(1, r.shrank ? '-' : '+');
+    change += Cell(r.change, dec, unit);
+    std::snprintf(line, sizeof line, "%14s %9s %14s %14s %8.2f%% %8.2f%%  ", change.c_str(),
+                  rel, Cell(r.s.total[0], dec, unit).c_str(), Cell(r.s.total[1], dec, unit).c_str(),
                   pct(r.s.self[0], 0), pct(r.s.self[1], 1));
     w.Append(line);
     w.Append(r.name);
@@ -263,6 +288,8 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
     throw Error("pf-diff compares two ordinary profiles, not differential ones");
   }
   StackTree t(2);
+  t.SetDecimals(std::max(b.decimals(), a.decimals()));
+  t.set_unit(CombineUnits(b.unit(), a.unit()));
   AddColumn(b, 0, o.strip_hex, &t);
   AddColumn(a, 1, o.strip_hex, &t);
   if (o.normalize) {
@@ -270,6 +297,9 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
     unsigned __int128 t0 = t.Total(0), t1 = t.Total(1);
     if (t0 && t0 != t1) {
       StackTree scaled(2);
+      scaled.SetDecimals(t.decimals());
+      scaled.set_unit(t.unit());
+      scaled.NoteSaturated(t.saturated());
       std::vector<NodeId> path;
       std::vector<StrId> frames;
       for (NodeId n = 1; n < t.size(); ++n) {
@@ -289,7 +319,7 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
   }
   BufferedWriter w(sink);
   if (o.report) {
-    WriteReport(t, before, after, o, w);
+    WriteReport(t, before, after, o, w, &report->warnings);
   } else {
     // Which is which, for pf-flamegraph's title (other readers skip '#' lines).
     w.Append(std::string(kDiffHeaderPrefix) + "before=" + before + " after=" + after + "\n");

@@ -230,7 +230,8 @@ class Painter {
     const char* kDot = " \xC2\xB7 ";  // U+00B7 MIDDLE DOT
     std::string text = "pf-flamegraph";
     text += kDot;
-    text += WithThousands(layout_.total) + " " + layout_.countname;
+    text += layout_.total_text.empty() ? WithThousands(layout_.total) + " " + layout_.countname
+                                       : layout_.total_text;
     text += kDot;
     text += "width = share of " + layout_.countname;
     if (layout_.differential) {

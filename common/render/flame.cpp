@@ -32,7 +32,7 @@ struct FlowBuilder::Node {
   uint64_t self = 0;    // weight of stacks ending here
   uint64_t pruned = 0;  // weight of children removed as too narrow
   uint64_t width = 0;   // valid once closed
-  int64_t delta = 0;
+  double delta = 0;
   bool owned = false;   // `view` points into names_, not into the caller's input
   std::vector<uint32_t> children;
 };
@@ -63,7 +63,7 @@ uint32_t FlowBuilder::NewNode(StrId name, std::string_view view, uint32_t depth)
   return n;
 }
 
-void FlowBuilder::Add(std::span<const std::string_view> frames, uint64_t weight, int64_t delta) {
+void FlowBuilder::Add(std::span<const std::string_view> frames, uint64_t weight, double delta) {
   size_t common = 0;
   while (common < frames.size() && common + 1 < open_.size() &&
          nodes_[open_[common + 1]].view == frames[common]) {
@@ -73,7 +73,7 @@ void FlowBuilder::Add(std::span<const std::string_view> frames, uint64_t weight,
 }
 
 void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail,
-                           uint64_t weight, int64_t delta) {
+                           uint64_t weight, double delta) {
   // The open frames beyond the shared ones may still continue with the tail's first frames.
   size_t common = shared;
   while (common - shared < tail.size() && common + 1 < open_.size() &&
@@ -108,17 +108,20 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
     open_.push_back(n);
   }
   Node& leaf = nodes_[open_.back()];
-  leaf.self += weight;
+  if (__builtin_add_overflow(leaf.self, weight, &leaf.self)) leaf.self = UINT64_MAX;
   leaf.delta += delta;
-  sum_ += weight;
-  int64_t a = delta < 0 ? -delta : delta;
+  if (__builtin_add_overflow(sum_, weight, &sum_)) {
+    sum_ = UINT64_MAX;
+    ++saturated_;
+  }
+  double a = std::fabs(delta);
   if (a > max_delta_) max_delta_ = a;
 }
 
 void FlowBuilder::Close(uint32_t n) {
   Node& node = nodes_[n];
-  uint64_t w = node.self + node.pruned;
-  for (uint32_t c : node.children) w += nodes_[c].width;
+  uint64_t w = AddSat(node.self, node.pruned);
+  for (uint32_t c : node.children) w = AddSat(w, nodes_[c].width);
   node.width = w;
   // Children are final now: the narrow ones can go (see the file comment in flame.h).
   if (threshold_per_total_ > 0) PruneChildren(n, threshold_per_total_ * static_cast<double>(sum_));
@@ -139,14 +142,14 @@ void FlowBuilder::PruneChildren(uint32_t n, double threshold) {
   uint64_t gone = 0;
   for (uint32_t c : ch) {
     if (static_cast<double>(nodes_[c].width) < threshold) {
-      gone += nodes_[c].width;
+      gone = AddSat(gone, nodes_[c].width);
       FreeSubtree(c);
     } else {
       ch[out++] = c;
     }
   }
   ch.resize(out);
-  nodes_[n].pruned += gone;
+  nodes_[n].pruned = AddSat(nodes_[n].pruned, gone);
 }
 
 void FlowBuilder::FreeSubtree(uint32_t n) {
@@ -168,8 +171,8 @@ void FlowBuilder::Finish(uint64_t total) {
   }
   uint32_t root = open_[0];
   Node& r = nodes_[root];
-  uint64_t w = r.self + r.pruned;
-  for (uint32_t c : r.children) w += nodes_[c].width;
+  uint64_t w = AddSat(r.self, r.pruned);
+  for (uint32_t c : r.children) w = AddSat(w, nodes_[c].width);
   r.width = w;
   // Final pruning with the real total, every level (flamegraph.pl: width < minwidth_time).
   if (threshold_per_total_ > 0) {
@@ -195,11 +198,11 @@ void FlowBuilder::Finish(uint64_t total) {
     todo.pop_back();
     const Node& node = nodes_[it.node];
     out_.push_back({node.view, node.depth, it.start, node.width, node.delta});
-    uint64_t pos = it.start + node.self;
+    uint64_t pos = AddSat(it.start, node.self);
     size_t first = todo.size();
     for (uint32_t c : node.children) {
       todo.push_back({c, flamechart_ ? nodes_[c].start : pos});
-      pos += nodes_[c].width;
+      pos = AddSat(pos, nodes_[c].width);
     }
     std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());
   }
@@ -238,10 +241,29 @@ double ThresholdPerTotal(const FlameOptions& o) {
   return usable > 0 ? o.minwidth / usable : 0;
 }
 
+// What the weights are: their decimals (stacks/weight.h), unit, and the sums of the input
+// that saturated before the flow saw them.
+struct WeightInfo {
+  int decimals = 0;
+  WeightUnit unit = WeightUnit::kUnspecified;
+  uint64_t saturated = 0;
+};
+
+WeightInfo InfoOf(const StackTree& tree) {
+  return WeightInfo{tree.decimals(), tree.unit(), tree.saturated()};
+}
+
 FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const FlameOptions& o,
-                std::vector<std::string>* warnings) {
-  (void)warnings;
+                const WeightInfo& wi, std::vector<std::string>* warnings) {
+  if (warnings && (wi.saturated || flow.saturated())) {
+    warnings->push_back(SaturationWarning(wi.saturated + flow.saturated()));
+  }
   FlameLayout L;
+  // The counts are shown as flamegraph.pl shows them ("N samples", rounded), with the
+  // profile's unit unless --countname names one; nanoseconds read as times ("12.3 ms").
+  const double unscale = 1.0 / static_cast<double>(Pow10(wi.decimals));
+  const bool as_time = o.countname.empty() && wi.unit == WeightUnit::kNanoseconds;
+  const std::string countname = o.countname.empty() ? std::string(UnitName(wi.unit)) : o.countname;
   const double xpad = 10, framepad = 1;
   const double fs = o.fontsize;
   const double ypad1 = fs * 3, ypad2 = fs * 2 + 10, ypad3 = fs * 2;
@@ -249,7 +271,7 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
   L.xpad = xpad;
   L.fontsize = fs;
   L.fonttype = o.fonttype;
-  L.countname = o.countname;
+  L.countname = countname;
   L.inverted = o.inverted;
   L.differential = differential;
   L.total = timemax;
@@ -288,7 +310,7 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
     }
   }
   TextMeasurer measure(o.fonttype, fs);
-  const double total_scaled = static_cast<double>(timemax) * o.factor;
+  const double total_scaled = static_cast<double>(timemax) * unscale * o.factor;
 
   L.frames.reserve(frames.size());
   for (const auto& f : frames) {
@@ -301,22 +323,30 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
     b.count = root ? timemax : f.width;
     b.delta = f.delta;
     double x1 = xpad + static_cast<double>(f.start) * wpt;
-    double x2 = xpad + static_cast<double>(f.start + b.count) * wpt;
+    double x2 = xpad + (static_cast<double>(f.start) + static_cast<double>(b.count)) * wpt;
     b.x = x1;
     b.w = x2 - x1;
     b.h = o.frameheight - framepad;
     b.y = o.inverted ? top + f.depth * o.frameheight
                      : L.height - ypad2 - (f.depth + 1) * o.frameheight + framepad;
     // Title: flamegraph.pl's "NAME (N samples, P%)" with thousands separators.
-    std::string samples = Fmt("%.0f", static_cast<double>(b.count) * o.factor);
-    std::string samples_txt = WithThousands(samples);
+    const double count_shown = static_cast<double>(b.count) * unscale * o.factor;
+    // (Integers print exactly: a double has 53 bits.)
+    std::string samples = wi.decimals == 0 && o.factor == 1 ? std::to_string(b.count)
+                                                            : Fmt("%.0f", count_shown);
+    std::string samples_txt =
+        as_time ? HumanWeight(static_cast<uint64_t>(std::min(count_shown, 1.8e19)), 0, wi.unit)
+                : WithThousands(samples) + " " + countname;
     if (root) {
-      b.title = "all (" + samples_txt + " " + o.countname + ", 100%)";
+      b.title = "all (" + samples_txt + ", 100%)";
+      L.total_text = samples_txt;
     } else {
-      std::string pct = Fmt("%.2f", 100 * std::strtod(samples.c_str(), nullptr) / total_scaled);
-      b.title = b.name + " (" + samples_txt + " " + o.countname + ", " + pct + "%";
+      // A part is at most the whole, whatever rounding and saturation did.
+      double part = as_time ? count_shown : std::strtod(samples.c_str(), nullptr);
+      std::string pct = Fmt("%.2f", std::min(100.0, 100 * part / total_scaled));
+      b.title = b.name + " (" + samples_txt + ", " + pct + "%";
       if (differential) {
-        double d = static_cast<double>(o.negate ? -f.delta : f.delta);
+        double d = (o.negate ? -f.delta : f.delta) * unscale * o.factor + 0.0;  // no "-0.00"
         std::string dp = Fmt("%.2f", 100 * d / total_scaled);
         if (d > 0) dp = "+" + dp;
         b.title += "; " + dp + "%";
@@ -329,7 +359,8 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
     } else if (f.name == "-") {
       b.fill = Rgb{200, 200, 200};
     } else if (differential) {
-      b.fill = ScaleColor(f.delta, flow.max_abs_delta(), o.negate);
+      b.fill = ScaleColor(f.delta * unscale, std::max(1.0, flow.max_abs_delta() * unscale),
+                          o.negate);
     } else if (use_map) {
       b.fill = pmap.Get(f.name, colorer.Color(f.name));
     } else {
@@ -350,13 +381,15 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
   return L;
 }
 
-uint64_t TimeMax(uint64_t sum, const FlameOptions& o, std::vector<std::string>* warnings) {
+uint64_t TimeMax(uint64_t sum, const FlameOptions& o, int decimals,
+                 std::vector<std::string>* warnings) {
   if (sum == 0) throw Error("no stack counts found in the input (is it folded stacks?)");
   if (o.total) {
-    if (o.total >= sum) return o.total;
-    if (warnings && static_cast<double>(o.total) / static_cast<double>(sum) > 0.02) {
+    uint64_t total = MulSat(o.total, Pow10(decimals));  // --total is in the input's units
+    if (total >= sum) return total;
+    if (warnings && static_cast<double>(total) / static_cast<double>(sum) > 0.02) {
       warnings->push_back("--total " + std::to_string(o.total) + " is less than the actual total " +
-                          std::to_string(sum) + ", so ignored");
+                          FormatWeight(sum, decimals) + ", so ignored");
     }
   }
   return sum;
@@ -366,6 +399,9 @@ uint64_t TimeMax(uint64_t sum, const FlameOptions& o, std::vector<std::string>* 
 const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTree* storage) {
   if (!o.reverse && o.base.empty()) return in;
   *storage = StackTree(in.columns());
+  storage->SetDecimals(in.decimals());
+  storage->set_unit(in.unit());
+  storage->NoteSaturated(in.saturated());
   std::vector<NodeId> path;
   std::vector<StrId> frames;
   for (NodeId n = 1; n < in.size(); ++n) {
@@ -408,7 +444,7 @@ FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
   const int wcol = tree.columns() - 1;  // width from the last column ("after")
   const bool diff = tree.columns() == 2;
   uint64_t sum = tree.Total(wcol);
-  uint64_t timemax = TimeMax(sum, o, warnings);
+  uint64_t timemax = TimeMax(sum, o, tree.decimals(), warnings);
 
   // Visit the stacks depth first with children sorted by name: frame-by-frame order.
   FlowBuilder flow(ThresholdPerTotal(o), false);
@@ -428,16 +464,16 @@ FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
     path.resize(it.depth);
     path.push_back(tree.name(it.node));
     uint64_t w = tree.self(it.node, wcol);
-    int64_t d = diff ? static_cast<int64_t>(tree.self(it.node, 1)) -
-                           static_cast<int64_t>(tree.self(it.node, 0))
-                     : 0;
+    double d = diff ? static_cast<double>(tree.self(it.node, 1)) -
+                          static_cast<double>(tree.self(it.node, 0))
+                    : 0;
     if (w || d) flow.Add(path, w, d);
     for (uint32_t i = ch.first[it.node + 1]; i-- > ch.first[it.node];) {
       todo.push_back({ch.child_index[i], it.depth + 1});
     }
   }
   flow.Finish(timemax);
-  return Lay(flow, timemax, diff, o, warnings);
+  return Lay(flow, timemax, diff, o, InfoOf(tree), warnings);
 }
 
 FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int columns,
@@ -445,6 +481,17 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
   FlowBuilder flow(ThresholdPerTotal(o), true);
   std::vector<std::string_view> frames;
   FoldedLine fl;
+  // Decimal counts: the most digits after the point any line has sets the fixed point.
+  WeightInfo wi;
+  for (std::string_view block : data) {
+    LineSplitter lines(block);
+    std::string_view line;
+    while (lines.Next(&line)) {
+      if (!IsFoldedIgnorable(line) && ParseFoldedLine(line, columns, &fl)) {
+        wi.decimals = std::max(wi.decimals, fl.decimals());
+      }
+    }
+  }
   for (std::string_view block : data) {
     LineSplitter lines(block);
     std::string_view line;
@@ -458,16 +505,16 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
         if (semi == std::string_view::npos) break;
         s.remove_prefix(semi + 1);
       }
-      uint64_t w = fl.counts[fl.ncounts - 1];
-      int64_t d = fl.ncounts == 2 ? static_cast<int64_t>(fl.counts[1]) -
-                                        static_cast<int64_t>(fl.counts[0])
-                                  : 0;
+      uint64_t w = fl.Scaled(fl.ncounts - 1, wi.decimals);
+      double d = fl.ncounts == 2 ? static_cast<double>(w) -
+                                       static_cast<double>(fl.Scaled(0, wi.decimals))
+                                 : 0;
       flow.Add(frames, w, d);
     }
   }
-  uint64_t timemax = TimeMax(flow.weight_sum(), o, warnings);
+  uint64_t timemax = TimeMax(flow.weight_sum(), o, wi.decimals, warnings);
   flow.Finish(timemax);
-  return Lay(flow, timemax, columns == 2, o, warnings);
+  return Lay(flow, timemax, columns == 2, o, wi, warnings);
 }
 
 FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
@@ -562,6 +609,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
       bad.Add(src.name(), line_no);
       continue;
     }
+    if (fl.fractional) return false;  // decimal counts: the tree keeps them exact
     // The bytes shared with the previous stack: they prove the order, and the frames they
     // hold completely need neither splitting nor comparing again.
     std::string_view cur = fl.stack;
@@ -600,9 +648,9 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
     prev = cur;
     prev_ends.swap(ends);
     uint64_t w = fl.counts[fl.ncounts - 1];
-    int64_t d = fl.ncounts == 2
-                    ? static_cast<int64_t>(fl.counts[1]) - static_cast<int64_t>(fl.counts[0])
-                    : 0;
+    double d = fl.ncounts == 2
+                   ? static_cast<double>(fl.counts[1]) - static_cast<double>(fl.counts[0])
+                   : 0;
     flow.AddAfter(shared, frames, w, d);
     if (src.releasable() && prev.data() - released > static_cast<ptrdiff_t>(kReleaseEvery)) {
       ReleaseInput(std::string_view(released, prev.data() - released));
@@ -614,10 +662,10 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
                         " skipped (not `stack count`), first at " +
                         Where(bad.first_file, bad.first_line));
   }
-  uint64_t timemax = TimeMax(flow.weight_sum(), o, warnings);
+  uint64_t timemax = TimeMax(flow.weight_sum(), o, 0, warnings);
   flow.Finish(timemax);
   o.diff_names = DiffNames(comment_lines);
-  *layout = Lay(flow, timemax, columns == 2, o, warnings);
+  *layout = Lay(flow, timemax, columns == 2, o, WeightInfo{}, warnings);
   return true;
 }
 

@@ -31,7 +31,7 @@ namespace pf {
 struct FlameOptions {
   std::string title;      // empty: "Flame Graph" ("Icicle Graph", "Flame Chart")
   std::string subtitle;
-  std::string countname = "samples";
+  std::string countname;          // empty: the profile's unit ("samples" for folded text)
   std::string nametype = "Function:";
   std::string notes;
   std::string fonttype = "Verdana";
@@ -69,11 +69,11 @@ class FlowBuilder {
 
   /// One stack, root first, with its weight (the width) and, for differential input, the
   /// change it carries (after - before).
-  void Add(std::span<const std::string_view> frames, uint64_t weight, int64_t delta);
+  void Add(std::span<const std::string_view> frames, uint64_t weight, double delta);
   /// The same when the caller knows the stack begins with the first `shared` frames of the
   /// previous one: only `tail`, the frames after them, is given.
   void AddAfter(size_t shared, std::span<const std::string_view> tail, uint64_t weight,
-                int64_t delta);
+                double delta);
   /// Closes every frame. `total`: the count that is 100% (>= the sum of weights).
   void Finish(uint64_t total);
 
@@ -81,12 +81,14 @@ class FlowBuilder {
     std::string_view name;  // with its annotation
     uint32_t depth;
     uint64_t start, width;
-    int64_t delta;
+    double delta;
   };
   /// The frames that survived, depth first (the root "all" first, name ""), after Finish.
   const std::vector<Frame>& frames() const { return out_; }
   uint64_t weight_sum() const { return sum_; }
-  int64_t max_abs_delta() const { return max_delta_; }
+  double max_abs_delta() const { return max_delta_; }
+  /// Sums that reached UINT64_MAX and stopped there.
+  uint64_t saturated() const { return saturated_; }
 
  private:
   struct Node;
@@ -103,12 +105,14 @@ class FlowBuilder {
   std::vector<uint32_t> free_;
   std::vector<uint32_t> open_;  // open_[d]: the open frame at depth d; open_[0] is the root
   uint64_t sum_ = 0;
-  int64_t max_delta_ = 1;
+  double max_delta_ = 1;
+  uint64_t saturated_ = 0;
   std::vector<Frame> out_;
 };
 
 /// Lays out a flame graph of `tree` (one or two count columns; with two, a differential
-/// graph: width from the second, colour from the change). `frameheight` etc. from options.
+/// graph: width from the second, colour from the change). `frameheight` etc. from options;
+/// counts are shown in the tree's unit unless options.countname names one.
 /// Throws pf::Error when there is nothing to draw. `warnings` collects notes for the user.
 FlameLayout BuildFlameGraph(const StackTree& tree, const FlameOptions& options,
                             std::vector<std::string>* warnings);

@@ -23,7 +23,7 @@ struct FrameBox {
   uint32_t depth = 0;    // 0 = the root frame "all"
   uint64_t start = 0;    // offset of the frame in count units (left edge)
   uint64_t count = 0;    // the frame's weight (its width in count units)
-  int64_t delta = 0;     // differential graphs: the change (after - before) it carries
+  double delta = 0;      // differential graphs: the change (after - before) it carries
   double text_width = 0; // width in pixels of the full name at the font size (measured)
   Rgb fill;
 };
@@ -41,7 +41,8 @@ struct FlameLayout {
   Rgb bg_bottom{0xee, 0xee, 0xb0};
   bool inverted = false; // icicle: the root at the top
   bool differential = false;
-  uint64_t total = 0;    // the count that is 100%
+  uint64_t total = 0;    // the count that is 100% (fixed-point: see stacks/weight.h)
+  std::string total_text;  // that count as shown, with its unit: "1,234 samples", "12.3 ms"
   std::vector<FrameBox> frames;  // in drawing order; frames[0] is the root "all"
 };
 

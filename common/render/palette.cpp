@@ -238,7 +238,7 @@ Rgb Colorer::Color(std::string_view name) {
   return Make(0, 0, 0);
 }
 
-Rgb ScaleColor(int64_t delta, int64_t max_delta, bool negate) {
+Rgb ScaleColor(double delta, double max_delta, bool negate) {
   int r = 255, g = 255, b = 255;
   double v = static_cast<double>(negate ? -delta : delta);
   double max = static_cast<double>(max_delta > 0 ? max_delta : 1);

@@ -42,7 +42,7 @@ class Colorer {
 
 /// flamegraph.pl's differential colour: white for no change, red for growth, blue for a
 /// reduction, saturated by |delta| / max_delta. `negate` swaps the hues.
-Rgb ScaleColor(int64_t delta, int64_t max_delta, bool negate);
+Rgb ScaleColor(double delta, double max_delta, bool negate);
 
 /// A consistent palette kept in a file (flamegraph.pl --cp): "name->rgb(r,g,b)" lines.
 class PaletteMap {

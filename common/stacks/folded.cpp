@@ -13,24 +13,26 @@ bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 // Parses the last "COUNT" of `s` (after trailing blanks are gone): digits with an optional
 // fraction, preceded by a blank. On success, shortens `s` to what precedes that blank.
-bool TakeCount(std::string_view* s, uint64_t* value, bool* fractional) {
+bool TakeCount(std::string_view* s, uint64_t* value, uint64_t* frac, uint8_t* frac_digits,
+               bool* cut) {
   std::string_view t = *s;
   size_t end = t.size();
   size_t p = end;
   while (p > 0 && (t[p - 1] >= '0' && t[p - 1] <= '9')) --p;
-  size_t frac_end = end;
+  *frac = 0;
+  *frac_digits = 0;
   if (p > 0 && t[p - 1] == '.') {  // "12.5" or "12."
-    frac_end = p - 1;
-    size_t q = frac_end;
+    size_t frac_end = end;
+    while (frac_end > p && t[frac_end - 1] == '0') --frac_end;  // "12.500" is "12.5"
+    size_t kept = std::min<size_t>(frac_end - p, kMaxDecimals);
+    if (kept < frac_end - p) *cut = true;
+    for (size_t i = p; i < p + kept; ++i) *frac = *frac * 10 + static_cast<uint64_t>(t[i] - '0');
+    *frac_digits = static_cast<uint8_t>(kept);
+    end = p - 1;
+    size_t q = end;
     while (q > 0 && (t[q - 1] >= '0' && t[q - 1] <= '9')) --q;
-    if (q == frac_end) return false;
-    if (p < end) *fractional = true;
-    for (size_t i = p; i < end; ++i) {
-      if (t[i] != '0') break;
-      if (i + 1 == end) *fractional = false;  // "12.000" is whole
-    }
+    if (q == end) return false;
     p = q;
-    end = frac_end;
   }
   if (p == end || p == 0 || !IsBlank(t[p - 1])) return false;
   auto r = std::from_chars(t.data() + p, t.data() + end, *value);
@@ -55,25 +57,42 @@ bool IsFoldedIgnorable(std::string_view line) {
   return true;
 }
 
+uint64_t FoldedLine::Scaled(int i, int decimals) const {
+  if (decimals == 0) return counts[i];
+  uint64_t whole = MulSat(counts[i], Pow10(decimals));
+  return AddSat(whole, fracs[i] * Pow10(decimals - frac_digits[i]));
+}
+
 bool ParseFoldedLine(std::string_view line, int want_counts, FoldedLine* out) {
   while (!line.empty() && (IsBlank(line.back()) || line.back() == '\r')) line.remove_suffix(1);
-  out->fractional = false;
-  uint64_t last = 0;
-  if (!TakeCount(&line, &last, &out->fractional)) return false;
+  out->cut = false;
+  uint64_t last = 0, last_frac = 0;
+  uint8_t last_digits = 0;
+  if (!TakeCount(&line, &last, &last_frac, &last_digits, &out->cut)) return false;
   std::string_view rest = line;
-  uint64_t first = 0;
-  bool frac2 = false;
-  if (want_counts != 1 && TakeCount(&rest, &first, &frac2) && !rest.empty()) {
+  uint64_t first = 0, first_frac = 0;
+  uint8_t first_digits = 0;
+  bool cut2 = false;
+  if (want_counts != 1 && TakeCount(&rest, &first, &first_frac, &first_digits, &cut2) &&
+      !rest.empty()) {
     out->counts[0] = first;
+    out->fracs[0] = first_frac;
+    out->frac_digits[0] = first_digits;
     out->counts[1] = last;
+    out->fracs[1] = last_frac;
+    out->frac_digits[1] = last_digits;
     out->ncounts = 2;
-    out->fractional = out->fractional || frac2;
+    out->cut = out->cut || cut2;
     line = rest;
   } else {
     if (want_counts == 2) return false;
     out->counts[0] = last;
+    out->fracs[0] = last_frac;
+    out->frac_digits[0] = last_digits;
+    out->frac_digits[1] = 0;
     out->ncounts = 1;
   }
+  out->fractional = out->frac_digits[0] || out->frac_digits[1];
   if (line.empty()) return false;
   out->stack = line;
   return true;
@@ -96,7 +115,12 @@ void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const st
       malformed_.Add(file, this_line);
       continue;
     }
-    if (fl.fractional) ++fractional_;
+    int decimals = tree_.decimals();
+    if (fl.fractional) {
+      ++fractional_;
+      if (fl.decimals() > decimals) tree_.SetDecimals(decimals = fl.decimals());
+    }
+    if (fl.cut) ++cut_;
     frames_.clear();
     std::string_view s = fl.stack;
     for (;;) {
@@ -105,8 +129,8 @@ void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const st
       if (semi == std::string_view::npos) break;
       s.remove_prefix(semi + 1);
     }
-    NodeId leaf = tree_.AddStack(frames_, fl.counts[0], 0);
-    if (fl.ncounts == 2) tree_.AddSelf(leaf, fl.counts[1], 1);
+    NodeId leaf = tree_.AddStack(frames_, fl.Scaled(0, decimals), 0);
+    if (fl.ncounts == 2) tree_.AddSelf(leaf, fl.Scaled(1, decimals), 1);
     ++stacks_;
   }
 }
@@ -177,7 +201,11 @@ void WriteFolded(const StackTree& tree, BufferedWriter& out) {
       out.Append(path);
       for (int c = 0; c < tree.columns(); ++c) {
         out.Append(' ');
-        out.AppendU64(tree.self(it.node, c));
+        if (tree.decimals() == 0) {
+          out.AppendU64(tree.self(it.node, c));
+        } else {
+          out.Append(FormatWeight(tree.self(it.node, c), tree.decimals()));
+        }
       }
       out.Append('\n');
     } else {

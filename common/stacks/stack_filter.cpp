@@ -41,6 +41,9 @@ StackFilter::~StackFilter() = default;
 
 StackTree StackFilter::Apply(const StackTree& in) const {
   StackTree out(in.columns());
+  out.SetDecimals(in.decimals());
+  out.set_unit(in.unit());
+  out.NoteSaturated(in.saturated());
   // Per-name verdict of the hide patterns: 0 unknown, 1 keep, 2 hide.
   std::vector<uint8_t> hidden(in.names().size(), 0);
   std::vector<NodeId> path_nodes;

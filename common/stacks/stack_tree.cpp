@@ -98,14 +98,36 @@ bool StackTree::has_self(NodeId n) const {
 
 uint64_t StackTree::Total(int column) const {
   uint64_t t = 0;
+  bool saturated = false;
   for (NodeId n = 0; n < size(); ++n) {
-    uint64_t w = self(n, column);
-    t = (t + w < t) ? UINT64_MAX : t + w;
+    if (__builtin_add_overflow(t, self(n, column), &t)) {
+      saturated = true;
+      break;
+    }
   }
-  return t;
+  if (!saturated) return t;
+  ++saturated_;
+  return UINT64_MAX;
+}
+
+void StackTree::SetDecimals(int d) {
+  if (d <= decimals_) return;
+  uint64_t p = Pow10(d - decimals_);
+  for (uint64_t& w : self_) {
+    if (w == 0) continue;
+    if (__builtin_mul_overflow(w, p, &w)) {
+      w = UINT64_MAX;
+      ++saturated_;
+    }
+  }
+  decimals_ = d;
 }
 
 void StackTree::Merge(const StackTree& other) {
+  SetDecimals(other.decimals_);
+  const uint64_t scale = Pow10(decimals_ - other.decimals_);
+  unit_ = size() == 1 && !has_self(kRoot) ? other.unit_ : CombineUnits(unit_, other.unit_);
+  saturated_ += other.saturated_;
   std::vector<StrId> name_map(other.names().size());
   std::vector<bool> mapped(other.names().size(), false);
   std::vector<NodeId> node_map(other.size());
@@ -120,7 +142,7 @@ void StackTree::Merge(const StackTree& other) {
   }
   for (NodeId n = 0; n < other.size(); ++n) {
     for (int c = 0; c < columns_; ++c) {
-      if (uint64_t w = other.self(n, c)) AddSelf(node_map[n], w, c);
+      if (uint64_t w = other.self(n, c)) AddSelf(node_map[n], scale == 1 ? w : MulSat(w, scale), c);
     }
   }
   for (size_t f = 0; f < other.module_.size(); ++f) {

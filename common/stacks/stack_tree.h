@@ -8,7 +8,9 @@
 // order visits parents first (Merge relies on it).
 //
 // Each node carries its self weight (the samples whose leaf it is) in one or two columns
-// (two for differential profiles). Weights are 64-bit and saturate instead of wrapping.
+// (two for differential profiles). Weights are 64-bit fixed-point numbers (stacks/weight.h:
+// `decimals` digits after the point) and saturate instead of wrapping; the tree counts the
+// sums that saturated, for the tools to say so. It also knows the weights' unit.
 
 #include <cstdint>
 #include <memory>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "base/intern.h"
+#include "stacks/weight.h"
 
 namespace pf {
 
@@ -40,7 +43,10 @@ class StackTree {
   NodeId AddStack(std::span<const StrId> root_first, uint64_t weight, int column = 0);
   void AddSelf(NodeId node, uint64_t weight, int column = 0) {
     uint64_t& w = self_[static_cast<size_t>(node) * columns_ + column];
-    w = (w + weight < w) ? UINT64_MAX : w + weight;
+    if (__builtin_add_overflow(w, weight, &w)) {
+      w = UINT64_MAX;
+      ++saturated_;
+    }
   }
 
   size_t size() const { return links_.size(); }
@@ -52,8 +58,20 @@ class StackTree {
     return self_[static_cast<size_t>(n) * columns_ + column];
   }
   bool has_self(NodeId n) const;
-  /// Sum of all self weights of a column.
+  /// Sum of all self weights of a column (saturating; counted in saturated()).
   uint64_t Total(int column = 0) const;
+
+  /// Digits after the point of every weight (weights are stored times 10^decimals).
+  int decimals() const { return decimals_; }
+  /// Keeps `d` (>= decimals()) digits after the point: every weight is multiplied by
+  /// 10^(d - decimals()), saturating.
+  void SetDecimals(int d);
+  /// What the weights count (samples, nanoseconds, events).
+  WeightUnit unit() const { return unit_; }
+  void set_unit(WeightUnit u) { unit_ = u; }
+  /// How many sums reached UINT64_MAX and stopped there (weights added, totals taken).
+  uint64_t saturated() const { return saturated_; }
+  void NoteSaturated(uint64_t n = 1) const { saturated_ += n; }
 
   /// Notes that frame name `name` came from module `module` (a binary's file name), for
   /// call graphs that label functions with their module. A name seen in two modules has none.
@@ -62,7 +80,8 @@ class StackTree {
   bool Module(StrId name, std::string_view* module) const;
 
   /// Adds every stack of `other` (which may intern names elsewhere) into this tree, with the
-  /// modules noted for its names.
+  /// modules noted for its names. The result keeps the larger number of decimals; the units
+  /// combine (CombineUnits).
   /// Both trees must have the same number of columns.
   void Merge(const StackTree& other);
 
@@ -97,6 +116,9 @@ class StackTree {
   void Grow();
 
   int columns_;
+  int decimals_ = 0;
+  WeightUnit unit_ = WeightUnit::kUnspecified;
+  mutable uint64_t saturated_ = 0;
   std::unique_ptr<Interner> names_;
   std::vector<Link> links_;  // by node
   std::vector<uint64_t> self_;

@@ -141,10 +141,8 @@ std::vector<Case> Cases() {
         kFg + "multiple-inputs/perf-vertx-stacks-01-collapsed-all-unsorted-2.txt"}, none},
       {"vertx_reversed", "perf-vertx-stacks/perf-vertx-stacks-01-collapsed-all-reversed-stacks.svg",
        {kUnsorted}, [](FlameOptions& o) { o.reverse = true; }},
-      {"fractional_reversed", "fractional-samples/fractional-reversed.svg",
-       {kFg + "fractional-samples/fractional.txt"}, [](FlameOptions& o) { o.reverse = true; }},
-      {"with_space_reversed", "fractional-samples/with-space-reversed.svg",
-       {kFg + "fractional-samples/with-space.txt"}, [](FlameOptions& o) { o.reverse = true; }},
+      // (inferno truncates decimal counts, flamegraph.pl keeps them, as pf does: its
+      // fractional-samples cases are checked against flamegraph.pl in weight_test.cpp.)
       {"narrow_blocks", "narrow-blocks/narrow-blocks.svg", {kFg + "narrow-blocks/narrow-blocks.txt"}, none},
       {"grey_frames", "grey-frames/grey-frames.svg", {kFg + "grey-frames/grey-frames.txt"}, none, true,
        "", false, false, true},

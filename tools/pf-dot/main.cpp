@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
     o.skip_process = report.samples > 0 && report.folded_lines == 0 && !vm.count("processes");
     pf::CallGraph graph = pf::BuildCallGraph(tree, o);
     if (graph.total == 0) tool.Warn("no samples in the input");
+    if (graph.saturated) tool.Warn(pf::SaturationWarning(graph.saturated));
 
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
     if (format == "dot") {

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
        "title (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")")
       ("subtitle", po::value<std::string>()->value_name("TEXT"), "second title line")
       ("countname", po::value<std::string>()->value_name("TEXT"),
-       "what the counts are (default samples)")
+       "what the counts are (default: the profile's unit, samples for folded text)")
       ("nametype", po::value<std::string>()->value_name("TEXT"),
        "what the names are, in the details line (default Function:)")
       ("notes", po::value<std::string>()->value_name("TEXT"), "notes kept in the SVG")
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     pf::FlameOptions o;
     o.title = Str(vm, "title", "");
     o.subtitle = Str(vm, "subtitle", "");
-    o.countname = Str(vm, "countname", "samples");
+    o.countname = Str(vm, "countname", "");
     o.nametype = Str(vm, "nametype", "Function:");
     o.notes = Str(vm, "notes", "");
     o.fonttype = Str(vm, "fonttype", "Verdana");

@@ -1,0 +1,97 @@
+#include "stacks/weight.h"
+
+#include <cstddef>
+#include <cstdio>
+
+namespace pf {
+
+namespace {
+
+// "1234567" -> "1,234,567" (the integer part only).
+std::string Commas(std::string digits) {
+  for (std::ptrdiff_t i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
+    digits.insert(static_cast<size_t>(i), 1, ',');
+  }
+  return digits;
+}
+
+}  // namespace
+
+uint64_t Pow10(int d) {
+  uint64_t p = 1;
+  for (int i = 0; i < d; ++i) p *= 10;
+  return p;
+}
+
+int64_t SignedChange(uint64_t before, uint64_t after) {
+  __int128 d = static_cast<__int128>(after) - static_cast<__int128>(before);
+  if (d > INT64_MAX) return INT64_MAX;
+  if (d < -static_cast<__int128>(INT64_MAX)) return -INT64_MAX;  // so that -d fits too
+  return static_cast<int64_t>(d);
+}
+
+std::string FormatWeight(uint64_t w, int decimals) {
+  if (decimals <= 0) return std::to_string(w);
+  uint64_t p = Pow10(decimals);
+  std::string s = std::to_string(w / p);
+  uint64_t frac = w % p;
+  if (frac == 0) return s;
+  std::string f = std::to_string(frac);
+  f.insert(0, static_cast<size_t>(decimals) - f.size(), '0');
+  while (f.back() == '0') f.pop_back();
+  return s + "." + f;
+}
+
+std::string_view UnitName(WeightUnit unit) {
+  switch (unit) {
+    case WeightUnit::kNanoseconds:
+      return "ns";
+    case WeightUnit::kEvents:
+      return "events";
+    case WeightUnit::kUnspecified:
+    case WeightUnit::kSamples:
+      break;
+  }
+  return "samples";
+}
+
+std::string HumanWeight(uint64_t w, int decimals, WeightUnit unit) {
+  if (unit == WeightUnit::kNanoseconds) {
+    double ns = static_cast<double>(w) / static_cast<double>(Pow10(decimals));
+    static const struct {
+      double scale;
+      const char* name;
+    } kUnits[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+    for (const auto& u : kUnits) {
+      if (ns >= u.scale || u.scale == 1) {
+        double v = ns / u.scale;
+        char buf[64];
+        if (u.scale == 1 && decimals == 0) {
+          std::snprintf(buf, sizeof buf, "%.0f ns", v);
+        } else {
+          std::snprintf(buf, sizeof buf, "%.*f %s", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, u.name);
+        }
+        return buf;
+      }
+    }
+  }
+  std::string s = FormatWeight(w, decimals);
+  size_t dot = s.find('.');
+  std::string whole = Commas(s.substr(0, dot));
+  if (dot != std::string::npos) whole += s.substr(dot);
+  return whole + " " + std::string(UnitName(unit));
+}
+
+std::string SaturationWarning(uint64_t n) {
+  return "counts too large: " + std::to_string(n) + (n == 1 ? " sum" : " sums") +
+         " reached 2^64-1 (18446744073709551615) and stopped there; sizes and percentages "
+         "are approximate";
+}
+
+WeightUnit CombineUnits(WeightUnit a, WeightUnit b) {
+  if (a == b || b == WeightUnit::kUnspecified) return a;
+  if (a == WeightUnit::kUnspecified) return b;
+  return WeightUnit::kUnspecified;
+}
+
+}  // namespace pf

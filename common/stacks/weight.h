@@ -1,0 +1,59 @@
+#pragma once
+// What a stack's weight is and how it is shown.
+//
+// Weights are unsigned 64-bit fixed-point numbers: a tree with `decimals` d holds each
+// weight times 10^d, so folded input with decimal counts (`a;b 1.25`, which flamegraph.pl
+// accepts) is summed exactly, and integer input (d = 0, by far the common case) is handled
+// as it always was, with no conversion and byte-identical output. Sums saturate at
+// UINT64_MAX instead of wrapping; the tools say so once.
+//
+// The unit is what was summed: samples (one per sample), or the samples' periods, which are
+// nanoseconds for the cpu-clock and task-clock events and event counts for the others.
+// Folded text carries no unit (kUnspecified, shown as "samples", as flamegraph.pl does).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace pf {
+
+enum class WeightUnit : uint8_t { kUnspecified, kSamples, kNanoseconds, kEvents };
+
+/// The most decimals a weight keeps (more are rounded away, with a warning).
+constexpr int kMaxDecimals = 9;
+
+/// 10^d for d in [0, 19].
+uint64_t Pow10(int d);
+
+/// a + b, or UINT64_MAX when that does not fit.
+inline uint64_t AddSat(uint64_t a, uint64_t b) {
+  uint64_t s;
+  return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
+/// a * b, or UINT64_MAX when that does not fit.
+inline uint64_t MulSat(uint64_t a, uint64_t b) {
+  uint64_t p;
+  return __builtin_mul_overflow(a, b, &p) ? UINT64_MAX : p;
+}
+/// (int64) a - b, clamped to the int64 range.
+int64_t SignedChange(uint64_t before, uint64_t after);
+
+/// `w` (scaled by 10^decimals) as an exact decimal without trailing zeros: "12", "1.5".
+std::string FormatWeight(uint64_t w, int decimals);
+
+/// The unit's name after a count: "samples", "ns", "events".
+std::string_view UnitName(WeightUnit unit);
+
+/// `w` for people: "1,234 samples", "1.5 samples", "12.3 ms", "4,100 events". Nanoseconds
+/// are shown in the largest unit (ns, us, ms, s) that keeps the value at least 1, with three
+/// significant digits.
+std::string HumanWeight(uint64_t w, int decimals, WeightUnit unit);
+
+/// The warning the tools print once when `n` sums saturated.
+std::string SaturationWarning(uint64_t n);
+
+/// The unit of two profiles summed or compared: the same, or the one that is specified when
+/// the other is not; kUnspecified when they disagree.
+WeightUnit CombineUnits(WeightUnit a, WeightUnit b);
+
+}  // namespace pf

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Units: a recording of cpu-clock is weighed by its samples' periods, in nanoseconds, and
+# pf-flamegraph, pf-dot and pf-diff say so ("297 ms"); folded text stays "samples".
+# Usage: units_test.sh PF_RECORD PF_FLAMEGRAPH PF_DOT PF_DIFF
+set -u -o pipefail
+rec=$1 fg=$2 dot=$3 diff=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+busy='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
+if ! "$rec" -e cpu-clock -F 999 -o "$tmp/r.pfs" -- sh -c "$busy" 2>"$tmp/rec.err"; then
+  echo "SKIP: pf-record cannot record here: $(cat "$tmp/rec.err")"
+  exit 77
+fi
+time_re='[0-9.]+ (ns|us|ms|s)'
+"$fg" "$tmp/r.pfs" >"$tmp/r.svg" || fail "pf-flamegraph exit $?"
+grep -qE "<title>all \\($time_re, 100%\\)</title>" "$tmp/r.svg" ||
+  fail "flame graph root is not a time: $(grep -o '<title>all[^<]*' "$tmp/r.svg")"
+"$fg" --countname=samples "$tmp/r.pfs" | grep -qE '<title>all \([0-9,]+ samples, 100%\)</title>' ||
+  fail "--countname does not show the raw count"
+"$dot" "$tmp/r.pfs" | grep -qE "total weight $time_re" || fail "pf-dot legend is not a time"
+"$diff" --report "$tmp/r.pfs" "$tmp/r.pfs" | head -1 | grep -qE "^before: .*, $time_re\$" ||
+  fail "pf-diff report total is not a time: $("$diff" --report "$tmp/r.pfs" "$tmp/r.pfs" | head -1)"
+# Folded text: samples, as before.
+printf 'main;f 3\nmain;g 1\n' >"$tmp/f.folded"
+"$fg" "$tmp/f.folded" | grep -q '<title>all (4 samples, 100%)</title>' || fail "folded root"
+"$dot" "$tmp/f.folded" | grep -q 'total weight 4\\l' || fail "folded pf-dot legend"
+"$diff" --report "$tmp/f.folded" "$tmp/f.folded" | head -1 | grep -q ', 4 samples$' ||
+  fail "folded pf-diff report"
+[ $failures -eq 0 ] && echo "units: all checks passed"
+exit $((failures > 0))
