@@ -3,12 +3,43 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <typeinfo>
 
 #include "base/error.h"
 #include "base/teardown.h"
 #include "base/version.h"
 
 namespace pf::cli {
+
+namespace {
+
+/// Boost converts "-5" to an unsigned option as 2^64 - 5: refuse a negative value for every
+/// option whose type is unsigned, whichever tool declares it.
+void RejectNegativeUnsigned(const po::parsed_options& parsed) {
+  static const std::type_info* const kUnsigned[] = {
+      &typeid(unsigned char), &typeid(unsigned short), &typeid(unsigned),
+      &typeid(unsigned long), &typeid(unsigned long long)};
+  for (const po::option& opt : parsed.options) {
+    if (opt.unregistered || !parsed.description) continue;
+    const po::option_description* d = parsed.description->find_nothrow(opt.string_key, false);
+    if (!d) continue;
+    auto* typed = dynamic_cast<const po::typed_value_base*>(d->semantic().get());
+    if (!typed) continue;
+    bool is_unsigned = false;
+    for (const std::type_info* t : kUnsigned) is_unsigned |= typed->value_type() == *t;
+    if (!is_unsigned) continue;
+    for (const std::string& v : opt.value) {
+      size_t first = v.find_first_not_of(" \t");
+      if (first != std::string::npos && v[first] == '-') {
+        throw po::error("the argument ('" + v + "') for option '" +
+                        d->canonical_display_name(po::command_line_style::allow_long) +
+                        "' is invalid: it must not be negative");
+      }
+    }
+  }
+}
+
+}  // namespace
 
 Tool::Tool(ToolInfo info) : info_(info) {}
 
@@ -44,7 +75,10 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
 
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::parsed_options parsed =
+        po::command_line_parser(argc, argv).options(all).positional(positional).run();
+    RejectNegativeUnsigned(parsed);
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::fprintf(stderr, "%s: error: %s\nTry '%s --help' for more information.\n", info_.name,
@@ -81,6 +115,9 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
     return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: error: out of memory\n", info_.name);
+    return 1;
+  } catch (const std::exception& e) {  // a bug or an unexpected failure: say it, never abort
+    std::fprintf(stderr, "%s: error: internal error: %s\n", info_.name, e.what());
     return 1;
   }
   return 0;
