@@ -1,5 +1,8 @@
 #include "cli/cli.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -74,9 +77,9 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   positional.add("pf-positional", -1);
 
   po::variables_map vm;
+  po::parsed_options parsed(&all);
   try {
-    po::parsed_options parsed =
-        po::command_line_parser(argc, argv).options(all).positional(positional).run();
+    parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
     RejectNegativeUnsigned(parsed);
     po::store(parsed, vm);
     po::notify(vm);
@@ -99,7 +102,8 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
     return 0;
   }
   quiet_ = vm.count("quiet") > 0;
-  Context ctx{vm, {}, vm.count("output") ? vm["output"].as<std::string>() : "-", quiet_};
+  Context ctx{vm, {}, vm.count("output") ? vm["output"].as<std::string>() : "-", quiet_,
+              &parsed};
   if (vm.count("pf-positional")) ctx.inputs = vm["pf-positional"].as<std::vector<std::string>>();
   SetProcessEndsAfterWork(true);  // what the work builds need not be torn down (teardown.h)
   try {
@@ -121,6 +125,22 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
     return 1;
   }
   return 0;
+}
+
+std::vector<std::string> InputsOrPerfData(std::vector<std::string> inputs, bool stdin_is_terminal,
+                                          bool perf_data_exists) {
+  if (!inputs.empty() || !stdin_is_terminal) return inputs;
+  if (!perf_data_exists) {
+    throw UsageError("no input: name a FILE or pipe one in (standard input is a terminal and "
+                     "there is no ./perf.data)");
+  }
+  return {"perf.data"};
+}
+
+void DefaultToPerfData(Context& ctx) {
+  if (!ctx.inputs.empty() || !isatty(0)) return;
+  struct stat st;
+  ctx.inputs = InputsOrPerfData({}, true, stat("perf.data", &st) == 0 && !S_ISDIR(st.st_mode));
 }
 
 std::vector<std::string> SplitList(const std::vector<std::string>& values) {

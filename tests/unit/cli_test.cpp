@@ -91,6 +91,14 @@ TEST(Cli, NegativeUnsignedValuesAreUsageErrors) {
   EXPECT_EQ(RunWithNumbers({"--depth=-1", "--scale=-0.5", "--top=3", "-j", "2", "-F", "99"}), 0);
 }
 
+TEST(Cli, PerfDataIsTheDefaultInputOnATerminal) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(InputsOrPerfData({}, true, true), V{"perf.data"});
+  EXPECT_EQ(InputsOrPerfData({}, false, true), V{});  // a pipe or a file: standard input
+  EXPECT_EQ(InputsOrPerfData({"a"}, true, true), V{"a"});
+  EXPECT_THROW(InputsOrPerfData({}, true, false), UsageError);
+}
+
 TEST(Cli, SplitList) {
   EXPECT_EQ(SplitList({"a,b", "c"}), (std::vector<std::string>{"a", "b", "c"}));
 }
