@@ -250,6 +250,19 @@ std::unique_ptr<ByteSink> OpenOutput(const std::string& path, const OutputOption
   return std::make_unique<ReplacingSink>(fd, path, tmp, target);
 }
 
+bool KeepAsOld(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const std::string old = path + ".old";
+  if (lstat(old.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    throw Error(old, "is not a regular file: not replacing it with " + path);
+  }
+  if (rename(path.c_str(), old.c_str()) != 0) {
+    throw Error(path, "cannot rename to " + old + ": " + Errno(errno));
+  }
+  return true;
+}
+
 bool OutputIsTerminal(const std::string& path) {
   return (path.empty() || path == "-") && isatty(1);
 }
