@@ -264,7 +264,10 @@ bool KeepAsOld(const std::string& path) {
 }
 
 bool OutputIsTerminal(const std::string& path) {
-  return (path.empty() || path == "-") && isatty(1);
+  if (path.empty() || path == "-") return isatty(1);
+  int named = -1;
+  FollowLinks(path, &named);  // -o /dev/stdout is standard output too
+  return named >= 0 && isatty(named);
 }
 
 BufferedWriter::BufferedWriter(ByteSink& sink, size_t capacity)

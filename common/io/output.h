@@ -57,7 +57,7 @@ inline constexpr std::string_view kPartialSuffix = ".pf-partial.";
 /// `path.old` exists and is not a regular file (it is never replaced).
 bool KeepAsOld(const std::string& path);
 
-/// True when `path` names a terminal ("-" and stdout is a tty).
+/// True when `path` names a terminal: "-", /dev/stdout or /dev/fd/N on a tty.
 bool OutputIsTerminal(const std::string& path);
 
 class BufferedWriter {

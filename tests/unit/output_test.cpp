@@ -215,6 +215,20 @@ TEST_F(OutputTest, NewFileInPlaceIsThereWhileWritten) {
   EXPECT_EQ(test::ReadFile(rec), "records");
 }
 
+TEST_F(OutputTest, DescriptorPathOnATerminalIsATerminal) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) GTEST_SKIP() << "no pty";
+  int tty = open(ptsname(master), O_RDWR | O_NOCTTY);
+  ASSERT_GE(tty, 0);
+  EXPECT_TRUE(OutputIsTerminal("/dev/fd/" + std::to_string(tty)));
+  EXPECT_TRUE(OutputIsTerminal("/proc/self/fd/" + std::to_string(tty)));
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  EXPECT_FALSE(OutputIsTerminal("/dev/fd/" + std::to_string(p[1])));
+  EXPECT_FALSE(OutputIsTerminal(Path("file")));
+  for (int fd : {tty, master, p[0], p[1]}) close(fd);
+}
+
 TEST_F(OutputTest, DirectoryIsRefused) {
   EXPECT_THROW(OpenOutput(dir_), Error);
 }
