@@ -764,9 +764,9 @@ TEST(RecordLive, RefusesBadTargets) {
   StringSink sink;
   RecordReport report;
   EXPECT_THROW(RunRecord(none, sink, &report), UsageError);
-  RecordOptions both;
+  RecordOptions both;  // (-p with a command is perf's "record PID while it runs")
   both.pids = {1};
-  both.command = {"true"};
+  both.system_wide = true;
   EXPECT_THROW(RunRecord(both, sink, &report), UsageError);
   RecordOptions missing;
   missing.command = {"pf-no-such-command-here"};
