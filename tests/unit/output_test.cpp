@@ -5,8 +5,10 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,33 @@ TEST_F(OutputTest, FifoIsWrittenThroughToItsReader) {
   struct stat st;
   ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+TEST_F(OutputTest, UnixSocketIsConnectedTo) {
+  std::string path = Path("sock");
+  int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  std::string got;
+  std::thread reader([&] {
+    int c = accept(listener, nullptr, nullptr);
+    char buf[64];
+    ssize_t n;
+    while ((n = read(c, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+    close(c);
+  });
+  Write(path, "over a socket\n");
+  reader.join();
+  close(listener);
+  EXPECT_EQ(got, "over a socket\n");
+  struct stat st;
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
 }
 
 TEST_F(OutputTest, SymlinkIsFollowedToItsTarget) {
