@@ -1,14 +1,48 @@
 #include "cli/cli.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <typeinfo>
 
 #include "base/error.h"
 #include "base/teardown.h"
 #include "base/version.h"
 
 namespace pf::cli {
+
+namespace {
+
+/// Boost converts "-5" to an unsigned option as 2^64 - 5: refuse a negative value for every
+/// option whose type is unsigned, whichever tool declares it.
+void RejectNegativeUnsigned(const po::parsed_options& parsed) {
+  static const std::type_info* const kUnsigned[] = {
+      &typeid(unsigned char), &typeid(unsigned short), &typeid(unsigned),
+      &typeid(unsigned long), &typeid(unsigned long long)};
+  for (const po::option& opt : parsed.options) {
+    if (opt.unregistered || !parsed.description) continue;
+    const po::option_description* d = parsed.description->find_nothrow(opt.string_key, false);
+    if (!d) continue;
+    auto* typed = dynamic_cast<const po::typed_value_base*>(d->semantic().get());
+    if (!typed) continue;
+    bool is_unsigned = false;
+    for (const std::type_info* t : kUnsigned) is_unsigned |= typed->value_type() == *t;
+    if (!is_unsigned) continue;
+    for (const std::string& v : opt.value) {
+      size_t first = v.find_first_not_of(" \t");
+      if (first != std::string::npos && v[first] == '-') {
+        throw po::error("the argument ('" + v + "') for option '" +
+                        d->canonical_display_name(po::command_line_style::allow_long) +
+                        "' is invalid: it must not be negative");
+      }
+    }
+  }
+}
+
+}  // namespace
 
 Tool::Tool(ToolInfo info) : info_(info) {}
 
@@ -81,8 +115,11 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   }
 
   po::variables_map vm;
+  po::parsed_options parsed(&all);
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
+    RejectNegativeUnsigned(parsed);
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::fprintf(stderr, "%s: error: %s\nTry '%s --help' for more information.\n", info_.name,
@@ -103,7 +140,8 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
     return 0;
   }
   quiet_ = vm.count("quiet") > 0;
-  Context ctx{vm, {}, vm.count("output") ? vm["output"].as<std::string>() : "-", quiet_};
+  Context ctx{vm, {}, vm.count("output") ? vm["output"].as<std::string>() : "-", quiet_,
+              &parsed};
   if (vm.count("pf-positional")) ctx.inputs = vm["pf-positional"].as<std::vector<std::string>>();
   SetProcessEndsAfterWork(true);  // what the work builds need not be torn down (teardown.h)
   try {
@@ -120,8 +158,27 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: error: out of memory\n", info_.name);
     return 1;
+  } catch (const std::exception& e) {  // a bug or an unexpected failure: say it, never abort
+    std::fprintf(stderr, "%s: error: internal error: %s\n", info_.name, e.what());
+    return 1;
   }
   return 0;
+}
+
+std::vector<std::string> InputsOrPerfData(std::vector<std::string> inputs, bool stdin_is_terminal,
+                                          bool perf_data_exists) {
+  if (!inputs.empty() || !stdin_is_terminal) return inputs;
+  if (!perf_data_exists) {
+    throw UsageError("no input: name a FILE or pipe one in (standard input is a terminal and "
+                     "there is no ./perf.data)");
+  }
+  return {"perf.data"};
+}
+
+void DefaultToPerfData(Context& ctx) {
+  if (!ctx.inputs.empty() || !isatty(0)) return;
+  struct stat st;
+  ctx.inputs = InputsOrPerfData({}, true, stat("perf.data", &st) == 0 && !S_ISDIR(st.st_mode));
 }
 
 std::vector<std::string> SplitList(const std::vector<std::string>& values) {

@@ -26,6 +26,8 @@ struct Context {
   std::vector<std::string> inputs;  // positional arguments; empty means stdin
   std::string output;               // -o; "-" means stdout
   bool quiet = false;
+  /// The options in the order given (a variables_map loses it: `-g --call-graph=dwarf`).
+  const po::parsed_options* parsed = nullptr;
 };
 
 class Tool {
@@ -45,6 +47,13 @@ class Tool {
   std::vector<po::options_description> groups_;
   bool quiet_ = false;
 };
+
+/// perf's default input, for the tools that read recordings: with no FILE and standard input
+/// a terminal, ./perf.data when it exists, else a usage error (nothing to read).
+void DefaultToPerfData(Context& ctx);
+/// The decision itself: the inputs to read.
+std::vector<std::string> InputsOrPerfData(std::vector<std::string> inputs, bool stdin_is_terminal,
+                                          bool perf_data_exists);
 
 /// A comma-separated or repeated option value, split.
 std::vector<std::string> SplitList(const std::vector<std::string>& values);

@@ -1,6 +1,13 @@
 #pragma once
 // Output: one buffered writer per output, over a sink (a file descriptor, a file written
 // atomically, or a string for tests). A closed pipe downstream surfaces as pf::PipeClosed.
+//
+// `-o PATH` never destroys what the user has at PATH (OpenOutput): anything that is not a
+// regular file (a device, a FIFO, a socket, /dev/stdout, /dev/fd/N, /proc/self/fd/N) is
+// written through, symlinks are followed to their target, a regular file with other hard
+// links is rewritten in place (as cp does, so every link sees the new content), and only a
+// new path or a singly-linked regular file is written beside it and renamed into place,
+// keeping the existing file's mode and owner. Nothing but a regular file is ever renamed.
 
 #include <cstdint>
 #include <cstring>
@@ -29,11 +36,28 @@ class StringSink : public ByteSink {
   std::string data_;
 };
 
-/// Opens "-" (stdout) or a file. A file is written to a temporary name beside it and renamed
-/// into place by Commit(), so a failed run never leaves a half-written file. Throws pf::Error.
-std::unique_ptr<ByteSink> OpenOutput(const std::string& path);
+/// How a new output file is written.
+struct OutputOptions {
+  /// A new path is written in place instead of beside it and renamed (pf-record: a cut
+  /// recording is readable up to its last record, so a killed recorder leaves what it had).
+  bool new_file_in_place = false;
+};
 
-/// True when `path` names a terminal ("-" and stdout is a tty).
+/// Opens "-" (stdout) or PATH as the header says. A new file or a replaced singly-linked
+/// one is written to `PATH.pf-partial.PID` beside it and renamed into place by Commit(), so
+/// a failed run never leaves a half-written file; a partial file a killed run left beside
+/// PATH (its process gone) is removed. Throws pf::Error.
+std::unique_ptr<ByteSink> OpenOutput(const std::string& path, const OutputOptions& options = {});
+
+/// The suffix of the temporary file written beside an output ("out.svg.pf-partial.1234").
+inline constexpr std::string_view kPartialSuffix = ".pf-partial.";
+
+/// What perf record does to its default output: a regular file at `path` is renamed to
+/// `path.old` (replacing a regular `path.old`). Returns whether it was. Throws pf::Error when
+/// `path.old` exists and is not a regular file (it is never replaced).
+bool KeepAsOld(const std::string& path);
+
+/// True when `path` names a terminal: "-", /dev/stdout or /dev/fd/N on a tty.
 bool OutputIsTerminal(const std::string& path);
 
 class BufferedWriter {

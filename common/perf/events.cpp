@@ -57,6 +57,11 @@ EventSpec ParseEventSpec(std::string_view text) {
       break;
     }
   }
+  // SUBSYSTEM:EVENT (sched:sched_switch) is a tracepoint, not an event with modifiers.
+  if (!found && !mods.empty() && mods.find_first_not_of("ukp") != std::string_view::npos) {
+    throw UsageError("'" + std::string(text) + "' is a tracepoint: pf-record does not " +
+                     "record tracepoints yet; known events: " + KnownNames());
+  }
   if (!found) {
     throw UsageError("unknown event '" + std::string(name) + "'; known events: " + KnownNames());
   }

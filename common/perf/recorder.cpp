@@ -150,7 +150,10 @@ class Recorder {
   void CountRecord(std::span<const uint8_t> rec);
 
   bool cpu_wide() const { return cpu_wide_; }
-  bool attach_command() const { return !opt_.command.empty() && !cpu_wide_; }
+  /// The command is the target (not -a/-C/-p/-t with a command, which only sets the time).
+  bool attach_command() const {
+    return !opt_.command.empty() && !cpu_wide_ && opt_.pids.empty() && opt_.tids.empty();
+  }
 
   const RecordOptions& opt_;
   const OutputOpener& open_output_;
@@ -211,9 +214,6 @@ Recorder::~Recorder() {
 void Recorder::Validate() {
   const RecordOptions& o = opt_;
   const bool threads = !o.pids.empty() || !o.tids.empty();
-  if (threads && !o.command.empty()) {
-    throw UsageError("give either -p/-t or a command, not both");
-  }
   if (threads && o.system_wide) throw UsageError("-a records every process: drop -p/-t");
   cpu_wide_ = o.system_wide || (!o.cpus.empty() && !threads);
   if (!cpu_wide_ && !threads && o.command.empty()) {

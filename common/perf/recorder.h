@@ -3,8 +3,10 @@
 // and write what the kernel reports as a perf.data pipe stream (see pfstream/perf_writer.h).
 //
 // The passes of a recording (RunRecord):
-//   1. targets: fork the command (it waits for a go signal), or list the threads of -p
-//      (after the options and events were checked, so a mistake starts nothing);
+//   1. targets: fork the command (it waits for a go signal), list the threads of -p/-t
+//      (after the options and events were checked, so a mistake starts nothing); with
+//      -a, -C, -p or -t the command is not a target: the targets are recorded while it
+//      runs (perf's `perf record -p PID -- sleep 10`);
 //   2. open: one event per (event, thread or all, CPU) — perf's layout — disabled, with
 //      inherit so threads and children created later are followed; kernel refusals are
 //      retried the way perf retries them (kernel excluded, cycles -> cpu-clock, no
@@ -39,7 +41,8 @@ enum class CallGraph { kNone, kFramePointer, kDwarf };
 
 /// What to record and how (pf-record's options).
 struct RecordOptions {
-  // What to record; exactly one kind of target (the command, pids/tids, or CPUs).
+  // What to record: the command, pids/tids, or CPUs. With pids/tids or CPUs, a command
+  // is not recorded itself: recording ends when it exits.
   std::vector<std::string> command;  // -- COMMAND ARGS
   std::vector<int> pids;             // -p: every thread, present and future
   std::vector<int> tids;             // -t

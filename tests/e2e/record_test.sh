@@ -192,9 +192,76 @@ if [ -x "$PF_SCRIPT" ]; then
   echo "portable symbols: frames named without the binaries; perf script tolerates them"
 fi
 
+# --- what perf users type (issue 26) ----------------------------------------------------------
+PF_SCRIPT=$(dirname "$PF")/pf-script
+# Call graphs by default; --call-graph=none and --no-call-graph record the leaf only.
+"$PF" -q -F 999 -o "$tmp/default.pfs" -- "$CALLPATH" 0.5 >/dev/null 2>&1 || fail "pf-record (no -g)"
+# (the frame under spin is its caller when call chains were recorded)
+callers() { "$PF_SCRIPT" "$1" >"$tmp/callers.txt" && grep -A1 ' spin+0x' "$tmp/callers.txt" >"$tmp/callers.A1"; }
+callers "$tmp/default.pfs" || fail "no samples of spin without -g"
+grep -qE '^[[:space:]]+[0-9a-f]+ work_[ab]\+0x' "$tmp/callers.A1" || fail "pf-record without -g did not record call graphs"
+for none in --call-graph=none --no-call-graph "-g --no-call-graph"; do
+  # shellcheck disable=SC2086
+  "$PF" -q -F 999 $none -o "$tmp/none.pfs" -- "$CALLPATH" 0.3 >/dev/null 2>&1 || fail "pf-record $none"
+  callers "$tmp/none.pfs" || fail "$none: no samples of spin"
+  grep -qE '^[[:space:]]+[0-9a-f]+ work_[ab]\+0x' "$tmp/callers.A1" && fail "$none still recorded call graphs"
+done
+# -g with --call-graph in either order, as perf record takes them: --raw-stacks goes with dwarf
+# only, so it is accepted exactly when the mode is dwarf.
+for ok in "-F 99 -g --call-graph dwarf" "--call-graph=dwarf -g" "--no-call-graph --call-graph=dwarf"; do
+  # shellcheck disable=SC2086
+  "$PF" -q $ok --raw-stacks -o "$tmp/g.pfs" -- true 2>"$tmp/g.err" || fail "$ok: $(cat "$tmp/g.err")"
+done
+for notdwarf in "--call-graph=dwarf --no-call-graph" "--call-graph=dwarf --no-call-graph -g" \
+                "--call-graph=dwarf --call-graph=fp -g"; do
+  # shellcheck disable=SC2086
+  "$PF" -q $notdwarf --raw-stacks -o "$tmp/g.pfs" -- true 2>/dev/null
+  [ $? -eq 2 ] || fail "$notdwarf was taken as dwarf"
+done
+# -p PID -- COMMAND: PID is recorded while the command runs, the command is not.
+"$CALLPATH" 4 >/dev/null &
+target=$!
+pids_to_kill+=("$target")
+sleep 0.2
+start=$(now)
+"$PF" -g -p "$target" -o "$tmp/pcmd.pfs" -- sleep 1 2>"$tmp/pcmd.err" ||
+  fail "pf-record -p PID -- sleep 1 exited with $?: $(cat "$tmp/pcmd.err")"
+took=$(elapsed "$start")
+kill -0 "$target" 2>/dev/null || fail "-p PID -- sleep 1: the target did not outlive the recording"
+less_than "$took" 2.5 || fail "-p PID -- sleep 1 took $took s"
+"$PF_SCRIPT" "$tmp/pcmd.pfs" >"$tmp/pcmd.txt" || fail "pf-script cannot read the -p -- sleep stream"
+grep -qE "^ *$COMM +$target " "$tmp/pcmd.txt" || fail "-p PID -- sleep: no samples of $target"
+grep -qE "^ *sleep " "$tmp/pcmd.txt" && fail "-p PID -- sleep: the command itself was recorded"
+echo "-p PID -- sleep 1: $(grep '^pf-record:' "$tmp/pcmd.err") in $took s"
+kill "$target" 2>/dev/null
+# A negative frequency is refused (it wrapped to 2^64 - 5); a tracepoint is named as one.
+"$PF" -F -5 -o "$tmp/x.pfs" -- true 2>"$tmp/neg.err"
+[ $? -eq 2 ] && grep -q "must not be negative" "$tmp/neg.err" || fail "-F -5: $(cat "$tmp/neg.err")"
+"$PF" -e sched:sched_switch -o "$tmp/x.pfs" -- true 2>"$tmp/tp.err"
+[ $? -eq 2 ] && grep -q "is a tracepoint: pf-record does not record tracepoints yet" "$tmp/tp.err" ||
+  fail "-e sched:sched_switch: $(cat "$tmp/tp.err")"
+# Standard output a terminal and no -o: ./perf.data, the previous one kept as perf.data.old.
+if command -v script >/dev/null; then
+  mkdir "$tmp/term" && cd "$tmp/term" || fail "cd"
+  script -qec "$PF -F 999 -- $CALLPATH 0.3" /dev/null </dev/null >"$tmp/term1.out" 2>&1 ||
+    fail "pf-record on a terminal: $(cat "$tmp/term1.out")"
+  grep -q "notice: writing perf.data" "$tmp/term1.out" || fail "no notice of perf.data: $(cat "$tmp/term1.out")"
+  [ "$(head -c 8 perf.data)" = PERFILE2 ] || fail "perf.data is not a recording"
+  cp perf.data first.data
+  script -qec "$PF -- true" /dev/null </dev/null >"$tmp/term2.out" 2>&1 || fail "second pf-record on a terminal"
+  grep -q "the previous one is now perf.data.old" "$tmp/term2.out" || fail "no perf.data.old notice: $(cat "$tmp/term2.out")"
+  cmp -s perf.data.old first.data || fail "perf.data.old is not the previous recording"
+  # pf-script, pf-collapse and pf-dot read ./perf.data when given no FILE on a terminal.
+  mv perf.data.old perf.data
+  script -qec "$PF_SCRIPT" /dev/null </dev/null >"$tmp/term3.out" 2>&1
+  grep -q ' spin+0x' "$tmp/term3.out" || fail "pf-script did not read ./perf.data: $(head -3 "$tmp/term3.out")"
+  cd "$tmp" || fail "cd"
+  echo "terminal: perf.data written, perf.data.old kept, read back by pf-script"
+fi
+
 # --- bad DWARF options are usage errors (the recordings are tested in dwarf_test.sh) -------
 for bad in "--call-graph=dwarf,100" "--call-graph=dwarf,70000" "--call-graph=dwarf,x" \
-           "--call-graph=lbr" "--raw-stacks -g" "-g --call-graph=dwarf"; do
+           "--call-graph=lbr" "--raw-stacks -g" "--raw-stacks --call-graph=none"; do
   # shellcheck disable=SC2086
   "$PF" $bad -o "$tmp/x.pfs" -- true 2>"$tmp/dwarf.err"
   rc=$?

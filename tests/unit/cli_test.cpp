@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
+#include <system_error>
 #include <memory>
 #include <string>
 #include <vector>
@@ -75,6 +77,57 @@ TEST(Cli, OptionTableListsEveryOptionOfHelp) {
             "--quiet|-q|||print no warnings or notices\n"
             "--help|-h|||print this help and exit\n"
             "--version|-V|||print the version and exit\n");
+}
+
+TEST(Cli, StandardExceptionsAreReportedNotAborted) {
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunWith({}, [](Context&) { throw std::length_error("basic_string::_M_create"); }), 1);
+  EXPECT_EQ(RunWith({}, [](Context&) {
+              throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                                      "thread");
+            }),
+            1);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("pf-test: error: internal error: basic_string::_M_create\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("pf-test: error: internal error: thread: "), std::string::npos) << err;
+}
+
+int RunWithNumbers(std::vector<std::string> args) {
+  Tool tool({"pf-test", "[FILE...]", "Purpose.", "  pf-test x\n"});
+  tool.AddGroup("Test").add_options()
+      ("top", po::value<size_t>())("jobs,j", po::value<unsigned>())
+      ("freq,F", po::value<uint64_t>())("depth", po::value<int>())("scale", po::value<double>());
+  std::vector<char*> argv;
+  args.insert(args.begin(), "pf-test");
+  for (auto& a : args) argv.push_back(a.data());
+  return tool.Run(static_cast<int>(argv.size()), argv.data(), [](Context&) {});
+}
+
+TEST(Cli, NegativeUnsignedValuesAreUsageErrors) {
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunWithNumbers({"--top=-1"}), 2);
+  EXPECT_EQ(RunWithNumbers({"-j", "-1"}), 2);
+  EXPECT_EQ(RunWithNumbers({"-F", "-5"}), 2);
+  EXPECT_EQ(RunWithNumbers({"-F-5"}), 2);
+  EXPECT_EQ(RunWithNumbers({"--freq", " -5"}), 2);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("pf-test: error: the argument ('-1') for option '--top' is invalid: it must "
+                     "not be negative\nTry 'pf-test --help'"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("option '--freq'"), std::string::npos) << err;
+  // Signed and floating-point options keep their own checks; positive values pass.
+  EXPECT_EQ(RunWithNumbers({"--depth=-1", "--scale=-0.5", "--top=3", "-j", "2", "-F", "99"}), 0);
+}
+
+TEST(Cli, PerfDataIsTheDefaultInputOnATerminal) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(InputsOrPerfData({}, true, true), V{"perf.data"});
+  EXPECT_EQ(InputsOrPerfData({}, false, true), V{});  // a pipe or a file: standard input
+  EXPECT_EQ(InputsOrPerfData({"a"}, true, true), V{"a"});
+  EXPECT_THROW(InputsOrPerfData({}, true, false), UsageError);
 }
 
 TEST(Cli, SplitList) {

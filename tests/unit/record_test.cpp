@@ -17,6 +17,7 @@
 #include "io/input.h"
 #include "io/output.h"
 #include "perf/advice.h"
+#include "perf/call_graph_option.h"
 #include "perf/cpu_list.h"
 #include "perf/events.h"
 #include "perf/proc.h"
@@ -191,6 +192,17 @@ TEST(RecordEvents, NamesAndModifiers) {
   EXPECT_EQ(ParseEventSpec("instructions:ppp").precise, 3);
   EXPECT_THROW(ParseEventSpec("nosuch"), UsageError);
   EXPECT_THROW(ParseEventSpec("cpu-clock:x"), UsageError);
+  // A tracepoint is named as one, not as an unknown event "sched".
+  try {
+    ParseEventSpec("sched:sched_switch");
+    ADD_FAILURE() << "accepted a tracepoint";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("'sched:sched_switch' is a tracepoint: pf-record does "
+                                          "not record tracepoints yet; known events: cpu-clock",
+                                          0),
+              0u)
+        << e.what();
+  }
 
   perf_event_attr a{};
   EXPECT_EQ(PerfEventName("cpu-clock", a), "cpu-clock");
@@ -752,9 +764,9 @@ TEST(RecordLive, RefusesBadTargets) {
   StringSink sink;
   RecordReport report;
   EXPECT_THROW(RunRecord(none, sink, &report), UsageError);
-  RecordOptions both;
+  RecordOptions both;  // (-p with a command is perf's "record PID while it runs")
   both.pids = {1};
-  both.command = {"true"};
+  both.system_wide = true;
   EXPECT_THROW(RunRecord(both, sink, &report), UsageError);
   RecordOptions missing;
   missing.command = {"pf-no-such-command-here"};
@@ -765,6 +777,38 @@ TEST(RecordLive, RefusesBadTargets) {
   } catch (const Error& e) {
     EXPECT_TRUE(Has(std::string(e.what()), "command not found"));
   }
+}
+
+}  // namespace
+}  // namespace pf
+
+namespace pf {
+namespace {
+
+// -g, --call-graph and --no-call-graph in the order given, as perf record 6.1 reads them.
+CallGraph Mode(std::vector<CallGraphOption> options, uint32_t* stack_bytes = nullptr) {
+  RecordOptions o;
+  ApplyCallGraphOptions(options, &o);
+  if (stack_bytes) *stack_bytes = o.stack_bytes;
+  return o.call_graph;
+}
+
+TEST(CallGraphOptions, InTheOrderPerfTakesThem) {
+  using C = CallGraphOption;
+  EXPECT_EQ(Mode({}), CallGraph::kFramePointer);  // pf's default: call graphs
+  EXPECT_EQ(Mode({{C::kG, ""}}), CallGraph::kFramePointer);
+  uint32_t bytes = 0;
+  EXPECT_EQ(Mode({{C::kG, ""}, {C::kMode, "dwarf"}}, &bytes), CallGraph::kDwarf);
+  EXPECT_EQ(bytes, 8192u);
+  EXPECT_EQ(Mode({{C::kMode, "dwarf,16384"}, {C::kG, ""}}, &bytes), CallGraph::kDwarf);
+  EXPECT_EQ(bytes, 16384u);
+  EXPECT_EQ(Mode({{C::kMode, "dwarf"}, {C::kMode, "fp"}}), CallGraph::kFramePointer);
+  EXPECT_EQ(Mode({{C::kG, ""}, {C::kNone, ""}}), CallGraph::kNone);
+  EXPECT_EQ(Mode({{C::kMode, "none"}}), CallGraph::kNone);
+  EXPECT_EQ(Mode({{C::kMode, "dwarf"}, {C::kNone, ""}, {C::kG, ""}}), CallGraph::kFramePointer);
+  EXPECT_EQ(Mode({{C::kNone, ""}, {C::kMode, "dwarf"}}), CallGraph::kDwarf);
+  EXPECT_THROW(Mode({{C::kMode, "lbr"}}), UsageError);
+  EXPECT_THROW(Mode({{C::kMode, "dwarf,12"}}), UsageError);
 }
 
 }  // namespace

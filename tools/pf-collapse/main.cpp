@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
        "parsing threads (default: one per CPU)");
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
+    pf::cli::DefaultToPerfData(ctx);  // no FILE, stdin a terminal: ./perf.data, as perf
     const po::variables_map& vm = ctx.vm;
     pf::CollapseOptions opt;
     opt.perf.include_pid = vm.count("pid");

@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
       "each (as gprof2dot's perf reader does)");
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
+    pf::cli::DefaultToPerfData(ctx);  // no FILE, stdin a terminal: ./perf.data, as perf
     const po::variables_map& vm = ctx.vm;
     if (vm.count("total")) {
       std::string total = vm["total"].as<std::string>();

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cli/cli.h"
 #include "io/output.h"
+#include "perf/call_graph_option.h"
 #include "perf/cpu_list.h"
 #include "perf/recorder.h"
 
@@ -32,18 +33,21 @@ std::vector<int> Ids(const po::variables_map& vm, const char* name, const char* 
 int main(int argc, char** argv) {
   pf::cli::Tool tool({
       "pf-record",
-      "[OPTIONS] (-p PID[,PID...] | -t TID[,TID...] | -a | -C CPUS | -- COMMAND [ARGS...])",
+      "[OPTIONS] (-p PID[,PID...] | -t TID[,TID...] | -a | -C CPUS) [-- COMMAND [ARGS...]]",
       "Sample the CPU usage of a command, of running processes or threads, or of whole CPUs,\n"
-      "with the kernel's perf events, and write the samples as a perf.data pipe stream to\n"
-      "standard output or -o FILE. The stream is written as the samples arrive, so the next\n"
+      "with the kernel's perf events and their call graphs (frame pointers by default), and\n"
+      "write the samples as a perf.data pipe stream to standard output, -o FILE, or, when\n"
+      "standard output is a terminal, ./perf.data (as perf record does). The stream is written as the samples arrive, so the next\n"
       "tool of a pipeline works while the recording runs; pf-script, pf-collapse and\n"
       "`perf script -i -` read it. Recording ends when the command exits, when every -p/-t\n"
-      "target has exited, after -d SECONDS, or on Ctrl-C, always with a complete stream.",
-      "  pf-record -g -- ./server --bench > run.pfs            # a command, with call graphs\n"
-      "  pf-record -g -p 1234 -d 10 | pf-collapse | pf-flamegraph > cpu.svg\n"
-      "  pf-record -a -g -d 5 -o all.pfs                        # every CPU (needs privileges)\n"
-      "  pf-record -g -- make -j2 | perf script -i - | less\n"
-      "  pf-record -F 999 --call-graph=dwarf -- ./prog | pf-collapse   # no frame pointers\n",
+      "target has exited, after -d SECONDS, or on Ctrl-C, always with a complete stream.\n"
+      "With -p/-t and a command, the targets are recorded while the command runs.",
+      "  pf-record -- ./server --bench > run.pfs               # a command, with call graphs\n"
+      "  pf-record -p 1234 -d 10 | pf-collapse | pf-flamegraph > cpu.svg\n"
+      "  pf-record -g -p 1234 -- sleep 10                       # ./perf.data, 1234 for 10 s\n"
+      "  pf-record -a -d 5 -o all.pfs                           # every CPU (needs privileges)\n"
+      "  pf-record -- make -j2 | perf script -i - | less\n"
+      "  pf-record -F 99 -g --call-graph dwarf -- ./prog | pf-collapse   # no frame pointers\n",
   });
   tool.AddGroup("Targets (one kind; the command follows --)").add_options()
       ("pid,p", po::value<std::vector<std::string>>()->value_name("PID[,PID...]"),
@@ -61,11 +65,13 @@ int main(int argc, char** argv) {
       ("event,e", po::value<std::vector<std::string>>()->value_name("EVENT"),
        "cpu-clock (default), task-clock, page-faults, context-switches, cycles, instructions, "
        "...; modifiers :u :k :p; repeatable")
-      (",g", "record call graphs (frame pointers): the same as --call-graph=fp")
+      (",g", "record call graphs: frame pointers unless --call-graph chose a mode (call "
+       "graphs are recorded by default; -g is accepted as perf record has it)")
       ("call-graph", po::value<std::string>()->value_name("MODE"),
-       "fp: call chains from frame pointers; dwarf[,STACK_BYTES]: unwind a copy of each "
-       "sample's user stack (8192 bytes by default) with the binaries' DWARF CFI, for code "
-       "built without frame pointers")
+       "fp (the default): call chains from frame pointers; dwarf[,STACK_BYTES]: unwind a copy "
+       "of each sample's user stack (8192 bytes by default) with the binaries' DWARF CFI, for "
+       "code built without frame pointers; none: the sampled function only")
+      ("no-call-graph", "the same as --call-graph=none")
       ("raw-stacks", "with --call-graph=dwarf: write the registers and stack copies (as perf "
        "record does) instead of unwinding while recording")
       ("user-only", "sample user space only")
@@ -91,29 +97,15 @@ int main(int argc, char** argv) {
       if (vm.count("freq")) throw pf::UsageError("-F and -c exclude each other");
     }
     if (vm.count("event")) o.events = pf::cli::SplitList(vm["event"].as<std::vector<std::string>>());
-    std::string mode = vm.count("call-graph") ? vm["call-graph"].as<std::string>() : "";
-    if (mode == "dwarf" || mode.rfind("dwarf,", 0) == 0) {
-      o.call_graph = pf::CallGraph::kDwarf;
-      if (mode.size() > 6) {
-        std::string size = mode.substr(6);
-        uint64_t v = 0;
-        auto r = std::from_chars(size.data(), size.data() + size.size(), v);
-        if (r.ec != std::errc() || r.ptr != size.data() + size.size() || v == 0 ||
-            v % 8 != 0 || v > pf::kMaxStackBytes) {
-          throw pf::UsageError("--call-graph=dwarf,STACK_BYTES: '" + size +
-                               "' is not a multiple of 8 from 8 to " +
-                               std::to_string(pf::kMaxStackBytes));
-        }
-        o.stack_bytes = static_cast<uint32_t>(v);
+    std::vector<pf::CallGraphOption> call_graph;
+    for (const po::option& opt : ctx.parsed->options) {
+      if (opt.string_key == "-g") call_graph.push_back({pf::CallGraphOption::kG, ""});
+      if (opt.string_key == "no-call-graph") call_graph.push_back({pf::CallGraphOption::kNone, ""});
+      if (opt.string_key == "call-graph" && !opt.value.empty()) {
+        call_graph.push_back({pf::CallGraphOption::kMode, opt.value.back()});
       }
-    } else if (!mode.empty() && mode != "fp") {
-      throw pf::UsageError("--call-graph must be fp or dwarf[,STACK_BYTES], not '" + mode + "'");
-    } else if (vm.count("-g") || mode == "fp") {
-      o.call_graph = pf::CallGraph::kFramePointer;
     }
-    if (vm.count("-g") && o.call_graph == pf::CallGraph::kDwarf) {
-      throw pf::UsageError("-g means --call-graph=fp: give one of them");
-    }
+    pf::ApplyCallGraphOptions(call_graph, &o);
     o.raw_stacks = vm.count("raw-stacks");
     if (o.raw_stacks && o.call_graph != pf::CallGraph::kDwarf) {
       throw pf::UsageError("--raw-stacks goes with --call-graph=dwarf");
@@ -125,15 +117,30 @@ int main(int argc, char** argv) {
       if (!(o.duration > 0)) throw pf::UsageError("-d must be a positive number of seconds");
     }
     o.symbols = !vm.count("no-symbols");
-    if (pf::OutputIsTerminal(ctx.output)) {
+    // perf record's default: no -o and standard output a terminal writes ./perf.data.
+    const bool default_file = !vm.count("output") && pf::OutputIsTerminal("-");
+    const std::string output = default_file ? "perf.data" : ctx.output;
+    if (pf::OutputIsTerminal(output)) {
       throw pf::UsageError("pf-record writes binary data; use -o FILE or a pipe");
     }
-    o.command_stdout_to_stderr = ctx.output == "-";
+    o.command_stdout_to_stderr = output == "-";
     o.argv.assign(argv, argv + argc);
     o.notice = [&tool](const std::string& m) { tool.Notice(m); };
 
     pf::RecordReport report;
-    pf::RunRecord(o, [&ctx] { return pf::OpenOutput(ctx.output); }, &report);
+    // Opened once the options are checked, so a mistake leaves perf.data where it is. A new
+    // file is written in place: a recording cut short is readable up to its last record.
+    pf::RunRecord(
+        o,
+        [&] {
+          if (default_file) {
+            tool.Notice(pf::KeepAsOld(output)
+                            ? "writing perf.data; the previous one is now perf.data.old"
+                            : "writing perf.data");
+          }
+          return pf::OpenOutput(output, {.new_file_in_place = true});
+        },
+        &report);
     if (report.corrupt) tool.Warn("a ring buffer held a malformed record; the rest of it was skipped");
     if (!ctx.quiet) std::fprintf(stderr, "pf-record: %s\n", report.Summary().c_str());
     if (report.truncated > 0 && report.unwound > 0) {

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
        "libdw: elfutils' unwinder alone (slower)");
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
+    pf::cli::DefaultToPerfData(ctx);  // no FILE, stdin a terminal: ./perf.data, as perf
     const po::variables_map& vm = ctx.vm;
     pf::ScriptOptions o;
     if (vm.count("fields")) {
