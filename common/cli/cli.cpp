@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -98,6 +99,78 @@ std::vector<std::string> SplitList(const std::vector<std::string>& values) {
     }
   }
   return out;
+}
+
+namespace {
+
+constexpr const char* kInputFormats =
+    "perf (perf script text; perf.data recordings are recognised either way), collapse or "
+    "folded (folded stacks), or auto (the default: recognised from the input)";
+
+}  // namespace
+
+void AddInputFormatOption(po::options_description& group) {
+  group.add_options()("input-format,f", po::value<std::string>()->value_name("FORMAT"),
+                      "read the input as FORMAT (gprof2dot's -f): perf, collapse (or folded), or "
+                      "auto (the default)");
+}
+
+std::string InputFormat(const po::variables_map& vm, const char* also) {
+  std::string name;
+  const char* option = "input-format";
+  if (vm.count("input-format")) name = vm["input-format"].as<std::string>();
+  if (also && vm.count(also)) {
+    std::string other = vm[also].as<std::string>();
+    if (!name.empty() && other != name) {
+      throw UsageError(std::string("--input-format and --") + also + " disagree");
+    }
+    name = other;
+    option = also;
+  }
+  if (name.empty() || name == "auto") return "auto";
+  if (name == "perf" || name == "perf-script") return "perf-script";
+  if (name == "collapse" || name == "folded") return "folded";
+  // gprof2dot's other formats, and what users of other profilers may try.
+  static const char* const kNotYet[] = {"callgrind", "prof", "gprof", "pstats", "axe",
+                                        "hprof", "json", "sleepy", "sysprof", "xperf",
+                                        "dtrace", "pprof", "oprofile", "speedscope", "sample"};
+  for (const char* f : kNotYet) {
+    if (name == f) {
+      throw UsageError(std::string("--") + option + "=" + name + ": pf does not read " + name +
+                       " input yet; it reads " + kInputFormats);
+    }
+  }
+  throw UsageError(std::string("--") + option + ": unknown input format '" + name +
+                   "'; pf reads " + kInputFormats);
+}
+
+std::string FormatFromSuffix(const std::string& output, std::vector<OutputSuffix> known,
+                             const char* fallback) {
+  size_t slash = output.rfind('/');
+  size_t dot = output.rfind('.');
+  if (output == "-" || dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return fallback;
+  }
+  std::string suffix = output.substr(dot);
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const OutputSuffix& k : known) {
+    if (suffix == k.suffix) return k.format;
+  }
+  // Suffixes that promise an image or document format: writing another format under such
+  // a name would only mislead.
+  static const char* const kPromising[] = {
+      ".svg", ".svgz", ".png", ".pdf", ".gif", ".jpg", ".jpeg", ".jpe", ".bmp", ".ico",
+      ".tif", ".tiff", ".webp", ".ps",  ".eps", ".dot", ".gv",  ".xdot", ".json"};
+  for (const char* p : kPromising) {
+    if (suffix == p) {
+      std::string list;
+      for (const OutputSuffix& k : known) list += (list.empty() ? "" : ", ") + std::string(k.suffix);
+      throw UsageError("cannot write " + suffix.substr(1) + " (-o " + output +
+                       "): the output formats are " + list +
+                       " (or choose one with --format)");
+    }
+  }
+  return fallback;
 }
 
 }  // namespace pf::cli

@@ -627,7 +627,8 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
                                      std::vector<std::string>* warnings,
                                      CollapseReport* report) {
-  if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty()) {
+  if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty() &&
+      options.input_format != "perf-script") {
     std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
     if (src->stable() && SniffFormat(src->Peek()) == InputFormat::kFolded) {
       FlameLayout layout;
@@ -638,7 +639,9 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
       }
     }
   }
-  StackTree tree = CollapseFilesToTree(inputs, {}, report);
+  CollapseOptions copt;
+  copt.format = options.input_format;
+  StackTree tree = CollapseFilesToTree(inputs, copt, report);
   FlameOptions o = options;
   o.diff_names = DiffNames(report->pf_comments);
   return BuildFlameGraph(tree, o, warnings);

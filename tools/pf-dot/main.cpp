@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
       "weight", po::value<std::string>()->value_name("W"),
       "for perf input: period (default) weighs samples by their period, samples counts 1 "
       "each (as gprof2dot's perf reader does)");
+  pf::cli::AddInputFormatOption(tool.AddGroup("Input"));
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     const po::variables_map& vm = ctx.vm;
@@ -106,20 +107,17 @@ int main(int argc, char** argv) {
       if (total != "callstacks")
         throw pf::UsageError("--total must be callstacks, not '" + total + "'");
     }
-    // --format, else the extension of -o (graph.svg), else DOT.
-    std::string format = "dot";
-    if (vm.count("format")) {
-      format = vm["format"].as<std::string>();
-    } else {
-      for (const char* ext : {"svg", "png", "pdf"}) {
-        std::string suffix = std::string(".") + ext;
-        if (ctx.output.size() > suffix.size() &&
-            ctx.output.compare(ctx.output.size() - suffix.size(), suffix.size(), suffix) == 0)
-          format = ext;
-      }
-    }
+    // --format, else the suffix of -o (graph.svg), else DOT.
+    std::string format = vm.count("format") ? vm["format"].as<std::string>()
+                                            : pf::cli::FormatFromSuffix(
+                                                  ctx.output,
+                                                  {{".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"},
+                                                   {".png", "png"}, {".pdf", "pdf"}},
+                                                  "dot");
     if (format != "dot" && format != "svg" && format != "png" && format != "pdf")
       throw pf::UsageError("--format must be dot, svg, png or pdf, not '" + format + "'");
+    if ((format == "png" || format == "pdf") && pf::OutputIsTerminal(ctx.output))
+      throw pf::UsageError("not writing " + format + " to a terminal; use -o FILE or a pipe");
     if (format != "dot" && !pf::GraphvizAvailable()) {
       throw pf::UsageError("--format=" + format +
                            " needs Graphviz's library (libgvc), which this pf-dot was built "
@@ -160,6 +158,7 @@ int main(int argc, char** argv) {
     copt.perf.weight_samples = weight == "samples";
     copt.perf.include_addrs = !vm.count("merge-unknown");
     copt.perf.note_modules = true;
+    copt.format = pf::cli::InputFormat(vm);
     pf::StackTree tree = pf::CollapseFilesToTree(ctx.inputs, copt, &report);
     for (const std::string& n : report.notices) tool.Notice(n);
     for (const std::string& w : report.warnings) tool.Warn(w);
