@@ -4,7 +4,7 @@
 # naming what pf reads; perf script text, folded stacks and their gzip form keep working;
 # -f/--input-format takes gprof2dot's names (perf, collapse) and refuses the formats pf does
 # not read yet with exit 2; pf-dot refuses binary output on a terminal and an -o suffix it
-# cannot write.
+# cannot write, and --focus matching nothing is an error as -z is.
 # Usage: formats_test.sh SOURCE_DIR PF_COLLAPSE PF_FLAMEGRAPH PF_DOT PF_DIFF
 set -u -o pipefail
 src=$1 collapse=$2 flamegraph=$3 dot=$4 diff=$5
@@ -83,6 +83,12 @@ for tool in "$collapse" "$flamegraph" "$dot"; do
 done
 "$diff" -f callgrind "$tmp/in.folded" "$tmp/in.folded" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "pf-diff -f callgrind: want exit 2"
+
+# pf-dot: --focus matching nothing is an error naming the regex, as -z is.
+"$dot" --focus=NOMATCH "$tmp/perf.txt" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "focus: no function matches 'NOMATCH'" "$tmp/err" ||
+  { fail "--focus=NOMATCH: want exit 1"; cat "$tmp/err"; }
+"$dot" -q --focus=leaf "$tmp/perf.txt" | grep -q 'leaf' || fail "--focus=leaf"
 
 # pf-dot output formats: -o's suffix, refused suffixes, no binary on a terminal.
 "$dot" -q "$tmp/perf.txt" -o "$tmp/g.gif" 2>"$tmp/err"

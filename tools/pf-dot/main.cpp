@@ -158,6 +158,7 @@ int main(int argc, char** argv) {
     copt.perf.weight_samples = weight == "samples";
     copt.perf.include_addrs = !vm.count("merge-unknown");
     copt.perf.note_modules = true;
+    copt.perf.keep_cxx_names = true;  // operator() and {lambda(int)#1} stay whole
     copt.format = pf::cli::InputFormat(vm);
     pf::StackTree tree = pf::CollapseFilesToTree(ctx.inputs, copt, &report);
     for (const std::string& n : report.notices) tool.Notice(n);
