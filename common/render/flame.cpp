@@ -474,11 +474,21 @@ FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
                                      std::vector<std::string>* warnings) {
   // A chart keeps the input order, so the inputs are read whole (charts are small).
+  if (options.input_format == "perf-script") {
+    throw UsageError("--flamechart reads folded stacks only, not -f perf");
+  }
   std::vector<std::string> texts;
   for (const std::string& path : inputs.empty() ? std::vector<std::string>{"-"} : inputs) {
     std::unique_ptr<ByteSource> src = OpenInput(path);
     std::string text;
     for (std::string_view c = src->Next(); !c.empty(); c = src->Next()) text.append(c);
+    std::string foreign;
+    InputFormat format = SniffFormat(text, &foreign);
+    if (format == InputFormat::kForeign || format == InputFormat::kBinary) {
+      throw Error(src->name(), (format == InputFormat::kBinary ? std::string("binary data")
+                                                               : "this looks like " + foreign) +
+                                   ", not folded stacks (--flamechart reads folded stacks only)");
+    }
     texts.push_back(std::move(text));
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());

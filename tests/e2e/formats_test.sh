@@ -48,6 +48,8 @@ for pair in 'dtrace-ustack.txt:looks like DTrace output' 'macos-sample.txt:macOS
   "$collapse" "$data/${pair%%:*}" >/dev/null 2>"$tmp/err"
   grep -qF "${pair#*:}" "$tmp/err" || fail "${pair%%:*} not named: $(cat "$tmp/err")"
 done
+"$flamegraph" --flamechart "$data/dtrace-ustack.txt" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q 'looks like DTrace output' "$tmp/err" || fail "--flamechart on DTrace: want exit 1"
 # Text that is nothing pf knows.
 printf 'hello\nworld\n' | "$collapse" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q 'nothing in the input parsed' "$tmp/err" || fail "junk text: want exit 1"
