@@ -115,19 +115,11 @@ void AddInputFormatOption(po::options_description& group) {
                       "auto (the default)");
 }
 
-std::string InputFormat(const po::variables_map& vm, const char* also) {
-  std::string name;
-  const char* option = "input-format";
-  if (vm.count("input-format")) name = vm["input-format"].as<std::string>();
-  if (also && vm.count(also)) {
-    std::string other = vm[also].as<std::string>();
-    if (!name.empty() && other != name) {
-      throw UsageError(std::string("--input-format and --") + also + " disagree");
-    }
-    name = other;
-    option = also;
-  }
-  if (name.empty() || name == "auto") return "auto";
+namespace {
+
+/// A format name as pf's readers spell it; `option` names the option in errors.
+std::string CanonicalInputFormat(const std::string& name, const std::string& option) {
+  if (name == "auto") return "auto";
   if (name == "perf" || name == "perf-script") return "perf-script";
   if (name == "collapse" || name == "folded") return "folded";
   // gprof2dot's other formats, and what users of other profilers may try.
@@ -136,12 +128,29 @@ std::string InputFormat(const po::variables_map& vm, const char* also) {
                                         "dtrace", "pprof", "oprofile", "speedscope", "sample"};
   for (const char* f : kNotYet) {
     if (name == f) {
-      throw UsageError(std::string("--") + option + "=" + name + ": pf does not read " + name +
+      throw UsageError("--" + option + "=" + name + ": pf does not read " + name +
                        " input yet; it reads " + kInputFormats);
     }
   }
-  throw UsageError(std::string("--") + option + ": unknown input format '" + name +
-                   "'; pf reads " + kInputFormats);
+  throw UsageError("--" + option + ": unknown input format '" + name + "'; pf reads " +
+                   kInputFormats);
+}
+
+}  // namespace
+
+std::string InputFormat(const po::variables_map& vm, const char* also) {
+  std::string format = "auto";
+  if (vm.count("input-format")) {
+    format = CanonicalInputFormat(vm["input-format"].as<std::string>(), "input-format");
+  }
+  if (also && vm.count(also)) {
+    std::string other = CanonicalInputFormat(vm[also].as<std::string>(), also);
+    if (vm.count("input-format") && other != format) {
+      throw UsageError(std::string("--input-format and --") + also + " name different formats");
+    }
+    format = other;
+  }
+  return format;
 }
 
 std::string FormatFromSuffix(const std::string& output, std::vector<OutputSuffix> known,

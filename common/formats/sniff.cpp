@@ -90,7 +90,7 @@ const char* SniffForeignFormat(std::string_view head) {
     if (callgrind_events && callgrind_fn) return "callgrind output (valgrind --tool=callgrind)";
     if (StartsWith(t, "Analysis of sampling ")) return "a macOS `sample` report";
     if (StartsWith(t, "# Overhead ") || StartsWith(t, "# Children ")) {
-      return "`perf report` output (pf reads `perf script` output, or the perf.data file itself)";
+      return "`perf report` output (give pf `perf script` output, or the perf.data file)";
     }
     if (t == "Flat profile:" || StartsWith(t, "Call graph (explanation follows)")) {
       return "gprof output";

@@ -137,6 +137,8 @@ TEST(Sniff, InputFormatOption) {
   EXPECT_THROW(cli::InputFormat(Parse({"-f", "bogus"}, false)), UsageError);
   EXPECT_THROW(cli::InputFormat(Parse({"-f", "perf", "--format=folded"}, true), "format"),
                UsageError);
+  EXPECT_EQ(cli::InputFormat(Parse({"-f", "perf", "--format=perf-script"}, true), "format"),
+            "perf-script");
 }
 
 TEST(Sniff, FormatFromSuffix) {
