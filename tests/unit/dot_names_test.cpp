@@ -3,6 +3,7 @@
 // --show-from that match nothing are errors, as -z and -l are.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,23 @@ TEST(DotNames, OperatorsAndLambdasAreNotBrackets) {
   EXPECT_EQ(ElideName(scope + "::operator->", 40), "ns::Printer<...>::operator->");
   EXPECT_EQ(ElideName(scope + "::run()::{lambda(int)#1}::operator()", 60),
             "ns::Printer<...>::run()::{lambda(int)#1}::operator()");
+}
+
+// Any bytes, balanced or not: never longer than asked, unchanged when short enough.
+TEST(DotNames, ArbitraryNamesStayWithinTheLimit) {
+  std::mt19937 rng(26);
+  const std::string alphabet = "ab:<>(){}[] ,operator\xc3\xa9";
+  for (int i = 0; i < 20000; ++i) {
+    std::string name;
+    for (int n = rng() % 120; n > 0; --n) name += alphabet[rng() % alphabet.size()];
+    size_t max = 3 + rng() % 60;
+    std::string got = ElideName(name, max);
+    if (name.size() <= max) {
+      ASSERT_EQ(got, name);
+    } else {
+      ASSERT_LE(got.size(), max) << name;
+    }
+  }
 }
 
 TEST(DotNames, DistinctLabelsStayDistinct) {
