@@ -66,10 +66,24 @@ bool LooksJson(std::string_view head) {
   return i < head.size() && std::string_view("{[\"]").find(head[i]) != std::string_view::npos;
 }
 
+// Whether the first meaningful line is a folded stack.
+bool FirstLineIsFolded(std::string_view head) {
+  LineSplitter lines(head);
+  std::string_view line;
+  FoldedLine fl;
+  while (lines.Next(&line)) {
+    if (!IsFoldedIgnorable(line)) return ParseFoldedLine(line, 0, &fl);
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* SniffForeignFormat(std::string_view head) {
-  if (LooksJson(head)) return "JSON (a speedscope, Chrome or Firefox profile?)";
+  // (A folded stack may start with a bracket: "[[vdso]];f 3".)
+  if (LooksJson(head) && !FirstLineIsFolded(head)) {
+    return "JSON (a speedscope, Chrome or Firefox profile?)";
+  }
   std::string_view start = Trim(head.substr(0, 256));
   if (StartsWith(start, "<?xml") || StartsWith(start, "<!DOCTYPE")) {
     return "XML (a Sysprof or Instruments profile?)";
@@ -119,15 +133,9 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
     if (foreign) *foreign = what;
     return InputFormat::kForeign;
   }
-  // The first meaningful line decides between folded stacks and perf script text.
-  LineSplitter lines(head);
-  std::string_view line;
-  FoldedLine fl;
-  while (lines.Next(&line)) {
-    if (IsFoldedIgnorable(line)) continue;
-    return ParseFoldedLine(line, 0, &fl) ? InputFormat::kFolded : InputFormat::kPerfScript;
-  }
-  return InputFormat::kPerfScript;  // only comments and blank lines
+  // The first meaningful line decides between folded stacks and perf script text (or
+  // only comments and blank lines).
+  return FirstLineIsFolded(head) ? InputFormat::kFolded : InputFormat::kPerfScript;
 }
 
 const char* FormatName(InputFormat f) {

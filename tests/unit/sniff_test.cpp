@@ -45,6 +45,8 @@ TEST(Sniff, PfsOwnFormatsAreNotForeign) {
   EXPECT_EQ(SniffFormat("a;b 1\n"), InputFormat::kFolded);
   EXPECT_EQ(SniffFormat("# pf-diff: before=a after=b\nmain;f 1 2\n"), InputFormat::kFolded);
   EXPECT_EQ(SniffFormat("[unknown];main 3\n"), InputFormat::kFolded);
+  EXPECT_EQ(SniffFormat("[[vdso]];main 3\n"), InputFormat::kFolded);
+  EXPECT_EQ(SniffFormat("{{closure}};main 3\n"), InputFormat::kFolded);
   EXPECT_EQ(SniffFormat("my prog;operator new(unsigned long) 1.5\n"), InputFormat::kFolded);
   EXPECT_EQ(SniffFormat("prog 100 1.000000: 1 cpu-clock:\n"
                         "\t 401000 main+0x1 (/bin/prog)\n\n"),
