@@ -83,6 +83,8 @@ for tool in "$collapse" "$flamegraph" "$dot"; do
       fail "$(basename "$tool") -f $fmt: want exit 2 naming what pf reads"
   done
 done
+"$dot" --format=perf "$tmp/perf.txt" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'input-format' "$tmp/err" || fail "pf-dot --format=perf: want a hint at -f"
 "$diff" -f callgrind "$tmp/in.folded" "$tmp/in.folded" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "pf-diff -f callgrind: want exit 2"
 

@@ -114,6 +114,9 @@ int main(int argc, char** argv) {
                                                   {{".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"},
                                                    {".png", "png"}, {".pdf", "pdf"}},
                                                   "dot");
+    if (format == "perf" || format == "collapse" || format == "callgrind" || format == "prof")
+      throw pf::UsageError("--format names the output format (dot, svg, png or pdf); the input "
+                           "format, gprof2dot's --format, is -f/--input-format here");
     if (format != "dot" && format != "svg" && format != "png" && format != "pdf")
       throw pf::UsageError("--format must be dot, svg, png or pdf, not '" + format + "'");
     if ((format == "png" || format == "pdf") && pf::OutputIsTerminal(ctx.output))
