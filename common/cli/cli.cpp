@@ -118,14 +118,15 @@ void AddInputFormatOption(po::options_description& group) {
 namespace {
 
 /// A format name as pf's readers spell it; `option` names the option in errors.
+// gprof2dot's other formats, and what users of other profilers may try.
+constexpr const char* kNotYet[] = {"callgrind", "prof",   "gprof",    "pstats",     "axe",
+                                   "hprof",     "json",   "sleepy",   "sysprof",    "xperf",
+                                   "dtrace",    "pprof",  "oprofile", "speedscope", "sample"};
+
 std::string CanonicalInputFormat(const std::string& name, const std::string& option) {
   if (name == "auto") return "auto";
   if (name == "perf" || name == "perf-script") return "perf-script";
   if (name == "collapse" || name == "folded") return "folded";
-  // gprof2dot's other formats, and what users of other profilers may try.
-  static const char* const kNotYet[] = {"callgrind", "prof", "gprof", "pstats", "axe",
-                                        "hprof", "json", "sleepy", "sysprof", "xperf",
-                                        "dtrace", "pprof", "oprofile", "speedscope", "sample"};
   for (const char* f : kNotYet) {
     if (name == f) {
       throw UsageError("--" + option + "=" + name + ": pf does not read " + name +
@@ -151,6 +152,16 @@ std::string InputFormat(const po::variables_map& vm, const char* also) {
     format = other;
   }
   return format;
+}
+
+bool IsInputFormatName(const std::string& name) {
+  if (name == "perf" || name == "perf-script" || name == "collapse" || name == "folded") {
+    return true;
+  }
+  for (const char* f : kNotYet) {
+    if (name == f) return true;
+  }
+  return false;
 }
 
 std::string FormatFromSuffix(const std::string& output, std::vector<OutputSuffix> known,

@@ -58,6 +58,10 @@ void AddInputFormatOption(po::options_description& group);
 /// is a UsageError naming what it reads.
 std::string InputFormat(const po::variables_map& vm, const char* also = nullptr);
 
+/// Whether `name` names an input format (one pf reads, or one of gprof2dot's it does not
+/// read yet): a tool whose --format is its output format takes gprof2dot's `--format=perf`.
+bool IsInputFormatName(const std::string& name);
+
 /// An output format and the file name suffix that asks for it: {".svg", "svg"}.
 struct OutputSuffix {
   const char* suffix;

@@ -83,8 +83,13 @@ for tool in "$collapse" "$flamegraph" "$dot"; do
       fail "$(basename "$tool") -f $fmt: want exit 2 naming what pf reads"
   done
 done
-"$dot" --format=perf "$tmp/perf.txt" >/dev/null 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q 'input-format' "$tmp/err" || fail "pf-dot --format=perf: want a hint at -f"
+# gprof2dot's spelling, --format=perf, names the input format in pf-dot too.
+"$dot" -q --format=perf -n0 -e0 "$tmp/perf.txt" | grep -q 'label="prog\\nleaf\\n50.00%' ||
+  fail "pf-dot --format=perf"
+"$dot" -q --format=collapse "$tmp/in.folded" -o "$tmp/c.dot" && head -1 "$tmp/c.dot" | grep -q digraph ||
+  fail "pf-dot --format=collapse -o c.dot"
+"$dot" --format=callgrind "$tmp/in.folded" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'does not read callgrind' "$tmp/err" || fail "pf-dot --format=callgrind: want exit 2"
 "$diff" -f callgrind "$tmp/in.folded" "$tmp/in.folded" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "pf-diff -f callgrind: want exit 2"
 

@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       "callstacks (the only mode: totals are exact); callratios is refused")(
       "format", po::value<std::string>()->value_name("FORMAT"),
       "dot (default), or svg, png or pdf laid out by Graphviz's library (default from the -o "
-      "extension); without libgvc, pipe DOT into `dot -Tsvg`")(
+      "suffix); without libgvc, pipe DOT into `dot -Tsvg`. gprof2dot's --format=perf or "
+      "collapse is taken as -f")(
       "processes",
       "for perf input: keep each process (comm) as the root node of its stacks; by default "
       "they are left out, as gprof2dot does")(
@@ -107,16 +108,17 @@ int main(int argc, char** argv) {
       if (total != "callstacks")
         throw pf::UsageError("--total must be callstacks, not '" + total + "'");
     }
-    // --format, else the suffix of -o (graph.svg), else DOT.
-    std::string format = vm.count("format") ? vm["format"].as<std::string>()
-                                            : pf::cli::FormatFromSuffix(
-                                                  ctx.output,
-                                                  {{".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"},
-                                                   {".png", "png"}, {".pdf", "pdf"}},
-                                                  "dot");
-    if (format == "perf" || format == "collapse" || format == "callgrind" || format == "prof")
-      throw pf::UsageError("--format names the output format (dot, svg, png or pdf); the input "
-                           "format, gprof2dot's --format, is -f/--input-format here");
+    // --format, else the suffix of -o (graph.svg), else DOT. gprof2dot's --format=perf names
+    // the input format: taken as -f.
+    bool input_named = vm.count("format") && pf::cli::IsInputFormatName(vm["format"].as<std::string>());
+    std::string input_format = pf::cli::InputFormat(vm, input_named ? "format" : nullptr);
+    std::string format = vm.count("format") && !input_named
+                             ? vm["format"].as<std::string>()
+                             : pf::cli::FormatFromSuffix(
+                                   ctx.output,
+                                   {{".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"},
+                                    {".png", "png"}, {".pdf", "pdf"}},
+                                   "dot");
     if (format != "dot" && format != "svg" && format != "png" && format != "pdf")
       throw pf::UsageError("--format must be dot, svg, png or pdf, not '" + format + "'");
     if ((format == "png" || format == "pdf") && pf::OutputIsTerminal(ctx.output))
@@ -162,7 +164,7 @@ int main(int argc, char** argv) {
     copt.perf.include_addrs = !vm.count("merge-unknown");
     copt.perf.note_modules = true;
     copt.perf.keep_cxx_names = true;  // operator() and {lambda(int)#1} stay whole
-    copt.format = pf::cli::InputFormat(vm);
+    copt.format = input_format;
     pf::StackTree tree = pf::CollapseFilesToTree(ctx.inputs, copt, &report);
     for (const std::string& n : report.notices) tool.Notice(n);
     for (const std::string& w : report.warnings) tool.Warn(w);
