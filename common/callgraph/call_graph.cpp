@@ -639,7 +639,8 @@ void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out
     std::string font = !theme.filled ? "#000000" : luminance > 0.6 ? "#000000" : "#ffffff";
     double fontsize = std::max(w * w * theme.max_font, theme.min_font);
     out.Append("\t" + n.id + " [color=\"" + color + "\", fontcolor=\"" + font + "\", fontsize=\"" +
-               Fixed(fontsize, 2) + "\", label=" + DotQuote(NodeLabel(g, n, o, std::move(names[i]))) +
+               Fixed(fontsize, 2) +
+               "\", label=" + DotQuote(NodeLabel(g, n, o, std::move(names[i]))) +
                ", tooltip=" + DotQuote(ElideName(n.name, 1000)) + "];\n");
   }
   for (const auto& e : g.edges) {

@@ -28,7 +28,8 @@ size_t OperatorSymbolLen(std::string_view s, size_t i) {
   if (i > kWord.size() && IsWordChar(s[i - kWord.size() - 1])) return 0;
   if (s.substr(i, 2) == "()" || s.substr(i, 2) == "[]") return 2;
   size_t n = 0;
-  while (i + n < s.size() && std::string_view("<>=!+-*/%^&|~,").find(s[i + n]) != std::string_view::npos) {
+  while (i + n < s.size() &&
+         std::string_view("<>=!+-*/%^&|~,").find(s[i + n]) != std::string_view::npos) {
     ++n;
   }
   return n;

@@ -164,7 +164,7 @@ bool IsInputFormatName(const std::string& name) {
   return false;
 }
 
-std::string FormatFromSuffix(const std::string& output, std::vector<OutputSuffix> known,
+std::string FormatFromSuffix(const std::string& output, const std::vector<OutputSuffix>& known,
                              const char* fallback) {
   size_t slash = output.rfind('/');
   size_t dot = output.rfind('.');
@@ -184,10 +184,10 @@ std::string FormatFromSuffix(const std::string& output, std::vector<OutputSuffix
   for (const char* p : kPromising) {
     if (suffix == p) {
       std::string list;
-      for (const OutputSuffix& k : known) list += (list.empty() ? "" : ", ") + std::string(k.suffix);
+      for (const OutputSuffix& k : known)
+        list += (list.empty() ? "" : ", ") + std::string(k.suffix);
       throw UsageError("cannot write " + suffix.substr(1) + " (-o " + output +
-                       "): the output formats are " + list +
-                       " (or choose one with --format)");
+                       "): the output formats are " + list + " (or choose one with --format)");
     }
   }
   return fallback;

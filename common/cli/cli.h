@@ -71,7 +71,7 @@ struct OutputSuffix {
 /// The format `output`'s suffix asks for among `known`, or `fallback` when it has none of
 /// them. A suffix that names an image or document format the tool cannot write (".gif",
 /// ".jpg", ".ps", ...) is a UsageError listing the ones it can.
-std::string FormatFromSuffix(const std::string& output, std::vector<OutputSuffix> known,
+std::string FormatFromSuffix(const std::string& output, const std::vector<OutputSuffix>& known,
                              const char* fallback);
 
 }  // namespace pf::cli

@@ -440,8 +440,8 @@ class Collapser {
         throw Error(source.name(),
                     std::string("binary data, not a format pf reads; pf reads ") + kFormatsPfReads);
       case InputFormat::kForeign:
-        throw Error(source.name(), "this looks like " + foreign + ", which pf does not read; pf reads " +
-                                       kFormatsPfReads);
+        throw Error(source.name(), "this looks like " + foreign +
+                                       ", which pf does not read; pf reads " + kFormatsPfReads);
       case InputFormat::kFolded:
         AddFolded(source);
         return;

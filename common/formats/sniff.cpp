@@ -112,7 +112,8 @@ const char* SniffForeignFormat(std::string_view head) {
     if (StartsWith(t, "CPU") && t.find("FUNCTION:NAME") != std::string_view::npos) {
       return "DTrace output (fold it with stackcollapse.pl first)";
     }
-    if (StartsWith(line, "@[")) return "bpftrace output (fold it with stackcollapse-bpftrace.pl first)";
+    if (StartsWith(line, "@["))
+      return "bpftrace output (fold it with stackcollapse-bpftrace.pl first)";
     if (IsDtraceFrame(line)) ++dtrace_frames;
     if (!line.empty() && IsWhite(line[0]) && MatchStackLine(line, &sl)) ++perf_frames;
   }

@@ -113,8 +113,9 @@ TEST(DotNames, DistinctLabelsStayDistinct) {
 TEST(DotNames, StripKeepsLambdasAndOperators) {
   EXPECT_EQ(StripFunctionName("main::{lambda(int)#1}::operator()(int) const"),
             "main::{lambda(int)#1}::operator()");
-  EXPECT_EQ(StripFunctionName("std::_Function_handler<int (int), main::{lambda(int)#2}>::_M_invoke"),
-            "std::_Function_handler::_M_invoke");
+  EXPECT_EQ(
+      StripFunctionName("std::_Function_handler<int (int), main::{lambda(int)#2}>::_M_invoke"),
+      "std::_Function_handler::_M_invoke");
   EXPECT_NE(StripFunctionName("app::run()::{lambda(int)#1}::operator()"),
             StripFunctionName("app::run()::{lambda(int, int)#2}::operator()"));
 }

@@ -25,10 +25,8 @@ TEST(Sniff, OtherProfilersOutputsAreNamed) {
     const char* file;
     const char* says;
   } cases[] = {
-      {"dtrace-ustack.txt", "DTrace"},
-      {"macos-sample.txt", "macOS `sample`"},
-      {"callgrind.out.4242", "callgrind"},
-      {"profile.json", "JSON"},
+      {"dtrace-ustack.txt", "DTrace"},      {"macos-sample.txt", "macOS `sample`"},
+      {"callgrind.out.4242", "callgrind"},  {"profile.json", "JSON"},
       {"perf-report.txt", "`perf report`"},
   };
   for (const Case& c : cases) {
@@ -80,9 +78,8 @@ TEST(Sniff, TextThatParsesAsNothingIsAnError) {
   // Read as folded by force: nothing parsed either.
   CollapseOptions folded;
   folded.format = "folded";
-  EXPECT_THROW(test::Collapse("prog 100 1.0: 1 cpu-clock:\n\t 401000 main+0x1 (/bin/p)\n\n",
-                              folded),
-               Error);
+  EXPECT_THROW(
+      test::Collapse("prog 100 1.0: 1 cpu-clock:\n\t 401000 main+0x1 (/bin/p)\n\n", folded), Error);
   // Only comments or nothing: empty output, no error.
   EXPECT_EQ(test::Collapse("# nothing yet\n\n"), "");
 }

@@ -110,15 +110,14 @@ int main(int argc, char** argv) {
     }
     // --format, else the suffix of -o (graph.svg), else DOT. gprof2dot's --format=perf names
     // the input format: taken as -f.
-    bool input_named = vm.count("format") && pf::cli::IsInputFormatName(vm["format"].as<std::string>());
+    bool input_named =
+        vm.count("format") && pf::cli::IsInputFormatName(vm["format"].as<std::string>());
     std::string input_format = pf::cli::InputFormat(vm, input_named ? "format" : nullptr);
+    const std::vector<pf::cli::OutputSuffix> suffixes = {
+        {".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}};
     std::string format = vm.count("format") && !input_named
                              ? vm["format"].as<std::string>()
-                             : pf::cli::FormatFromSuffix(
-                                   ctx.output,
-                                   {{".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"},
-                                    {".png", "png"}, {".pdf", "pdf"}},
-                                   "dot");
+                             : pf::cli::FormatFromSuffix(ctx.output, suffixes, "dot");
     if (format != "dot" && format != "svg" && format != "png" && format != "pdf")
       throw pf::UsageError("--format must be dot, svg, png or pdf, not '" + format + "'");
     if ((format == "png" || format == "pdf") && pf::OutputIsTerminal(ctx.output))

@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
 
     std::string format = Str(vm, "format", "");
     if (format.empty()) {
-      format = pf::cli::FormatFromSuffix(ctx.output, {{".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}}, "svg");
+      format = pf::cli::FormatFromSuffix(
+          ctx.output, {{".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}}, "svg");
     }
     if (format != "svg" && format != "png" && format != "pdf") {
       throw pf::UsageError("--format must be svg, png or pdf, not '" + format + "'");
