@@ -31,6 +31,7 @@
 
 #include "base/error.h"
 #include "base/intern.h"
+#include "callgraph/names.h"
 
 namespace pf {
 namespace {
@@ -101,15 +102,17 @@ class PathWalker {
       path->assign(raw_.begin(), raw_.end());
       return !path->empty();
     }
-    bool focused = !any_focus_;
+    bool focused = !any_focus_, ignored = false;
     size_t start = raw_.size();
     for (size_t i = 0; i < raw_.size(); ++i) {
       uint8_t f = flags_[raw_[i]];
-      if (f & kIgnore) return false;
+      if (f & kIgnore) ignored = true;
       if (f & kFocus) focused = true;
       if ((f & kShowFrom) && start == raw_.size()) start = i;
     }
-    if (!focused) return false;
+    if (any_focus_ && focused) focus_matched_ = true;
+    if (any_show_from_ && start < raw_.size()) show_from_matched_ = true;
+    if (ignored || !focused) return false;
     if (!any_show_from_) start = 0;
     for (size_t i = start; i < raw_.size(); ++i) {
       if (!(flags_[raw_[i]] & kHide)) path->push_back(raw_[i]);
@@ -117,9 +120,22 @@ class PathWalker {
     return !path->empty();
   }
 
+  /// Throws when --focus or --show-from matched no function of the samples walked, as -z and
+  /// -l do: an empty graph would not say why.
+  void CheckMatched(const CallGraphOptions& o) const {
+    auto fail = [](const char* option, const std::vector<std::string>& patterns) {
+      std::string list;
+      for (const std::string& p : patterns) list += (list.empty() ? "'" : ", '") + p + "'";
+      throw Error(std::string("--") + option + ": no function matches " + list);
+    };
+    if (any_focus_ && !focus_matched_) fail("focus", o.focus);
+    if (any_show_from_ && !show_from_matched_) fail("show-from", o.show_from);
+  }
+
  private:
   const StackTree& tree_;
   bool skip_process_;
+  bool focus_matched_ = false, show_from_matched_ = false;
   std::vector<uint8_t> flags_;
   std::vector<uint32_t> raw_;
   bool any_focus_ = false, any_ignore_ = false, any_hide_ = false, any_show_from_ = false;
@@ -277,16 +293,22 @@ std::string Wrap(const std::string& s, size_t width) {
   return out;
 }
 
-std::string NodeLabel(const CallGraph& g, const CallGraph::Node& n, const CallGraphOptions& o) {
+/// The name a node's box shows, before elision: stripped with --strip, and an unresolved frame
+/// "[libx.so <7f00aa>]" as gprof2dot's "7f00aa" (under the module line "libx.so").
+std::string ShownName(const CallGraph::Node& n, const CallGraphOptions& o) {
   std::string name = o.strip ? StripFunctionName(n.name) : n.name;
-  // An unresolved frame "[libx.so <7f00aa>]" reads as gprof2dot's "libx.so" over "7f00aa".
   std::string_view v = n.name;
   std::string_view m = n.module == "[unknown]" ? std::string_view("unknown") : n.module;
   if (!m.empty() && v.size() > m.size() + 4 && v[0] == '[' && v.substr(1, m.size()) == m &&
       v.substr(1 + m.size(), 2) == " <" && v.substr(v.size() - 2) == ">]") {
     name = std::string(v.substr(m.size() + 3, v.size() - m.size() - 5));
   }
-  name = Truncate(name, o.max_label);
+  return name;
+}
+
+/// A node's label; `name` is its shown name, elided and distinct (DistinctLabels).
+std::string NodeLabel(const CallGraph& g, const CallGraph::Node& n, const CallGraphOptions& o,
+                      std::string name) {
   if (o.wrap) name = Wrap(name, 32);
   // gprof2dot's first line: the module the function came from (perf input).
   std::string label = n.module.empty() ? name : Truncate(n.module, o.max_label) + "\n" + name;
@@ -333,6 +355,13 @@ std::string StripFunctionName(std::string_view name) {
     if (depth == 0 && name.substr(i, kAnon.size()) == kAnon) {
       out += kAnon;
       i += kAnon.size() - 1;
+      continue;
+    }
+    if (depth == 0 && c == '{') {  // "{lambda(int)#1}", "{unnamed type#1}": kept whole
+      size_t close = name.find('}', i);
+      if (close == std::string_view::npos) close = name.size() - 1;
+      out.append(name.substr(i, close - i + 1));
+      i = close;
       continue;
     }
     if (c == '(' || c == '<') {
@@ -445,6 +474,7 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
     for (uint64_t p : pairs) direct[p] = AddSat(direct[p], w);
   }
+  if (g.total > 0) walker.CheckMatched(o);
   g.saturated += tree.saturated();
   g.decimals = tree.decimals();
   g.unit = tree.unit();
@@ -603,7 +633,15 @@ void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out
   out.Append("\tlegend [fontcolor=black, fontsize=\"10.00\", label=" + quoted +
              ", shape=plaintext, style=solid];\n");
 
+  // Labels elided in the middle and distinct per module (names.h).
+  std::vector<std::string> shown, modules;
   for (const auto& n : g.nodes) {
+    shown.push_back(ShownName(n, o));
+    modules.push_back(n.module);
+  }
+  std::vector<std::string> names = DistinctLabels(shown, modules, o.max_label);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const CallGraph::Node& n = g.nodes[i];
     double w = o.color_nodes_by_selftime
                    ? static_cast<double>(n.self) / static_cast<double>(max_self)
                    : static_cast<double>(n.total) / total;
@@ -614,8 +652,9 @@ void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out
     std::string font = !theme.filled ? "#000000" : luminance > 0.6 ? "#000000" : "#ffffff";
     double fontsize = std::max(w * w * theme.max_font, theme.min_font);
     out.Append("\t" + n.id + " [color=\"" + color + "\", fontcolor=\"" + font + "\", fontsize=\"" +
-               Fixed(fontsize, 2) + "\", label=" + DotQuote(NodeLabel(g, n, o)) +
-               ", tooltip=" + DotQuote(Truncate(n.name, 1000)) + "];\n");
+               Fixed(fontsize, 2) +
+               "\", label=" + DotQuote(NodeLabel(g, n, o, std::move(names[i]))) +
+               ", tooltip=" + DotQuote(ElideName(n.name, 1000)) + "];\n");
   }
   for (const auto& e : g.edges) {
     double w = static_cast<double>(e.weight) / total;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -193,6 +194,98 @@ std::vector<std::string> SplitList(const std::vector<std::string>& values) {
     }
   }
   return out;
+}
+
+namespace {
+
+constexpr const char* kInputFormats =
+    "perf (perf script text; perf.data recordings are recognised either way), collapse or "
+    "folded (folded stacks), or auto (the default: recognised from the input)";
+
+}  // namespace
+
+void AddInputFormatOption(po::options_description& group) {
+  group.add_options()("input-format,f", po::value<std::string>()->value_name("FORMAT"),
+                      "read the input as FORMAT (gprof2dot's -f): perf, collapse (or folded), or "
+                      "auto (the default)");
+}
+
+namespace {
+
+/// A format name as pf's readers spell it; `option` names the option in errors.
+// gprof2dot's other formats, and what users of other profilers may try.
+constexpr const char* kNotYet[] = {"callgrind", "prof",   "gprof",    "pstats",     "axe",
+                                   "hprof",     "json",   "sleepy",   "sysprof",    "xperf",
+                                   "dtrace",    "pprof",  "oprofile", "speedscope", "sample"};
+
+std::string CanonicalInputFormat(const std::string& name, const std::string& option) {
+  if (name == "auto") return "auto";
+  if (name == "perf" || name == "perf-script") return "perf-script";
+  if (name == "collapse" || name == "folded") return "folded";
+  for (const char* f : kNotYet) {
+    if (name == f) {
+      throw UsageError("--" + option + "=" + name + ": pf does not read " + name +
+                       " input yet; it reads " + kInputFormats);
+    }
+  }
+  throw UsageError("--" + option + ": unknown input format '" + name + "'; pf reads " +
+                   kInputFormats);
+}
+
+}  // namespace
+
+std::string InputFormat(const po::variables_map& vm, const char* also) {
+  std::string format = "auto";
+  if (vm.count("input-format")) {
+    format = CanonicalInputFormat(vm["input-format"].as<std::string>(), "input-format");
+  }
+  if (also && vm.count(also)) {
+    std::string other = CanonicalInputFormat(vm[also].as<std::string>(), also);
+    if (vm.count("input-format") && other != format) {
+      throw UsageError(std::string("--input-format and --") + also + " name different formats");
+    }
+    format = other;
+  }
+  return format;
+}
+
+bool IsInputFormatName(const std::string& name) {
+  if (name == "perf" || name == "perf-script" || name == "collapse" || name == "folded") {
+    return true;
+  }
+  for (const char* f : kNotYet) {
+    if (name == f) return true;
+  }
+  return false;
+}
+
+std::string FormatFromSuffix(const std::string& output, const std::vector<OutputSuffix>& known,
+                             const char* fallback) {
+  size_t slash = output.rfind('/');
+  size_t dot = output.rfind('.');
+  if (output == "-" || dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return fallback;
+  }
+  std::string suffix = output.substr(dot);
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const OutputSuffix& k : known) {
+    if (suffix == k.suffix) return k.format;
+  }
+  // Suffixes that promise an image or document format: writing another format under such
+  // a name would only mislead.
+  static const char* const kPromising[] = {
+      ".svg", ".svgz", ".png", ".pdf", ".gif", ".jpg", ".jpeg", ".jpe", ".bmp", ".ico",
+      ".tif", ".tiff", ".webp", ".ps",  ".eps", ".dot", ".gv",  ".xdot", ".json"};
+  for (const char* p : kPromising) {
+    if (suffix == p) {
+      std::string list;
+      for (const OutputSuffix& k : known)
+        list += (list.empty() ? "" : ", ") + std::string(k.suffix);
+      throw UsageError("cannot write " + suffix.substr(1) + " (-o " + output +
+                       "): the output formats are " + list + " (or choose one with --format)");
+    }
+  }
+  return fallback;
 }
 
 }  // namespace pf::cli

@@ -58,4 +58,29 @@ std::vector<std::string> InputsOrPerfData(std::vector<std::string> inputs, bool 
 /// A comma-separated or repeated option value, split.
 std::vector<std::string> SplitList(const std::vector<std::string>& values);
 
+/// Adds -f/--input-format FORMAT (gprof2dot's -f) to `group`.
+void AddInputFormatOption(po::options_description& group);
+
+/// The input format -f/--input-format names (or `also`, a tool's own older option for it),
+/// spelled as pf's readers take it: "auto", "perf-script" or "folded". gprof2dot's names are
+/// accepted (perf, collapse); a format pf does not read yet (callgrind, prof, pstats, ...)
+/// is a UsageError naming what it reads.
+std::string InputFormat(const po::variables_map& vm, const char* also = nullptr);
+
+/// Whether `name` names an input format (one pf reads, or one of gprof2dot's it does not
+/// read yet): a tool whose --format is its output format takes gprof2dot's `--format=perf`.
+bool IsInputFormatName(const std::string& name);
+
+/// An output format and the file name suffix that asks for it: {".svg", "svg"}.
+struct OutputSuffix {
+  const char* suffix;
+  const char* format;
+};
+
+/// The format `output`'s suffix asks for among `known`, or `fallback` when it has none of
+/// them. A suffix that names an image or document format the tool cannot write (".gif",
+/// ".jpg", ".ps", ...) is a UsageError listing the ones it can.
+std::string FormatFromSuffix(const std::string& output, const std::vector<OutputSuffix>& known,
+                             const char* fallback);
+
 }  // namespace pf::cli

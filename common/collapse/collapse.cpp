@@ -437,11 +437,21 @@ class Collapser {
 
   void Add(ByteSource& source) {
     std::string_view head = source.Peek();
-    InputFormat format = SniffFormat(head);
-    if (opt_.format == "perf-script" && format == InputFormat::kFolded) {
+    std::string foreign;
+    InputFormat format = SniffFormat(head, &foreign);
+    // A forced format (-f) reads any text as that format; a recording stays one.
+    bool text = format == InputFormat::kFolded || format == InputFormat::kPerfScript ||
+                format == InputFormat::kForeign;
+    if (text && format == InputFormat::kForeign && opt_.format != "auto") {
+      report_->warnings.push_back(source.name() + ": this looks like " + foreign +
+                                  ", read as " + opt_.format + " because -f says so");
+    }
+    if (opt_.format == "perf-script" && text) {
       format = InputFormat::kPerfScript;
-    } else if (opt_.format == "folded" && format == InputFormat::kPerfScript) {
+    } else if (opt_.format == "folded" && text) {
       format = InputFormat::kFolded;
+    } else if (opt_.format == "folded" && format == InputFormat::kPerfData) {
+      throw Error(source.name(), "a perf.data recording, not folded stacks (drop -f folded)");
     }
     switch (format) {
       case InputFormat::kEmpty:
@@ -451,7 +461,10 @@ class Collapser {
         return;
       case InputFormat::kBinary:
         throw Error(source.name(),
-                    "binary data, not `perf script` text or folded stacks");
+                    std::string("binary data, not a format pf reads; pf reads ") + kFormatsPfReads);
+      case InputFormat::kForeign:
+        throw Error(source.name(), "this looks like " + foreign +
+                                       ", which pf does not read; pf reads " + kFormatsPfReads);
       case InputFormat::kFolded:
         RefuseSelection(source, "folded stacks");
         AddFolded(source);
@@ -522,6 +535,12 @@ class Collapser {
       if (block.releasable) ReleaseInput(block.data);
     }
     NoteOverlong(blocks, source.name());
+    if (reader.stacks_read() == 0 && reader.malformed().count) {  // (read as folded by -f)
+      throw Error(Where(source.name(), reader.malformed().first_line),
+                  "nothing in the input parsed as folded stacks (" +
+                      Plural(reader.malformed().count, "line", "lines") +
+                      " not `stack count`); pf reads " + kFormatsPfReads);
+    }
     if (reader.malformed().count) {
       report_->warnings.push_back(SkippedMessage(reader.malformed(), " (not `stack count`)"));
     }
@@ -897,11 +916,12 @@ class Collapser {
     NoteOverlong(blocks, source.name());
 
     SkipCount skipped;
-    uint64_t samples = 0;
+    uint64_t samples = 0, others = 0;
     for (auto& f : folders) {
       tree.Merge(f->tree());
       skipped.Merge(f->skipped_lines());
       samples += f->samples();
+      others += f->other_event_samples();
       other_event_samples_ += f->other_event_samples();
       for (const std::string& e : f->other_events()) {
         if (std::find(other_events_.begin(), other_events_.end(), e) == other_events_.end()) {
@@ -912,9 +932,11 @@ class Collapser {
     }
     std::sort(other_events_.begin(), other_events_.end());
     if (skipped.count) report_->warnings.push_back(SkippedMessage(skipped, ""));
-    if (samples == 0 && skipped.count) {
-      report_->warnings.push_back(source.name() +
-                                  ": no samples found; is it `perf script` output?");
+    if (samples == 0 && others == 0 && skipped.count) {
+      throw Error(Where(source.name(), skipped.first_line),
+                  "nothing in the input parsed as `perf script` text (" +
+                      Plural(skipped.count, "line", "lines") + " not understood); pf reads " +
+                      kFormatsPfReads);
     }
     report_->samples += samples;
   }

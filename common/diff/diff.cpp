@@ -121,7 +121,7 @@ class SortedFolded {
 // Returns false, having written nothing, when the inputs do not qualify.
 bool MergeSortedFolded(const std::string& before, const std::string& after, const DiffOptions& o,
                        ByteSink& sink, CollapseReport* report) {
-  if (o.strip_hex || o.report) return false;
+  if (o.strip_hex || o.report || o.input_format == "perf-script") return false;
   // Only regular files: opening them here and again on the tree path reads nothing twice,
   // where a pipe would lose what this look consumed.
   for (const std::string* path : {&before, &after}) {
@@ -282,8 +282,10 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
 void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& o,
                ByteSink& sink, CollapseReport* report) {
   if (MergeSortedFolded(before, after, o, sink, report)) return;
-  StackTree b = CollapseFilesToTree({before}, {}, report);
-  StackTree a = CollapseFilesToTree({after}, {}, report);
+  CollapseOptions copt;
+  copt.format = o.input_format;
+  StackTree b = CollapseFilesToTree({before}, copt, report);
+  StackTree a = CollapseFilesToTree({after}, copt, report);
   if (b.columns() != 1 || a.columns() != 1) {
     throw Error("pf-diff compares two ordinary profiles, not differential ones");
   }

@@ -16,6 +16,7 @@ struct DiffOptions {
   bool report = false;      // --report: a table of the functions that changed most
   double threshold = 0;     // --threshold: report rows whose change is at least this % of all
   size_t limit = 0;         // --top: at most this many report rows (0: all)
+  std::string input_format = "auto";  // -f: CollapseOptions::format
 };
 
 /// Writes the differential profile (or the report) of `before` and `after` to `out`.

@@ -161,7 +161,9 @@ bool IsRustLifetime(std::string_view s, size_t i) {
 }
 
 // Perl's $tidy_generic, except that a '(' inside template brackets does not cut the name.
-void TidyGeneric(std::string* func) {
+// With `keep_cxx` (pf-dot, which no Perl output binds), neither does the "()" of operator()
+// nor a '(' inside braces ("{lambda(int)#1}"): the names stay distinguishable.
+void TidyGeneric(std::string* func, bool keep_cxx) {
   for (char& c : *func) {
     if (c == ';') c = ':';
   }
@@ -171,10 +173,15 @@ void TidyGeneric(std::string* func) {
   bool is_go = go != std::string_view::npos && f.rfind(").") != std::string_view::npos &&
                f.rfind(").") >= go + 2;
   if (!is_go) {
-    int depth = 0;
+    int depth = 0, braces = 0;
     for (size_t i = 0; i < f.size(); ++i) {
       char c = f[i];
-      if (c == '<' || c == '>') {
+      if (keep_cxx && (c == '{' || c == '}')) {
+        braces += c == '{' ? 1 : (braces > 0 ? -1 : 0);
+      } else if (keep_cxx && (braces > 0 || (c == '(' && i + 1 < f.size() && f[i + 1] == ')' &&
+                                              i >= 8 && f.substr(i - 8, 8) == "operator"))) {
+        if (braces == 0) ++i;  // the "()" of operator()
+      } else if (c == '<' || c == '>') {
         if (size_t n = OperatorTokenLen(f, i)) {
           i += n - 1;
           continue;
@@ -751,7 +758,7 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
         }
         func += "]";
       }
-      TidyGeneric(&func);
+      TidyGeneric(&func, opt_.keep_cxx_names);
       if (java_ && !func.empty() && func[0] == 'L' && func.find('/') != std::string::npos) {
         func.erase(0, 1);
       }

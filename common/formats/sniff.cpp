@@ -1,3 +1,11 @@
+// Format sniffing. perf.data is known by its magic, binary data by NUL bytes or control
+// characters. Text is first checked against the documented shapes of the other profilers'
+// outputs users are likely to feed pf (see sniff.h; some have lines that would parse as
+// folded, such as callgrind's "version: 1"); otherwise its first meaningful line decides: a
+// folded line ends in a count after a blank, which a perf script event line (ending in
+// "event:") or frame line (ending in "(dso)") never does. What is neither is read as perf
+// script text, whose folder then reports whether anything parsed.
+
 #include "formats/sniff.h"
 
 #include "formats/perf_script.h"
@@ -20,24 +28,115 @@ bool LooksBinary(std::string_view head) {
   return control * 20 > sample.size();  // over 5%
 }
 
+bool IsWhite(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'; }
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsWhite(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsWhite(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// A DTrace stack frame: indented "module`function+0x1c", one word with a backquote.
+bool IsDtraceFrame(std::string_view line) {
+  if (line.empty() || !IsWhite(line[0])) return false;
+  std::string_view t = Trim(line);
+  if (t.empty() || t.find('`') == std::string_view::npos) return false;
+  for (char c : t) {
+    if (IsWhite(c)) return false;
+  }
+  return true;
+}
+
+// JSON (speedscope, Chrome trace events, Firefox profiles, gprof2dot's schema): an object,
+// or an array whose first element is a value.
+bool LooksJson(std::string_view head) {
+  size_t i = 0;
+  while (i < head.size() && IsWhite(head[i])) ++i;
+  if (i >= head.size()) return false;
+  if (head[i] == '{') {
+    ++i;
+    while (i < head.size() && IsWhite(head[i])) ++i;
+    return i < head.size() && (head[i] == '"' || head[i] == '}');
+  }
+  if (head[i] != '[') return false;
+  ++i;
+  while (i < head.size() && IsWhite(head[i])) ++i;
+  return i < head.size() && std::string_view("{[\"]").find(head[i]) != std::string_view::npos;
+}
+
+// Whether the first meaningful line is a folded stack.
+bool FirstLineIsFolded(std::string_view head) {
+  LineSplitter lines(head);
+  std::string_view line;
+  FoldedLine fl;
+  while (lines.Next(&line)) {
+    if (!IsFoldedIgnorable(line)) return ParseFoldedLine(line, 0, &fl);
+  }
+  return false;
+}
+
 }  // namespace
 
-InputFormat SniffFormat(std::string_view head) {
+const char* SniffForeignFormat(std::string_view head) {
+  // (A folded stack may start with a bracket: "[[vdso]];f 3".)
+  if (LooksJson(head) && !FirstLineIsFolded(head)) {
+    return "JSON (a speedscope, Chrome or Firefox profile?)";
+  }
+  std::string_view start = Trim(head.substr(0, 256));
+  if (StartsWith(start, "<?xml") || StartsWith(start, "<!DOCTYPE")) {
+    return "XML (a Sysprof or Instruments profile?)";
+  }
+  LineSplitter lines(head.substr(0, 256 << 10));
+  std::string_view line;
+  size_t n = 0, dtrace_frames = 0, perf_frames = 0;
+  bool callgrind_events = false, callgrind_fn = false;
+  StackLine sl;
+  while (lines.Next(&line) && n < 400) {
+    ++n;
+    std::string_view t = Trim(line);
+    if (n == 1 && (StartsWith(t, "# callgrind format") || StartsWith(t, "# cachegrind format"))) {
+      return "callgrind output (valgrind --tool=callgrind)";
+    }
+    if (StartsWith(line, "events: ")) callgrind_events = true;
+    if (StartsWith(line, "fn=")) callgrind_fn = true;
+    if (callgrind_events && callgrind_fn) return "callgrind output (valgrind --tool=callgrind)";
+    if (StartsWith(t, "Analysis of sampling ")) return "a macOS `sample` report";
+    if (StartsWith(t, "# Overhead ") || StartsWith(t, "# Children ")) {
+      return "`perf report` output (give pf `perf script` output, or the perf.data file)";
+    }
+    if (t == "Flat profile:" || StartsWith(t, "Call graph (explanation follows)")) {
+      return "gprof output";
+    }
+    if (StartsWith(t, "CPU") && t.find("FUNCTION:NAME") != std::string_view::npos) {
+      return "DTrace output (fold it with stackcollapse.pl first)";
+    }
+    if (StartsWith(line, "@["))
+      return "bpftrace output (fold it with stackcollapse-bpftrace.pl first)";
+    if (IsDtraceFrame(line)) ++dtrace_frames;
+    if (!line.empty() && IsWhite(line[0]) && MatchStackLine(line, &sl)) ++perf_frames;
+  }
+  if (dtrace_frames >= 2 && perf_frames == 0) {
+    return "DTrace output (fold it with stackcollapse.pl first)";
+  }
+  return nullptr;
+}
+
+InputFormat SniffFormat(std::string_view head, std::string* foreign) {
   if (head.empty()) return InputFormat::kEmpty;
   if (head.substr(0, 8) == "PERFILE2" || head.substr(0, 8) == "2ELIFREP") {
     return InputFormat::kPerfData;
   }
   if (LooksBinary(head)) return InputFormat::kBinary;
-  // The first meaningful line decides: a folded line ends in a count after a blank, which a
-  // perf script event line (ending in "event:") or frame line (ending in "(dso)") never does.
-  LineSplitter lines(head);
-  std::string_view line;
-  FoldedLine fl;
-  while (lines.Next(&line)) {
-    if (IsFoldedIgnorable(line)) continue;
-    return ParseFoldedLine(line, 0, &fl) ? InputFormat::kFolded : InputFormat::kPerfScript;
+  // Another profiler's output first: some have lines that parse as folded ("version: 1").
+  if (const char* what = SniffForeignFormat(head)) {
+    if (foreign) *foreign = what;
+    return InputFormat::kForeign;
   }
-  return InputFormat::kPerfScript;  // only comments and blank lines
+  // The first meaningful line decides between folded stacks and perf script text (or
+  // only comments and blank lines).
+  return FirstLineIsFolded(head) ? InputFormat::kFolded : InputFormat::kPerfScript;
 }
 
 const char* FormatName(InputFormat f) {
@@ -52,6 +151,8 @@ const char* FormatName(InputFormat f) {
       return "perf.data";
     case InputFormat::kBinary:
       return "binary data";
+    case InputFormat::kForeign:
+      return "another profiler's output";
   }
   return "?";
 }

@@ -521,11 +521,21 @@ FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
                                      std::vector<std::string>* warnings) {
   // A chart keeps the input order, so the inputs are read whole (charts are small).
+  if (options.input_format == "perf-script") {
+    throw UsageError("--flamechart reads folded stacks only, not -f perf");
+  }
   std::vector<std::string> texts;
   for (const std::string& path : inputs.empty() ? std::vector<std::string>{"-"} : inputs) {
     std::unique_ptr<ByteSource> src = OpenInput(path);
     std::string text;
     for (std::string_view c = src->Next(); !c.empty(); c = src->Next()) text.append(c);
+    std::string foreign;
+    InputFormat format = SniffFormat(text, &foreign);
+    if (format == InputFormat::kForeign || format == InputFormat::kBinary) {
+      throw Error(src->name(), (format == InputFormat::kBinary ? std::string("binary data")
+                                                               : "this looks like " + foreign) +
+                                   ", not folded stacks (--flamechart reads folded stacks only)");
+    }
     texts.push_back(std::move(text));
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
@@ -675,7 +685,8 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
                                      std::vector<std::string>* warnings,
                                      CollapseReport* report) {
-  if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty()) {
+  if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty() &&
+      options.input_format != "perf-script") {
     std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
     if (src->stable() && SniffFormat(src->Peek()) == InputFormat::kFolded) {
       FlameLayout layout;
@@ -686,7 +697,9 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
       }
     }
   }
-  StackTree tree = CollapseFilesToTree(inputs, {}, report);
+  CollapseOptions copt;
+  copt.format = options.input_format;
+  StackTree tree = CollapseFilesToTree(inputs, copt, report);
   FlameOptions o = options;
   o.diff_names = DiffNames(report->pf_comments);
   return BuildFlameGraph(tree, o, warnings);

@@ -54,6 +54,7 @@ struct FlameOptions {
   uint64_t total = 0;             // --total: 100% (when at least the real total)
   std::vector<std::string> base; // --base: re-root at these functions
   std::string diff_names;        // pf-diff's "before=A after=B", for a differential's subtitle
+  std::string input_format = "auto";  // -f: CollapseOptions::format
 };
 
 /// Merges stacks into frames (see the file comment). Add stacks in the order the graph is

@@ -56,11 +56,13 @@ int main(int argc, char** argv) {
       ("time", po::value<std::string>()->value_name("RANGES"),
        "fold only samples in START,END (seconds), or in slices such as 10%/2 or "
        "0%-10%,30%-40% (perf script --time)");
-  tool.AddGroup("Input").add_options()
+  po::options_description& input = tool.AddGroup("Input");
+  input.add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "input format: auto (default), perf-script or folded")
       ("threads,j", po::value<unsigned>()->value_name("N"),
        "parsing threads (default: one per CPU)");
+  pf::cli::AddInputFormatOption(input);
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     pf::cli::DefaultToPerfData(ctx);  // no FILE, stdin a terminal: ./perf.data, as perf
@@ -87,10 +89,7 @@ int main(int argc, char** argv) {
     if (vm.count("include")) opt.filter.include = vm["include"].as<std::vector<std::string>>();
     if (vm.count("exclude")) opt.filter.exclude = vm["exclude"].as<std::vector<std::string>>();
     if (vm.count("hide")) opt.filter.hide = vm["hide"].as<std::vector<std::string>>();
-    opt.format = vm.count("format") ? vm["format"].as<std::string>() : "auto";
-    if (opt.format != "auto" && opt.format != "perf-script" && opt.format != "folded") {
-      throw pf::UsageError("--format must be auto, perf-script or folded, not '" + opt.format + "'");
-    }
+    opt.format = pf::cli::InputFormat(vm, "format");
     opt.threads = vm.count("threads") ? vm["threads"].as<unsigned>() : 0;
     auto list = [&](const char* name) {
       std::string joined;

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       ("threshold", po::value<double>()->value_name("PCT"),
        "report only changes of at least PCT percent of all samples (default 0)")
       ("top", po::value<size_t>()->value_name("N"), "report at most N functions");
+  pf::cli::AddInputFormatOption(tool.AddGroup("Input"));
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     const po::variables_map& vm = ctx.vm;
     if (ctx.inputs.size() != 2) throw pf::UsageError("need two profiles: BEFORE AFTER");
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
       if (!(o.threshold >= 0)) throw pf::UsageError("--threshold must be a percentage >= 0");
     }
     if (vm.count("top")) o.limit = vm["top"].as<size_t>();
+    o.input_format = pf::cli::InputFormat(vm);
     pf::CollapseReport report;
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
     pf::DiffFiles(ctx.inputs[0], ctx.inputs[1], o, *out, &report);

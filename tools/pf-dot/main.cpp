@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       "callstacks (the only mode: totals are exact); callratios is refused")(
       "format", po::value<std::string>()->value_name("FORMAT"),
       "dot (default), or svg, png or pdf laid out by Graphviz's library (default from the -o "
-      "extension); without libgvc, pipe DOT into `dot -Tsvg`")(
+      "suffix); without libgvc, pipe DOT into `dot -Tsvg`. gprof2dot's --format=perf or "
+      "collapse is taken as -f")(
       "processes",
       "for perf input: keep each process (comm) as the root node of its stacks; by default "
       "they are left out, as gprof2dot does")(
@@ -91,6 +92,7 @@ int main(int argc, char** argv) {
       "weight", po::value<std::string>()->value_name("W"),
       "for perf input: period (default) weighs samples by their period, samples counts 1 "
       "each (as gprof2dot's perf reader does)");
+  pf::cli::AddInputFormatOption(tool.AddGroup("Input"));
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     pf::cli::DefaultToPerfData(ctx);  // no FILE, stdin a terminal: ./perf.data, as perf
@@ -107,20 +109,20 @@ int main(int argc, char** argv) {
       if (total != "callstacks")
         throw pf::UsageError("--total must be callstacks, not '" + total + "'");
     }
-    // --format, else the extension of -o (graph.svg), else DOT.
-    std::string format = "dot";
-    if (vm.count("format")) {
-      format = vm["format"].as<std::string>();
-    } else {
-      for (const char* ext : {"svg", "png", "pdf"}) {
-        std::string suffix = std::string(".") + ext;
-        if (ctx.output.size() > suffix.size() &&
-            ctx.output.compare(ctx.output.size() - suffix.size(), suffix.size(), suffix) == 0)
-          format = ext;
-      }
-    }
+    // --format, else the suffix of -o (graph.svg), else DOT. gprof2dot's --format=perf names
+    // the input format: taken as -f.
+    bool input_named =
+        vm.count("format") && pf::cli::IsInputFormatName(vm["format"].as<std::string>());
+    std::string input_format = pf::cli::InputFormat(vm, input_named ? "format" : nullptr);
+    const std::vector<pf::cli::OutputSuffix> suffixes = {
+        {".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}};
+    std::string format = vm.count("format") && !input_named
+                             ? vm["format"].as<std::string>()
+                             : pf::cli::FormatFromSuffix(ctx.output, suffixes, "dot");
     if (format != "dot" && format != "svg" && format != "png" && format != "pdf")
       throw pf::UsageError("--format must be dot, svg, png or pdf, not '" + format + "'");
+    if ((format == "png" || format == "pdf") && pf::OutputIsTerminal(ctx.output))
+      throw pf::UsageError("not writing " + format + " to a terminal; use -o FILE or a pipe");
     if (format != "dot" && !pf::GraphvizAvailable()) {
       throw pf::UsageError("--format=" + format +
                            " needs Graphviz's library (libgvc), which this pf-dot was built "
@@ -161,6 +163,8 @@ int main(int argc, char** argv) {
     copt.perf.weight_samples = weight == "samples";
     copt.perf.include_addrs = !vm.count("merge-unknown");
     copt.perf.note_modules = true;
+    copt.perf.keep_cxx_names = true;  // operator() and {lambda(int)#1} stay whole
+    copt.format = input_format;
     pf::StackTree tree = pf::CollapseFilesToTree(ctx.inputs, copt, &report);
     for (const std::string& n : report.notices) tool.Notice(n);
     for (const std::string& w : report.warnings) tool.Warn(w);

@@ -14,11 +14,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-bool EndsWith(const std::string& s, const char* t) {
-  size_t n = std::strlen(t);
-  return s.size() >= n && s.compare(s.size() - n, n, t) == 0;
-}
-
 double PositiveNumber(const po::variables_map& vm, const char* name, double def) {
   if (!vm.count(name)) return def;
   double v = vm[name].as<double>();
@@ -90,6 +85,7 @@ int main(int argc, char** argv) {
   tool.AddGroup("Output").add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "svg (default), png or pdf; also taken from -o NAME.png / NAME.pdf");
+  pf::cli::AddInputFormatOption(tool.AddGroup("Input"));
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     const po::variables_map& vm = ctx.vm;
@@ -131,10 +127,12 @@ int main(int argc, char** argv) {
     if (vm.count("palette-file")) o.palette_file = vm["palette-file"].as<std::string>();
     o.negate = vm.count("negate");
     o.search_color = Str(vm, "search-color", "rgb(230,0,230)");
+    o.input_format = pf::cli::InputFormat(vm);
 
     std::string format = Str(vm, "format", "");
     if (format.empty()) {
-      format = EndsWith(ctx.output, ".png") ? "png" : EndsWith(ctx.output, ".pdf") ? "pdf" : "svg";
+      format = pf::cli::FormatFromSuffix(
+          ctx.output, {{".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}}, "svg");
     }
     if (format != "svg" && format != "png" && format != "pdf") {
       throw pf::UsageError("--format must be svg, png or pdf, not '" + format + "'");
