@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "base/error.h"
 #include "collapse/collapse.h"
@@ -31,6 +32,11 @@ struct FlowBuilder::Node {
   uint64_t start = 0;   // the running total when the frame opened (flame charts)
   uint64_t self = 0;    // weight of stacks ending here
   uint64_t pruned = 0;  // weight of children removed as too narrow
+  // Removed siblings leave their gap, as in flamegraph.pl: `gap` is the width of those just
+  // before this child, `tail_gap` that of those after the last child kept (the next child
+  // opened, if the frame is reopened, starts after it).
+  uint64_t gap = 0;
+  uint64_t tail_gap = 0;
   uint64_t width = 0;   // valid once closed
   int64_t delta = 0;
   bool owned = false;   // `view` points into names_, not into the caller's input
@@ -103,6 +109,7 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
     }
     if (n == kNone) {
       n = NewNode(StrId{}, frame, static_cast<uint32_t>(i + 1));
+      nodes_[n].gap = std::exchange(nodes_[parent].tail_gap, 0);
       nodes_[parent].children.push_back(n);
     }
     open_.push_back(n);
@@ -136,17 +143,21 @@ void FlowBuilder::Close(uint32_t n) {
 void FlowBuilder::PruneChildren(uint32_t n, double threshold) {
   std::vector<uint32_t>& ch = nodes_[n].children;
   size_t out = 0;
-  uint64_t gone = 0;
+  uint64_t gone = 0, gap = 0;  // gap: the removed width since the last child kept
   for (uint32_t c : ch) {
     if (static_cast<double>(nodes_[c].width) < threshold) {
       gone += nodes_[c].width;
+      gap += nodes_[c].gap + nodes_[c].width;
       FreeSubtree(c);
     } else {
+      nodes_[c].gap += gap;
+      gap = 0;
       ch[out++] = c;
     }
   }
   ch.resize(out);
   nodes_[n].pruned += gone;
+  nodes_[n].tail_gap += gap;
 }
 
 void FlowBuilder::FreeSubtree(uint32_t n) {
@@ -198,6 +209,7 @@ void FlowBuilder::Finish(uint64_t total) {
     uint64_t pos = it.start + node.self;
     size_t first = todo.size();
     for (uint32_t c : node.children) {
+      pos += nodes_[c].gap;
       todo.push_back({c, flamechart_ ? nodes_[c].start : pos});
       pos += nodes_[c].width;
     }

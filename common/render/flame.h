@@ -9,11 +9,12 @@
 //     lines instead, and so splits `foo` in two when `foo::bar` sorts between `foo` and
 //     `foo;baz`; we do not;
 //   - a flame chart (--flamechart) keeps the input order and merges only neighbours.
-// Frames narrower than --minwidth are removed with their descendants, as flamegraph.pl does
-// (0.1 pixel by default, or a percentage of the total). Pruning starts while stacks are
-// still being read: a closed frame narrower than the threshold for the total seen so far
-// will be narrower still for the final total, so it can go at once; what remains is pruned
-// again with the final total. Memory then follows the frames drawn, not the input.
+// Frames narrower than --minwidth are removed with their descendants and leave their gap,
+// as flamegraph.pl does (0.1 pixel by default, or a percentage of the total). Pruning starts
+// while stacks are still being read: a closed frame narrower than the threshold for the
+// total seen so far will be narrower still for the final total, so it can go at once; what
+// remains is pruned again with the final total. Memory then follows the frames drawn, not
+// the input.
 
 #include <cstdint>
 #include <memory>
