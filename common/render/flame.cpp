@@ -375,36 +375,38 @@ uint64_t TimeMax(uint64_t sum, const FlameOptions& o, std::vector<std::string>* 
 }
 
 // Reverse or re-root stacks when asked; otherwise the tree as it is.
+//
+// --base re-roots each stack at its innermost base frame (the one nearest the leaf), as
+// inferno does: a base is usually a runtime's dispatch point (a task's poll, a thread pool's
+// job, a query), which nests when one job waits on another, and the graph is meant to show
+// the jobs, not the runtime between them. (inferno also drops the stacks whose leaf is the
+// base, as it compares the base with the line's last field, count included; we keep them.)
 const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTree* storage) {
   if (!o.reverse && o.base.empty()) return in;
   *storage = StackTree(in.columns());
-  std::vector<NodeId> path;
+  // from[n]: the node a stack ending at n starts from (a parent's id is below its child's).
+  std::vector<NodeId> from;
+  if (!o.base.empty()) {
+    constexpr NodeId kNoBase = 0;  // the root: no base on the path
+    from.assign(in.size(), kNoBase);
+    for (NodeId n = 1; n < in.size(); ++n) {
+      bool base = std::find(o.base.begin(), o.base.end(), in.name(n)) != o.base.end();
+      from[n] = base ? n : from[in.parent(n)];
+    }
+  }
   std::vector<StrId> frames;
   for (NodeId n = 1; n < in.size(); ++n) {
     if (!in.has_self(n)) continue;
-    path.clear();
-    for (NodeId p = n; p != StackTree::kRoot; p = in.parent(p)) path.push_back(p);
-    std::reverse(path.begin(), path.end());
-    size_t from = 0;
-    if (!o.base.empty()) {
-      // The outermost base becomes the root, so recursion under it stays visible. (inferno
-      // re-roots at the innermost one and drops stacks whose leaf is the base.)
-      from = path.size();
-      for (size_t i = 0; i < path.size() && from == path.size(); ++i) {
-        for (const std::string& b : o.base) {
-          if (in.name(path[i]) == b) {
-            from = i;
-            break;
-          }
-        }
-      }
-      if (from == path.size()) continue;  // the stack does not contain a base
+    NodeId stop = StackTree::kRoot;  // the frames from n up to, not including, stop
+    if (!from.empty()) {
+      if (from[n] == StackTree::kRoot) continue;  // the stack does not contain a base
+      stop = in.parent(from[n]);
     }
     frames.clear();
-    for (size_t i = from; i < path.size(); ++i) {
-      frames.push_back(storage->names().Intern(in.name(path[i])));
+    for (NodeId p = n; p != stop; p = in.parent(p)) {
+      frames.push_back(storage->names().Intern(in.name(p)));
     }
-    if (o.reverse) std::reverse(frames.begin(), frames.end());
+    if (!o.reverse) std::reverse(frames.begin(), frames.end());
     NodeId leaf = storage->AddStack(frames, 0);
     for (int c = 0; c < in.columns(); ++c) storage->AddSelf(leaf, in.self(n, c), c);
   }

@@ -93,6 +93,14 @@ for args in "--inverted" "--reverse" "--flamechart" "--base=work_a" "--hash --co
 done
 "$bin" --inverted "$tmp/a.folded" | grep -q '>Icicle Graph<' || fail "--inverted title"
 
+# --base re-roots at the innermost occurrence (as inferno), keeping stacks that end in it.
+printf 'main;job;wait;job;work 10\nmain;job;work2 5\nmain;job 3\nmain;other 7\n' >"$tmp/base.folded"
+"$bin" --base=job "$tmp/base.folded" >"$tmp/base.svg" || fail "--base: exit $?"
+grep -q '<title>all (18 samples, 100%)</title>' "$tmp/base.svg" || fail "--base: total is not the stacks through job"
+grep -q '<title>job (18 samples, 100.00%)</title>' "$tmp/base.svg" || fail "--base: job is not the one root"
+grep -q '<title>wait' "$tmp/base.svg" && fail "--base: re-rooted at the outermost job (wait is drawn)"
+grep -q '<title>work (10 samples' "$tmp/base.svg" || fail "--base: work missing"
+
 # --cp keeps colours in ./palette.map.
 (cd "$tmp" && "$bin" --cp a.folded >/dev/null) || fail "--cp"
 grep -q '^work_a->rgb(' "$tmp/palette.map" || fail "--cp wrote no palette.map"

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
       ("reverse", "reverse each stack (leaf first) before merging")
       ("flamechart", "keep the input order (time on the x axis), merge only neighbours")
       ("base", po::value<std::vector<std::string>>()->value_name("FUNC"),
-       "draw only stacks through FUNC, re-rooted at it; repeatable")
+       "draw only stacks through FUNC, re-rooted at its innermost occurrence; repeatable")
       ("factor", po::value<double>()->value_name("X"), "multiply the counts shown by X")
       ("total", po::value<uint64_t>()->value_name("N"),
        "the count that is 100% (when larger than the real total)");
