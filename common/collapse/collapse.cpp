@@ -489,7 +489,10 @@ class Collapser {
       }
     }
     StackTree& tree = Tree(columns, source.name());
-    FoldedReader reader(tree);
+    // --skip-after cuts folded stacks as it cuts perf script's: read apart, cut, merge.
+    std::optional<StackTree> uncut;
+    if (!opt_.perf.skip_after.empty()) uncut.emplace(columns);
+    FoldedReader reader(uncut ? *uncut : tree);
     BlockReader blocks(source, BlockReader::kLineBoundary);
     Block block;
     while (blocks.Next(&block)) {
@@ -497,6 +500,7 @@ class Collapser {
       if (block.releasable) ReleaseInput(block.data);
     }
     NoteOverlong(blocks, source.name());
+    if (uncut) tree.Merge(CutAtInnermost(*uncut, opt_.perf.skip_after, true, false));
     if (reader.malformed().count) {
       report_->warnings.push_back(SkippedMessage(reader.malformed(), " (not `stack count`)"));
     }

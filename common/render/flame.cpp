@@ -14,6 +14,7 @@
 #include "render/palette.h"
 #include "render/text_measure.h"
 #include "stacks/folded.h"
+#include "stacks/stack_filter.h"
 
 namespace pf {
 
@@ -379,36 +380,28 @@ uint64_t TimeMax(uint64_t sum, const FlameOptions& o, std::vector<std::string>* 
 // --base re-roots each stack at its innermost base frame (the one nearest the leaf), as
 // inferno does: a base is usually a runtime's dispatch point (a task's poll, a thread pool's
 // job, a query), which nests when one job waits on another, and the graph is meant to show
-// the jobs, not the runtime between them. (inferno also drops the stacks whose leaf is the
-// base, as it compares the base with the line's last field, count included; we keep them.)
+// the jobs, not the runtime between them. (inferno never takes the leaf as the base, as it
+// compares the base with the line's last field, count included: a stack whose leaf is the
+// base goes to the next base out, or is dropped; we keep it as time in the base.)
 const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTree* storage) {
   if (!o.reverse && o.base.empty()) return in;
-  *storage = StackTree(in.columns());
-  // from[n]: the node a stack ending at n starts from (a parent's id is below its child's).
-  std::vector<NodeId> from;
-  if (!o.base.empty()) {
-    constexpr NodeId kNoBase = 0;  // the root: no base on the path
-    from.assign(in.size(), kNoBase);
-    for (NodeId n = 1; n < in.size(); ++n) {
-      bool base = std::find(o.base.begin(), o.base.end(), in.name(n)) != o.base.end();
-      from[n] = base ? n : from[in.parent(n)];
-    }
+  StackTree based;
+  if (!o.base.empty()) based = CutAtInnermost(in, o.base, false, true);
+  const StackTree& from = o.base.empty() ? in : based;
+  if (!o.reverse) {
+    *storage = std::move(based);
+    return *storage;
   }
+  *storage = StackTree(from.columns());
   std::vector<StrId> frames;
-  for (NodeId n = 1; n < in.size(); ++n) {
-    if (!in.has_self(n)) continue;
-    NodeId stop = StackTree::kRoot;  // the frames from n up to, not including, stop
-    if (!from.empty()) {
-      if (from[n] == StackTree::kRoot) continue;  // the stack does not contain a base
-      stop = in.parent(from[n]);
+  for (NodeId n = 1; n < from.size(); ++n) {
+    if (!from.has_self(n)) continue;
+    frames.clear();  // leaf first
+    for (NodeId p = n; p != StackTree::kRoot; p = from.parent(p)) {
+      frames.push_back(storage->names().Intern(from.name(p)));
     }
-    frames.clear();
-    for (NodeId p = n; p != stop; p = in.parent(p)) {
-      frames.push_back(storage->names().Intern(in.name(p)));
-    }
-    if (!o.reverse) std::reverse(frames.begin(), frames.end());
     NodeId leaf = storage->AddStack(frames, 0);
-    for (int c = 0; c < in.columns(); ++c) storage->AddSelf(leaf, in.self(n, c), c);
+    for (int c = 0; c < from.columns(); ++c) storage->AddSelf(leaf, from.self(n, c), c);
   }
   return *storage;
 }

@@ -69,7 +69,8 @@ grep -q "^pf-flamegraph: error: no stack counts" "$tmp/err" || fail "empty input
 [ -e "$tmp/empty.svg" ] && fail "empty input left an output file"
 
 # Usage errors.
-for args in "--colors=nope" "--minwidth=abc" "--format=gif" "--width=0" "--bgcolors=nope" "--bogus"; do
+for args in "--colors=nope" "--minwidth=abc" "--format=gif" "--width=0" "--bgcolors=nope" "--bogus" \
+  "--flamechart --base=main"; do
   "$bin" $args "$tmp/a.folded" >/dev/null 2>"$tmp/err"
   rc=$?
   [ $rc -eq 2 ] || fail "$args: exit $rc, want 2 ($(cat "$tmp/err"))"

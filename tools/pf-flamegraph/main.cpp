@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     o.flamechart = vm.count("flamechart");
     if (o.flamechart && o.reverse) throw pf::UsageError("--flamechart and --reverse do not combine");
     if (vm.count("base")) o.base = vm["base"].as<std::vector<std::string>>();
+    if (o.flamechart && !o.base.empty()) throw pf::UsageError("--flamechart and --base do not combine");
     o.factor = PositiveNumber(vm, "factor", 1);
     if (vm.count("total")) o.total = vm["total"].as<uint64_t>();
     o.palette = Str(vm, "colors", "hot");
