@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 
 #include "base/error.h"
@@ -300,6 +301,9 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
                           " lines with invalid format");
     }
   }
+  std::unordered_map<std::string, FrameAttrs> nameattr;
+  std::unordered_map<std::string_view, int32_t> attr_index;  // name -> index in L.attrs
+  if (!o.nameattr_file.empty()) nameattr = ReadNameAttrs(o.nameattr_file, warnings);
   TextMeasurer measure(o.fonttype, fs);
   const double total_scaled = static_cast<double>(timemax) * o.factor;
 
@@ -347,6 +351,15 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
       b.fill = pmap.Get(f.name, colorer.Color(f.name));
     } else {
       b.fill = colorer.Color(f.name);
+    }
+    // --nameattr, by the name as in the input (annotation included), as flamegraph.pl.
+    if (!nameattr.empty() && !root) {
+      auto it = nameattr.find(std::string(f.name));
+      if (it != nameattr.end()) {
+        auto [at, fresh] = attr_index.emplace(it->first, static_cast<int32_t>(L.attrs.size()));
+        if (fresh) L.attrs.push_back(it->second);
+        b.attrs = at->second;
+      }
     }
     // Label fitted with the font's metrics: 3 px of padding each side.
     b.text_width = measure.Width(b.name);

@@ -70,7 +70,7 @@ grep -q "^pf-flamegraph: error: no stack counts" "$tmp/err" || fail "empty input
 
 # Usage errors.
 for args in "--colors=nope" "--minwidth=abc" "--format=gif" "--width=0" "--bgcolors=nope" "--bogus" \
-  "--flamechart --base=main"; do
+  "--flamechart --base=main" "--encoding=8bit" "--encoding=a\"b"; do
   "$bin" $args "$tmp/a.folded" >/dev/null 2>"$tmp/err"
   rc=$?
   [ $rc -eq 2 ] || fail "$args: exit $rc, want 2 ($(cat "$tmp/err"))"
@@ -93,6 +93,21 @@ for args in "--inverted" "--reverse" "--flamechart" "--base=work_a" "--hash --co
   xml_ok "$tmp/o.svg" "$args"
 done
 "$bin" --inverted "$tmp/a.folded" | grep -q '>Icicle Graph<' || fail "--inverted title"
+# inferno's short options, so its command lines run unchanged.
+"$bin" -i "$tmp/a.folded" | grep -q '>Icicle Graph<' || fail "-i is not --inverted"
+cmp -s <("$bin" -c java "$tmp/a.folded") <("$bin" --colors=java "$tmp/a.folded") || fail "-c is not --colors"
+cmp -s <("$bin" -c java "$tmp/a.folded") <("$bin" "$tmp/a.folded") && fail "-c java changed nothing"
+# flamegraph.pl's --nameattr and --encoding.
+printf 'work_a\thref=https://example.org/a\tclass=hot\n' >"$tmp/attrs.txt"
+"$bin" --nameattr="$tmp/attrs.txt" --encoding=ISO-8859-1 "$tmp/a.folded" >"$tmp/na.svg" || fail "--nameattr: exit $?"
+head -1 "$tmp/na.svg" | grep -q 'encoding="ISO-8859-1"' || fail "--encoding: not in the XML declaration"
+grep -q '^<a xlink:href="https://example.org/a" target="_top" class="hot"><title>work_a (' "$tmp/na.svg" ||
+  fail "--nameattr: work_a is not a link"
+xml_ok "$tmp/na.svg" "--nameattr"
+printf 'no tab\n' >"$tmp/badattrs.txt"
+"$bin" --nameattr="$tmp/badattrs.txt" "$tmp/a.folded" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "--nameattr with a bad line: want exit 1"
+grep -q "badattrs.txt:1:" "$tmp/err" || fail "--nameattr bad line message: $(cat "$tmp/err")"
 
 # --base re-roots at the innermost occurrence (as inferno), keeping stacks that end in it.
 printf 'main;job;wait;job;work 10\nmain;job;work2 5\nmain;job 3\nmain;other 7\n' >"$tmp/base.folded"

@@ -61,7 +61,8 @@ std::vector<FlameLayout> BothWays(const std::string& path, const FlameOptions& o
   CollapseReport report;
   std::vector<FlameLayout> out;
   out.push_back(BuildFlameGraphFromFiles({path}, o, &warnings, &report));
-  StackTree tree = CollapseFilesToTree({path}, {}, &report);
+  CollapseOptions defaults;
+  StackTree tree = CollapseFilesToTree({path}, defaults, &report);
   out.push_back(BuildFlameGraph(tree, o, &warnings));
   return out;
 }
@@ -83,6 +84,89 @@ TEST(FlameMinwidth, RemovedFramesLeaveTheirGap) {
     std::map<std::string, std::string> got = Boxes(Svg(L, o));
     EXPECT_EQ(got, want);
   }
+}
+
+}  // namespace
+}  // namespace pf
+
+namespace pf {
+namespace {
+
+std::string DrawWith(const std::string& folded_path, const FlameOptions& o,
+                     std::vector<std::string>* warnings) {
+  CollapseReport report;
+  FlameLayout L = BuildFlameGraphFromFiles({folded_path}, o, warnings, &report);
+  return Svg(L, o);
+}
+
+// --nameattr as flamegraph.pl reads it: by the name as in the input (annotation included);
+// href makes the frame an <a> with target _top, the link's attributes first, then id,
+// class and g_extra; title replaces the tooltip; a_extra without href is unused. Expected:
+// flamegraph.pl --nameattr on this input, except that values are escaped (flamegraph.pl
+// writes `&` and `<` raw, which breaks the XML) and event handlers are left out.
+TEST(FlameNameAttr, AsFlamegraphPl) {
+  TempFile in("nameattr.folded", "main;work_a;spin 75\nmain;work_b;spin_[k] 25\n");
+  TempFile attrs("nameattr.txt",
+                 "work_a\thref=http://x/a?b=1&c=2\ttitle=A <tip>\tg_extra=data-x=\"1\" "
+                 "onclick=\"alert(1)\"\tid=wa\tclass=c1\n"
+                 "spin_[k]\tclass=kern\ta_extra=foo=\"bar\"\n"
+                 "main\tfoo=bar\n");
+  FlameOptions o;
+  o.nameattr_file = attrs.path();
+  std::vector<std::string> warnings;
+  std::string svg = DrawWith(in.path(), o, &warnings);
+  EXPECT_NE(svg.find("<a xlink:href=\"http://x/a?b=1&amp;c=2\" target=\"_top\" id=\"wa\" "
+                     "class=\"c1\" data-x=\"1\"><title>A &lt;tip&gt;</title><rect x=\"10.0\""),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find(">work_a</text></a>\n"), std::string::npos);
+  EXPECT_NE(svg.find("<g class=\"kern\"><title>spin (25 samples, 25.00%)</title>"),
+            std::string::npos);
+  EXPECT_NE(svg.find("<g><title>spin (75 samples, 75.00%)</title>"), std::string::npos);
+  EXPECT_NE(svg.find("<g><title>main (100 samples, 100.00%)</title>"), std::string::npos);
+  EXPECT_EQ(svg.find("onclick"), std::string::npos);
+  EXPECT_EQ(svg.find("foo="), std::string::npos);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("event handler attribute 'onclick'"), std::string::npos);
+  EXPECT_NE(warnings[1].find("unknown key 'foo'"), std::string::npos);
+}
+
+TEST(FlameNameAttr, BadLinesAndScriptLinks) {
+  TempFile in("nameattr2.folded", "main;f 1\n");
+  TempFile bad("nameattr-bad.txt", "f\tclass=x\nno tab here\n");
+  FlameOptions o;
+  o.nameattr_file = bad.path();
+  std::vector<std::string> warnings;
+  try {
+    DrawWith(in.path(), o, &warnings);
+    FAIL() << "a line without a tab was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), bad.path() + ":2");
+  }
+  TempFile js("nameattr-js.txt", "f\thref= JavaScript:alert(1)\tclass=k\n");
+  o.nameattr_file = js.path();
+  std::string svg = DrawWith(in.path(), o, &warnings);
+  EXPECT_EQ(svg.find("alert"), std::string::npos);
+  EXPECT_NE(svg.find("<g class=\"k\"><title>f (1 samples"), std::string::npos);  // no link
+  o.nameattr_file = "/nonexistent/nameattr";
+  EXPECT_THROW(DrawWith(in.path(), o, &warnings), Error);
+}
+
+// --encoding names the encoding in the XML declaration, as flamegraph.pl writes it.
+TEST(FlameEncoding, InTheXmlDeclaration) {
+  TempFile in("encoding.folded", "main;f 1\n");
+  FlameOptions o;
+  std::vector<std::string> warnings;
+  EXPECT_EQ(DrawWith(in.path(), o, &warnings).rfind("<?xml version=\"1.0\" standalone=\"no\"?>\n", 0), 0u);
+  o.encoding = "ISO-8859-1";
+  EXPECT_EQ(DrawWith(in.path(), o, &warnings)
+                .rfind("<?xml version=\"1.0\" encoding=\"ISO-8859-1\" standalone=\"no\"?>\n", 0),
+            0u);
+  EXPECT_TRUE(IsXmlEncodingName("UTF-8"));
+  EXPECT_TRUE(IsXmlEncodingName("x_y.z"));
+  EXPECT_FALSE(IsXmlEncodingName(""));
+  EXPECT_FALSE(IsXmlEncodingName("8bit"));
+  EXPECT_FALSE(IsXmlEncodingName("a\" onload=\"x"));
 }
 
 }  // namespace

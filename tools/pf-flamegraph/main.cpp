@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
       ("height", po::value<double>()->value_name("PX"), "frame height (default 16)")
       ("minwidth", po::value<std::string>()->value_name("PX|PCT%"),
        "omit frames narrower than PX pixels (default 0.1) or PCT percent of the total")
-      ("inverted", "icicle graph: the root at the top")
+      ("inverted,i", "icicle graph: the root at the top")
       ("reverse", "reverse each stack (leaf first) before merging")
       ("flamechart", "keep the input order (time on the x axis), merge only neighbours")
       ("base", po::value<std::vector<std::string>>()->value_name("FUNC"),
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
       ("total", po::value<uint64_t>()->value_name("N"),
        "the count that is 100% (when larger than the real total)");
   tool.AddGroup("Colours").add_options()
-      ("colors", po::value<std::string>()->value_name("PALETTE"),
+      ("colors,c", po::value<std::string>()->value_name("PALETTE"),
        "hot (default), mem, io, wakeup, chain, java, js, perl, python, rust, red, green, blue, "
        "aqua, yellow, purple, orange")
       ("bgcolors", po::value<std::string>()->value_name("COLOR"),
@@ -89,7 +89,11 @@ int main(int argc, char** argv) {
        "colour of search matches (default rgb(230,0,230))");
   tool.AddGroup("Output").add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
-       "svg (default), png or pdf; also taken from -o NAME.png / NAME.pdf");
+       "svg (default), png or pdf; also taken from -o NAME.png / NAME.pdf")
+      ("nameattr", po::value<std::string>()->value_name("FILE"),
+       "SVG attributes per function (links, ids, classes, titles), as flamegraph.pl reads them")
+      ("encoding", po::value<std::string>()->value_name("NAME"),
+       "the encoding named in the SVG's XML declaration (the bytes are UTF-8)");
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     const po::variables_map& vm = ctx.vm;
@@ -132,6 +136,11 @@ int main(int argc, char** argv) {
     if (vm.count("palette-file")) o.palette_file = vm["palette-file"].as<std::string>();
     o.negate = vm.count("negate");
     o.search_color = Str(vm, "search-color", "rgb(230,0,230)");
+    o.nameattr_file = Str(vm, "nameattr", "");
+    o.encoding = Str(vm, "encoding", "");
+    if (vm.count("encoding") && !pf::IsXmlEncodingName(o.encoding)) {
+      throw pf::UsageError("--encoding: '" + o.encoding + "' is not an encoding name (like UTF-8)");
+    }
 
     std::string format = Str(vm, "format", "");
     if (format.empty()) {
