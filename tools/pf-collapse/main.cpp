@@ -49,7 +49,9 @@ int main(int argc, char** argv) {
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "input format: auto (default), perf-script or folded")
       ("threads,j", po::value<unsigned>()->value_name("N"),
-       "parsing threads (default: one per CPU)");
+       "parsing threads (default: one per CPU)")
+      ("nthreads,n", po::value<unsigned>()->value_name("N"),
+       "the same as --threads (inferno-collapse-perf's name)");
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
     const po::variables_map& vm = ctx.vm;
@@ -80,6 +82,10 @@ int main(int argc, char** argv) {
       throw pf::UsageError("--format must be auto, perf-script or folded, not '" + opt.format + "'");
     }
     opt.threads = vm.count("threads") ? vm["threads"].as<unsigned>() : 0;
+    if (vm.count("nthreads")) {
+      if (vm.count("threads")) throw pf::UsageError("--threads and --nthreads are the same option");
+      opt.threads = vm["nthreads"].as<unsigned>();
+    }
 
     pf::CollapseReport report;
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
