@@ -376,8 +376,21 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
   return L;
 }
 
+// Nothing to draw: say why (collapse.h's EmptyResultReason, shared by every tool).
+// `parsed`: stacks read when no collapse report is at hand (folded text read here).
+Error NothingToDraw(const CollapseReport* report, uint64_t parsed) {
+  CollapseReport r;
+  if (report) {
+    r = *report;
+  } else {
+    r.inputs = 1;
+    r.folded_lines = r.stacks_read = parsed;
+  }
+  r.empty = true;
+  return Error(EmptyResultReason(r, ""));
+}
+
 uint64_t TimeMax(uint64_t sum, const FlameOptions& o, std::vector<std::string>* warnings) {
-  if (sum == 0) throw Error("no stack counts found in the input (is it folded stacks?)");
   if (o.total) {
     if (o.total >= sum) return o.total;
     if (warnings && static_cast<double>(o.total) / static_cast<double>(sum) > 0.02) {
@@ -422,12 +435,22 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
 }  // namespace
 
 FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
-                            std::vector<std::string>* warnings) {
+                            std::vector<std::string>* warnings, const CollapseReport* report) {
   StackTree storage;
   const StackTree& tree = Transformed(input, o, &storage);
   const int wcol = tree.columns() - 1;  // width from the last column ("after")
   const bool diff = tree.columns() == 2;
   uint64_t sum = tree.Total(wcol);
+  if (sum == 0) {
+    CollapseReport r = report ? *report : CollapseReport{};
+    if (!r.empty) NoteEmptyResult(input, &r);  // (the collapse noted what its filters had)
+    if (!report) r.folded_lines = r.stacks_read;  // a tree from elsewhere: its stacks
+    if (input.Total(wcol) == 0 || o.base.empty()) throw NothingToDraw(&r, 0);
+    // --base left nothing
+    std::string bases;
+    for (const std::string& b : o.base) bases += (bases.empty() ? "--base=" : ", --base=") + b;
+    throw Error(EmptyResultReason(r, bases));
+  }
   uint64_t timemax = TimeMax(sum, o, warnings);
 
   // Visit the stacks depth first with children sorted by name: frame-by-frame order.
@@ -465,6 +488,7 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
   FlowBuilder flow(ThresholdPerTotal(o), true);
   std::vector<std::string_view> frames;
   FoldedLine fl;
+  uint64_t parsed = 0;
   for (std::string_view block : data) {
     LineSplitter lines(block);
     std::string_view line;
@@ -483,8 +507,10 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
                                         static_cast<int64_t>(fl.counts[0])
                                   : 0;
       flow.Add(frames, w, d);
+      ++parsed;
     }
   }
+  if (flow.weight_sum() == 0) throw NothingToDraw(nullptr, parsed);
   uint64_t timemax = TimeMax(flow.weight_sum(), o, warnings);
   flow.Finish(timemax);
   return Lay(flow, timemax, columns == 2, o, warnings);
@@ -500,6 +526,11 @@ FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
     std::string text;
     for (std::string_view c = src->Next(); !c.empty(); c = src->Next()) text.append(c);
     texts.push_back(std::move(text));
+  }
+  if (std::all_of(texts.begin(), texts.end(), [](const std::string& t) { return t.empty(); })) {
+    CollapseReport r;
+    r.inputs = r.empty_inputs = texts.size();
+    throw Error(EmptyResultReason(r, ""));
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
   int columns = 0;  // the first parseable line decides: one count, or two (differential)
@@ -569,7 +600,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
   std::vector<size_t> ends, prev_ends;  // where each frame of the line ends (';' or the end)
   FoldedLine fl;
   SkipCount bad;
-  uint64_t line_no = 0;
+  uint64_t line_no = 0, parsed = 0;
   const char* released = data.data();
   constexpr size_t kReleaseEvery = 8 << 20;
   while (lines.Next(&line)) {
@@ -624,6 +655,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
                     ? static_cast<int64_t>(fl.counts[1]) - static_cast<int64_t>(fl.counts[0])
                     : 0;
     flow.AddAfter(shared, frames, w, d);
+    ++parsed;
     if (src.releasable() && prev.data() - released > static_cast<ptrdiff_t>(kReleaseEvery)) {
       ReleaseInput(std::string_view(released, prev.data() - released));
       released = prev.data();
@@ -634,6 +666,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
                         " skipped (not `stack count`), first at " +
                         Where(bad.first_file, bad.first_line));
   }
+  if (flow.weight_sum() == 0) throw NothingToDraw(nullptr, parsed);
   uint64_t timemax = TimeMax(flow.weight_sum(), o, warnings);
   flow.Finish(timemax);
   o.diff_names = DiffNames(comment_lines);
@@ -661,7 +694,7 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
   StackTree tree = CollapseFilesToTree(inputs, {}, report);
   FlameOptions o = options;
   o.diff_names = DiffNames(report->pf_comments);
-  return BuildFlameGraph(tree, o, warnings);
+  return BuildFlameGraph(tree, o, warnings, report);
 }
 
 }  // namespace pf

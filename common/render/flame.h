@@ -29,6 +29,8 @@
 
 namespace pf {
 
+struct CollapseReport;
+
 struct FlameOptions {
   std::string title;      // empty: "Flame Graph" ("Icicle Graph", "Flame Chart")
   std::string subtitle;
@@ -112,16 +114,16 @@ class FlowBuilder {
 
 /// Lays out a flame graph of `tree` (one or two count columns; with two, a differential
 /// graph: width from the second, colour from the change). `frameheight` etc. from options.
-/// Throws pf::Error when there is nothing to draw. `warnings` collects notes for the user.
+/// Throws pf::Error saying why when there is nothing to draw (with `report`, what reading
+/// found, when the tree comes from CollapseFilesToTree). `warnings` collects notes.
 FlameLayout BuildFlameGraph(const StackTree& tree, const FlameOptions& options,
-                            std::vector<std::string>* warnings);
+                            std::vector<std::string>* warnings,
+                            const CollapseReport* report = nullptr);
 
 /// The same for a flame chart: stacks in input order, given as folded lines (`data`, one
 /// or more blocks of folded text); merges only neighbours.
 FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int columns,
                             const FlameOptions& options, std::vector<std::string>* warnings);
-
-struct CollapseReport;
 
 /// Reads the inputs (folded stacks, or anything pf-collapse reads) and lays out their flame
 /// graph. A single folded file sorted as pf-collapse writes it streams straight into the

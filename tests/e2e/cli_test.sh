@@ -59,6 +59,11 @@ grep -q '^callpath;.*main;work_a;spin [0-9]*$' "$tmp/a" || fail "demo: no callpa
 "$bin" -n 1 "$tmp/demo.txt" >"$tmp/n1" || fail "-n 1: exit $?"
 "$bin" --nthreads=2 "$tmp/demo.txt" >"$tmp/n2" || fail "--nthreads=2: exit $?"
 cmp -s "$tmp/a" "$tmp/n1" && cmp -s "$tmp/a" "$tmp/n2" || fail "-n/--nthreads change the output"
+# An empty result is said to be, and why.
+"$bin" --include=nosuchfunction "$tmp/demo.txt" 2>"$tmp/err" >"$tmp/out" || fail "--include matching nothing: exit $?"
+[ -s "$tmp/out" ] && fail "--include matching nothing: output"
+grep -q "^pf-collapse: warning: --include left none of the .* read from [0-9]* samples" "$tmp/err" ||
+  fail "--include matching nothing: $(cat "$tmp/err")"
 # A failing run leaves no output file behind.
 "$bin" -o "$tmp/never" /nonexistent 2>/dev/null
 [ -e "$tmp/never" ] && fail "-o left a file after an error"

@@ -65,8 +65,17 @@ printf 'main;grew 10 30\n' | "$bin" --negate | grep -q 'grew (30.*fill="rgb(0,0,
 : >"$tmp/empty.folded"
 "$bin" "$tmp/empty.folded" -o "$tmp/empty.svg" 2>"$tmp/err"
 [ $? -eq 1 ] || fail "empty input: want exit 1"
-grep -q "^pf-flamegraph: error: no stack counts" "$tmp/err" || fail "empty input message: $(cat "$tmp/err")"
+grep -qx "pf-flamegraph: error: the input is empty" "$tmp/err" || fail "empty input message: $(cat "$tmp/err")"
 [ -e "$tmp/empty.svg" ] && fail "empty input left an output file"
+# Other empty results say what happened: not stacks, counts of 0, a filter that left nothing.
+printf 'not a stack\n' | "$bin" >/dev/null 2>"$tmp/err"
+grep -q "no stack counts found in the input (is it folded stacks?)" "$tmp/err" || fail "no stacks: $(cat "$tmp/err")"
+printf 'main;f 0\n' | "$bin" >/dev/null 2>"$tmp/err"
+grep -qx "pf-flamegraph: error: the 1 stack read all have a count of 0" "$tmp/err" ||
+  fail "counts of 0: $(cat "$tmp/err")"
+"$bin" --base=nosuch "$tmp/a.folded" >/dev/null 2>"$tmp/err"
+grep -qx "pf-flamegraph: error: --base=nosuch left none of the 2 distinct stacks read" "$tmp/err" ||
+  fail "--base: $(cat "$tmp/err")"
 
 # Usage errors.
 for args in "--colors=nope" "--minwidth=abc" "--format=gif" "--width=0" "--bgcolors=nope" "--bogus" \

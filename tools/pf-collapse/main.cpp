@@ -92,5 +92,6 @@ int main(int argc, char** argv) {
     pf::CollapseFiles(ctx.inputs, opt, *out, &report);
     for (const std::string& n : report.notices) tool.Notice(n);
     for (const std::string& w : report.warnings) tool.Warn(w);
+    if (report.empty) tool.Warn(pf::EmptyResultReason(report, ""));
   });
 }
