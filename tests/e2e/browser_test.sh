@@ -232,6 +232,16 @@ if render odd; then
   view odd3 "$tmp/odd.svg" "?s=%F0%9F%98%80%24"
   expect_text odd3 matched "Matched: 25.00%"
 fi
+# --nameattr links: a frame that is an <a> is read, zoomed and searched like a <g>.
+printf 'work_a\thref=https://example.org/a\tclass=linked\n' >"$tmp/attrs.txt"
+if "$bin" --nameattr="$tmp/attrs.txt" "$tmp/g.folded" >"$tmp/linked.svg" 2>"$tmp/linked.err"; then
+  view linked "$tmp/linked.svg" "?x=$xa&y=2&s=work_a"
+  expect_text linked matched "Matched: 100.00% of view (75.00% of all)"
+  [ "$(frame "$tmp/linked.lines" main | gclass)" = "parent" ] || fail "linked: zoom to the <a> frame"
+  grep -q '<a [^>]*xlink:href="https://example.org/a"' "$tmp/linked.dom" || fail "linked: no link in the DOM"
+else
+  fail "pf-flamegraph --nameattr: exit $? ($(head -c 300 "$tmp/linked.err"))"
+fi
 # Empty input: if pf-flamegraph writes an SVG for it, the page must still load cleanly.
 : >"$tmp/empty.folded"
 if "$bin" "$tmp/empty.folded" >"$tmp/empty.svg" 2>/dev/null && grep -q 'function init' "$tmp/empty.svg"; then
