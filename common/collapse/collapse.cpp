@@ -461,7 +461,7 @@ class Collapser {
       }
     }
     StackTree out = opt_.filter.empty() ? std::move(*tree_) : filter_.Apply(*tree_);
-    if (out.Total(out.columns() - 1) == 0) {
+    if (out.Total(0) == 0 && out.Total(out.columns() - 1) == 0) {
       NoteEmptyResult(opt_.filter.empty() ? out : *tree_, report_);
     }
     return out;
@@ -917,15 +917,16 @@ class Collapser {
 void NoteEmptyResult(const StackTree& read, CollapseReport* report) {
   report->empty = true;
   report->stacks_read = report->weight_read = report->deepest_read = 0;
-  const int col = read.columns() - 1;
   std::vector<uint32_t> depth(read.size(), 0);
   for (NodeId n = 1; n < read.size(); ++n) {
     depth[n] = depth[read.parent(n)] + 1;
     if (!read.has_self(n)) continue;
     ++report->stacks_read;
     report->deepest_read = std::max(report->deepest_read, depth[n]);
-    uint64_t w = read.self(n, col);
-    report->weight_read = report->weight_read + w < w ? UINT64_MAX : report->weight_read + w;
+    for (int c = 0; c < read.columns(); ++c) {
+      uint64_t w = read.self(n, c);
+      report->weight_read = report->weight_read + w < w ? UINT64_MAX : report->weight_read + w;
+    }
   }
 }
 

@@ -390,6 +390,12 @@ Error NothingToDraw(const CollapseReport* report, uint64_t parsed) {
   return Error(EmptyResultReason(r, ""));
 }
 
+// A differential profile whose AFTER counts are all 0 has nothing to draw either.
+Error AfterAllZero() {
+  return Error("every AFTER count of the differential profile is 0, and the widths come from "
+               "AFTER (swap the profiles to draw what was there before)");
+}
+
 uint64_t TimeMax(uint64_t sum, const FlameOptions& o, std::vector<std::string>* warnings) {
   if (o.total) {
     if (o.total >= sum) return o.total;
@@ -441,6 +447,7 @@ FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
   const int wcol = tree.columns() - 1;  // width from the last column ("after")
   const bool diff = tree.columns() == 2;
   uint64_t sum = tree.Total(wcol);
+  if (sum == 0 && diff && tree.Total(0) > 0) throw AfterAllZero();
   if (sum == 0) {
     CollapseReport r = report ? *report : CollapseReport{};
     if (!r.empty) NoteEmptyResult(input, &r);  // (the collapse noted what its filters had)
@@ -601,6 +608,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
   FoldedLine fl;
   SkipCount bad;
   uint64_t line_no = 0, parsed = 0;
+  bool before_any = false;  // a differential profile with BEFORE counts
   const char* released = data.data();
   constexpr size_t kReleaseEvery = 8 << 20;
   while (lines.Next(&line)) {
@@ -656,6 +664,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
                     : 0;
     flow.AddAfter(shared, frames, w, d);
     ++parsed;
+    before_any |= fl.ncounts == 2 && fl.counts[0] != 0;
     if (src.releasable() && prev.data() - released > static_cast<ptrdiff_t>(kReleaseEvery)) {
       ReleaseInput(std::string_view(released, prev.data() - released));
       released = prev.data();
@@ -666,7 +675,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
                         " skipped (not `stack count`), first at " +
                         Where(bad.first_file, bad.first_line));
   }
-  if (flow.weight_sum() == 0) throw NothingToDraw(nullptr, parsed);
+  if (flow.weight_sum() == 0) throw before_any ? AfterAllZero() : NothingToDraw(nullptr, parsed);
   uint64_t timemax = TimeMax(flow.weight_sum(), o, warnings);
   flow.Finish(timemax);
   o.diff_names = DiffNames(comment_lines);

@@ -73,6 +73,11 @@ grep -q "no stack counts found in the input (is it folded stacks?)" "$tmp/err" |
 printf 'main;f 0\n' | "$bin" >/dev/null 2>"$tmp/err"
 grep -qx "pf-flamegraph: error: the 1 stack read all have a count of 0" "$tmp/err" ||
   fail "counts of 0: $(cat "$tmp/err")"
+printf 'main;gone 5 0\n' >"$tmp/gone.folded"
+for input in "$tmp/gone.folded" -; do  # streamed from a file, and via a tree
+  "$bin" "$input" <"$tmp/gone.folded" >/dev/null 2>"$tmp/err"
+  grep -q "every AFTER count of the differential profile is 0" "$tmp/err" || fail "AFTER all 0 ($input): $(cat "$tmp/err")"
+done
 "$bin" --base=nosuch "$tmp/a.folded" >/dev/null 2>"$tmp/err"
 grep -qx "pf-flamegraph: error: --base=nosuch left none of the 2 distinct stacks read" "$tmp/err" ||
   fail "--base: $(cat "$tmp/err")"
