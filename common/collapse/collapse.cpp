@@ -950,8 +950,13 @@ std::string EmptyResultReason(const CollapseReport& r, std::string_view dropped_
   const std::string read = Plural(r.stacks_read, "stack", "distinct stacks") + " read" +
                            (r.samples ? " from " + Plural(r.samples, "sample", "samples") : "");
   if (r.weight_read == 0) {  // (a stack with a count of 0 makes no node)
-    if (r.samples) return "the " + Plural(r.samples, "sample", "samples") + " read all weigh 0";
-    return "the " + Plural(r.folded_lines, "stack", "stacks") + " read all have a count of 0";
+    if (r.samples) {
+      return r.samples == 1 ? "the one sample read weighs 0"
+                            : "the " + Plural(r.samples, "sample", "samples") + " read all weigh 0";
+    }
+    return r.folded_lines == 1
+               ? "the one stack read has a count of 0"
+               : "the " + Plural(r.folded_lines, "stack", "stacks") + " read all have a count of 0";
   }
   std::string by;
   if (!dropped_by.empty()) {

@@ -71,7 +71,7 @@ grep -qx "pf-flamegraph: error: the input is empty" "$tmp/err" || fail "empty in
 printf 'not a stack\n' | "$bin" >/dev/null 2>"$tmp/err"
 grep -q "no stack counts found in the input (is it folded stacks?)" "$tmp/err" || fail "no stacks: $(cat "$tmp/err")"
 printf 'main;f 0\n' | "$bin" >/dev/null 2>"$tmp/err"
-grep -qx "pf-flamegraph: error: the 1 stack read all have a count of 0" "$tmp/err" ||
+grep -qx "pf-flamegraph: error: the one stack read has a count of 0" "$tmp/err" ||
   fail "counts of 0: $(cat "$tmp/err")"
 printf 'main;gone 5 0\n' >"$tmp/gone.folded"
 for input in "$tmp/gone.folded" -; do  # streamed from a file, and via a tree
