@@ -519,6 +519,11 @@ var init = (function () {
       framesEl.addEventListener("click", function (e) {
         var i = frameOf(e.target);
         if (i < 0) return;
+        // A frame linked by --nameattr follows its link; Ctrl-click zooms (flamegraph.pl's).
+        if (gEls[i].localName === "a") {
+          if (!(e.ctrlKey || e.metaKey)) return;
+          e.preventDefault();
+        }
         zoom(i);
         updateUrl();
       });

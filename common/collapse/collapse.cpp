@@ -439,6 +439,7 @@ class Collapser {
     std::string_view head = source.Peek();
     std::string foreign;
     InputFormat format = SniffFormat(head, &foreign);
+    ++report_->inputs;
     // A forced format (-f) reads any text as that format; a recording stays one.
     bool text = format == InputFormat::kFolded || format == InputFormat::kPerfScript ||
                 format == InputFormat::kForeign;
@@ -455,8 +456,10 @@ class Collapser {
     }
     switch (format) {
       case InputFormat::kEmpty:
+        ++report_->empty_inputs;
         return;
       case InputFormat::kPerfData:
+        ++report_->recordings;
         AddPerfData(source);
         return;
       case InputFormat::kBinary:
@@ -486,8 +489,20 @@ class Collapser {
                                  " of " + others + " (choose with --event-filter=EVENT)");
     }
     if (!tree_) tree_.emplace(1);
-    if (opt_.filter.empty()) return std::move(*tree_);
-    return filter_.Apply(*tree_);
+    report_->event = event_filter_;
+    report_->other_event_samples = other_event_samples_;
+    for (const auto* f : {&opt_.filter.include, &opt_.filter.exclude, &opt_.filter.hide}) {
+      if (!f->empty()) {
+        report_->filters.push_back(f == &opt_.filter.include   ? "--include"
+                                   : f == &opt_.filter.exclude ? "--exclude"
+                                                               : "--hide");
+      }
+    }
+    StackTree out = opt_.filter.empty() ? std::move(*tree_) : filter_.Apply(*tree_);
+    if (out.Total(0) == 0 && out.Total(out.columns() - 1) == 0) {
+      NoteEmptyResult(opt_.filter.empty() ? out : *tree_, report_);
+    }
+    return out;
   }
 
  private:
@@ -527,7 +542,10 @@ class Collapser {
       }
     }
     StackTree& tree = Tree(columns, source.name());
-    FoldedReader reader(tree);
+    // --skip-after cuts folded stacks as it cuts perf script's: read apart, cut, merge.
+    std::optional<StackTree> uncut;
+    if (!opt_.perf.skip_after.empty()) uncut.emplace(columns);
+    FoldedReader reader(uncut ? *uncut : tree);
     BlockReader blocks(source, BlockReader::kLineBoundary);
     Block block;
     while (blocks.Next(&block)) {
@@ -541,8 +559,10 @@ class Collapser {
                       Plural(reader.malformed().count, "line", "lines") +
                       " not `stack count`); pf reads " + kFormatsPfReads);
     }
+    if (uncut) tree.Merge(CutAtInnermost(*uncut, opt_.perf.skip_after, true, false));
     if (reader.malformed().count) {
       report_->warnings.push_back(SkippedMessage(reader.malformed(), " (not `stack count`)"));
+      report_->skipped_lines += reader.malformed().count;
     }
     if (reader.cut_fractions()) {
       report_->warnings.push_back(source.name() + ": " +
@@ -932,6 +952,7 @@ class Collapser {
     }
     std::sort(other_events_.begin(), other_events_.end());
     if (skipped.count) report_->warnings.push_back(SkippedMessage(skipped, ""));
+    report_->skipped_lines += skipped.count;
     if (samples == 0 && others == 0 && skipped.count) {
       throw Error(Where(source.name(), skipped.first_line),
                   "nothing in the input parsed as `perf script` text (" +
@@ -961,6 +982,66 @@ class Collapser {
 };
 
 }  // namespace
+
+void NoteEmptyResult(const StackTree& read, CollapseReport* report) {
+  report->empty = true;
+  report->stacks_read = report->weight_read = report->deepest_read = 0;
+  std::vector<uint32_t> depth(read.size(), 0);
+  for (NodeId n = 1; n < read.size(); ++n) {
+    depth[n] = depth[read.parent(n)] + 1;
+    if (!read.has_self(n)) continue;
+    ++report->stacks_read;
+    report->deepest_read = std::max(report->deepest_read, depth[n]);
+    for (int c = 0; c < read.columns(); ++c) {
+      uint64_t w = read.self(n, c);
+      report->weight_read = report->weight_read + w < w ? UINT64_MAX : report->weight_read + w;
+    }
+  }
+}
+
+std::string EmptyResultReason(const CollapseReport& r, std::string_view dropped_by) {
+  const bool one = r.inputs <= 1;
+  if (r.inputs > 0 && r.empty_inputs == r.inputs) {
+    return one ? "the input is empty" : "the inputs are empty";
+  }
+  if (r.samples == 0 && r.folded_lines == 0) {
+    if (r.other_event_samples) {
+      return "no samples of " + r.event + " (the input's " +
+             Plural(r.other_event_samples, "sample is", "samples are") +
+             " of other events; choose with --event-filter)";
+    }
+    if (r.recordings && !r.skipped_lines) {
+      return std::string(r.recordings == 1 ? "the recording holds" : "the recordings hold") +
+             " no samples (was the target idle, or the recording too short?)";
+    }
+    return "no stack counts found in the input (is it folded stacks?)";
+  }
+  const std::string read = Plural(r.stacks_read, "stack", "distinct stacks") + " read" +
+                           (r.samples ? " from " + Plural(r.samples, "sample", "samples") : "");
+  if (r.weight_read == 0) {  // (a stack with a count of 0 makes no node)
+    if (r.samples) {
+      return r.samples == 1 ? "the one sample read weighs 0"
+                            : "the " + Plural(r.samples, "sample", "samples") + " read all weigh 0";
+    }
+    return r.folded_lines == 1
+               ? "the one stack read has a count of 0"
+               : "the " + Plural(r.folded_lines, "stack", "stacks") + " read all have a count of 0";
+  }
+  std::string by;
+  if (!dropped_by.empty()) {
+    by = std::string(dropped_by);
+  } else {
+    for (const std::string& f : r.filters) by += (by.empty() ? "" : "/") + f;
+    by = by.empty() ? std::string("the filters") : by;
+  }
+  std::string why = by + " left none of the " + read;
+  // Samples without call chains fold to `comm;leaf`: a filter on callers cannot match.
+  if (r.samples && r.deepest_read <= 2) {
+    why += "; their stacks hold only the sampled function: record call graphs "
+           "(perf record -g) to select by callers";
+  }
+  return why;
+}
 
 StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
                               const CollapseOptions& options, CollapseReport* report) {

@@ -282,10 +282,23 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
 void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& o,
                ByteSink& sink, CollapseReport* report) {
   if (MergeSortedFolded(before, after, o, sink, report)) return;
+  // Each profile read with a report of its own, so an empty one is said to be, and why.
+  CollapseReport side[2];
   CollapseOptions copt;
   copt.format = o.input_format;
-  StackTree b = CollapseFilesToTree({before}, copt, report);
-  StackTree a = CollapseFilesToTree({after}, copt, report);
+  StackTree b = CollapseFilesToTree({before}, copt, &side[0]);
+  StackTree a = CollapseFilesToTree({after}, copt, &side[1]);
+  for (int i = 0; i < 2; ++i) {
+    CollapseReport& r = side[i];
+    report->warnings.insert(report->warnings.end(), r.warnings.begin(), r.warnings.end());
+    report->notices.insert(report->notices.end(), r.notices.begin(), r.notices.end());
+    report->samples += r.samples;
+    report->folded_lines += r.folded_lines;
+    if (r.empty) {
+      report->warnings.push_back((i ? "AFTER " + after : "BEFORE " + before) + ": " +
+                                 EmptyResultReason(r, ""));
+    }
+  }
   if (b.columns() != 1 || a.columns() != 1) {
     throw Error("pf-diff compares two ordinary profiles, not differential ones");
   }

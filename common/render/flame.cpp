@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
+#include <utility>
 
 #include "base/error.h"
 #include "collapse/collapse.h"
@@ -13,6 +15,7 @@
 #include "render/palette.h"
 #include "render/text_measure.h"
 #include "stacks/folded.h"
+#include "stacks/stack_filter.h"
 
 namespace pf {
 
@@ -31,6 +34,11 @@ struct FlowBuilder::Node {
   uint64_t start = 0;   // the running total when the frame opened (flame charts)
   uint64_t self = 0;    // weight of stacks ending here
   uint64_t pruned = 0;  // weight of children removed as too narrow
+  // Removed siblings leave their gap, as in flamegraph.pl: `gap` is the width of those just
+  // before this child, `tail_gap` that of those after the last child kept (the next child
+  // opened, if the frame is reopened, starts after it).
+  uint64_t gap = 0;
+  uint64_t tail_gap = 0;
   uint64_t width = 0;   // valid once closed
   double delta = 0;
   bool owned = false;   // `view` points into names_, not into the caller's input
@@ -103,6 +111,7 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
     }
     if (n == kNone) {
       n = NewNode(StrId{}, frame, static_cast<uint32_t>(i + 1));
+      nodes_[n].gap = std::exchange(nodes_[parent].tail_gap, 0);
       nodes_[parent].children.push_back(n);
     }
     open_.push_back(n);
@@ -139,17 +148,21 @@ void FlowBuilder::Close(uint32_t n) {
 void FlowBuilder::PruneChildren(uint32_t n, double threshold) {
   std::vector<uint32_t>& ch = nodes_[n].children;
   size_t out = 0;
-  uint64_t gone = 0;
+  uint64_t gone = 0, gap = 0;  // gap: the removed width since the last child kept
   for (uint32_t c : ch) {
     if (static_cast<double>(nodes_[c].width) < threshold) {
       gone = AddSat(gone, nodes_[c].width);
+      gap += nodes_[c].gap + nodes_[c].width;
       FreeSubtree(c);
     } else {
+      nodes_[c].gap += gap;
+      gap = 0;
       ch[out++] = c;
     }
   }
   ch.resize(out);
   nodes_[n].pruned = AddSat(nodes_[n].pruned, gone);
+  nodes_[n].tail_gap += gap;
 }
 
 void FlowBuilder::FreeSubtree(uint32_t n) {
@@ -201,6 +214,7 @@ void FlowBuilder::Finish(uint64_t total) {
     uint64_t pos = AddSat(it.start, node.self);
     size_t first = todo.size();
     for (uint32_t c : node.children) {
+      pos += nodes_[c].gap;
       todo.push_back({c, flamechart_ ? nodes_[c].start : pos});
       pos = AddSat(pos, nodes_[c].width);
     }
@@ -309,6 +323,9 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
                           " lines with invalid format");
     }
   }
+  std::unordered_map<std::string, FrameAttrs> nameattr;
+  std::unordered_map<std::string_view, int32_t> attr_index;  // name -> index in L.attrs
+  if (!o.nameattr_file.empty()) nameattr = ReadNameAttrs(o.nameattr_file, warnings);
   TextMeasurer measure(o.fonttype, fs);
   const double total_scaled = static_cast<double>(timemax) * unscale * o.factor;
 
@@ -366,6 +383,15 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
     } else {
       b.fill = colorer.Color(f.name);
     }
+    // --nameattr, by the name as in the input (annotation included), as flamegraph.pl.
+    if (!nameattr.empty() && !root) {
+      auto it = nameattr.find(std::string(f.name));
+      if (it != nameattr.end()) {
+        auto [at, fresh] = attr_index.emplace(it->first, static_cast<int32_t>(L.attrs.size()));
+        if (fresh) L.attrs.push_back(it->second);
+        b.attrs = at->second;
+      }
+    }
     // Label fitted with the font's metrics: 3 px of padding each side.
     b.text_width = measure.Width(b.name);
     double room = b.w - 6;
@@ -381,9 +407,28 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
   return L;
 }
 
+// Nothing to draw: say why (collapse.h's EmptyResultReason, shared by every tool).
+// `parsed`: stacks read when no collapse report is at hand (folded text read here).
+Error NothingToDraw(const CollapseReport* report, uint64_t parsed) {
+  CollapseReport r;
+  if (report) {
+    r = *report;
+  } else {
+    r.inputs = 1;
+    r.folded_lines = r.stacks_read = parsed;
+  }
+  r.empty = true;
+  return Error(EmptyResultReason(r, ""));
+}
+
+// A differential profile whose AFTER counts are all 0 has nothing to draw either.
+Error AfterAllZero() {
+  return Error("every AFTER count of the differential profile is 0, and the widths come from "
+               "AFTER (swap the profiles to draw what was there before)");
+}
+
 uint64_t TimeMax(uint64_t sum, const FlameOptions& o, int decimals,
                  std::vector<std::string>* warnings) {
-  if (sum == 0) throw Error("no stack counts found in the input (is it folded stacks?)");
   if (o.total) {
     uint64_t total = MulSat(o.total, Pow10(decimals));  // --total is in the input's units
     if (total >= sum) return total;
@@ -396,41 +441,35 @@ uint64_t TimeMax(uint64_t sum, const FlameOptions& o, int decimals,
 }
 
 // Reverse or re-root stacks when asked; otherwise the tree as it is.
+//
+// --base re-roots each stack at its innermost base frame (the one nearest the leaf), as
+// inferno does: a base is usually a runtime's dispatch point (a task's poll, a thread pool's
+// job, a query), which nests when one job waits on another, and the graph is meant to show
+// the jobs, not the runtime between them. (inferno never takes the leaf as the base, as it
+// compares the base with the line's last field, count included: a stack whose leaf is the
+// base goes to the next base out, or is dropped; we keep it as time in the base.)
 const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTree* storage) {
   if (!o.reverse && o.base.empty()) return in;
-  *storage = StackTree(in.columns());
-  storage->SetDecimals(in.decimals());
-  storage->set_unit(in.unit());
-  storage->NoteSaturated(in.saturated());
-  std::vector<NodeId> path;
+  StackTree based;
+  if (!o.base.empty()) based = CutAtInnermost(in, o.base, false, true);
+  const StackTree& from = o.base.empty() ? in : based;
+  if (!o.reverse) {
+    *storage = std::move(based);
+    return *storage;
+  }
+  *storage = StackTree(from.columns());
+  storage->SetDecimals(from.decimals());
+  storage->set_unit(from.unit());
+  storage->NoteSaturated(from.saturated());
   std::vector<StrId> frames;
-  for (NodeId n = 1; n < in.size(); ++n) {
-    if (!in.has_self(n)) continue;
-    path.clear();
-    for (NodeId p = n; p != StackTree::kRoot; p = in.parent(p)) path.push_back(p);
-    std::reverse(path.begin(), path.end());
-    size_t from = 0;
-    if (!o.base.empty()) {
-      // The outermost base becomes the root, so recursion under it stays visible. (inferno
-      // re-roots at the innermost one and drops stacks whose leaf is the base.)
-      from = path.size();
-      for (size_t i = 0; i < path.size() && from == path.size(); ++i) {
-        for (const std::string& b : o.base) {
-          if (in.name(path[i]) == b) {
-            from = i;
-            break;
-          }
-        }
-      }
-      if (from == path.size()) continue;  // the stack does not contain a base
+  for (NodeId n = 1; n < from.size(); ++n) {
+    if (!from.has_self(n)) continue;
+    frames.clear();  // leaf first
+    for (NodeId p = n; p != StackTree::kRoot; p = from.parent(p)) {
+      frames.push_back(storage->names().Intern(from.name(p)));
     }
-    frames.clear();
-    for (size_t i = from; i < path.size(); ++i) {
-      frames.push_back(storage->names().Intern(in.name(path[i])));
-    }
-    if (o.reverse) std::reverse(frames.begin(), frames.end());
     NodeId leaf = storage->AddStack(frames, 0);
-    for (int c = 0; c < in.columns(); ++c) storage->AddSelf(leaf, in.self(n, c), c);
+    for (int c = 0; c < from.columns(); ++c) storage->AddSelf(leaf, from.self(n, c), c);
   }
   return *storage;
 }
@@ -438,12 +477,23 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
 }  // namespace
 
 FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
-                            std::vector<std::string>* warnings) {
+                            std::vector<std::string>* warnings, const CollapseReport* report) {
   StackTree storage;
   const StackTree& tree = Transformed(input, o, &storage);
   const int wcol = tree.columns() - 1;  // width from the last column ("after")
   const bool diff = tree.columns() == 2;
   uint64_t sum = tree.Total(wcol);
+  if (sum == 0 && diff && tree.Total(0) > 0) throw AfterAllZero();
+  if (sum == 0) {
+    CollapseReport r = report ? *report : CollapseReport{};
+    if (!r.empty) NoteEmptyResult(input, &r);  // (the collapse noted what its filters had)
+    if (!report) r.folded_lines = r.stacks_read;  // a tree from elsewhere: its stacks
+    if (input.Total(wcol) == 0 || o.base.empty()) throw NothingToDraw(&r, 0);
+    // --base left nothing
+    std::string bases;
+    for (const std::string& b : o.base) bases += (bases.empty() ? "--base=" : ", --base=") + b;
+    throw Error(EmptyResultReason(r, bases));
+  }
   uint64_t timemax = TimeMax(sum, o, tree.decimals(), warnings);
 
   // Visit the stacks depth first with children sorted by name: frame-by-frame order.
@@ -492,6 +542,7 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
       }
     }
   }
+  uint64_t parsed = 0;
   for (std::string_view block : data) {
     LineSplitter lines(block);
     std::string_view line;
@@ -510,8 +561,10 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
                                        static_cast<double>(fl.Scaled(0, wi.decimals))
                                  : 0;
       flow.Add(frames, w, d);
+      ++parsed;
     }
   }
+  if (flow.weight_sum() == 0) throw NothingToDraw(nullptr, parsed);
   uint64_t timemax = TimeMax(flow.weight_sum(), o, wi.decimals, warnings);
   flow.Finish(timemax);
   return Lay(flow, timemax, columns == 2, o, wi, warnings);
@@ -537,6 +590,11 @@ FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
                                    ", not folded stacks (--flamechart reads folded stacks only)");
     }
     texts.push_back(std::move(text));
+  }
+  if (std::all_of(texts.begin(), texts.end(), [](const std::string& t) { return t.empty(); })) {
+    CollapseReport r;
+    r.inputs = r.empty_inputs = texts.size();
+    throw Error(EmptyResultReason(r, ""));
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
   int columns = 0;  // the first parseable line decides: one count, or two (differential)
@@ -606,7 +664,8 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
   std::vector<size_t> ends, prev_ends;  // where each frame of the line ends (';' or the end)
   FoldedLine fl;
   SkipCount bad;
-  uint64_t line_no = 0;
+  uint64_t line_no = 0, parsed = 0;
+  bool before_any = false;  // a differential profile with BEFORE counts
   const char* released = data.data();
   constexpr size_t kReleaseEvery = 8 << 20;
   while (lines.Next(&line)) {
@@ -662,6 +721,8 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
                    ? static_cast<double>(fl.counts[1]) - static_cast<double>(fl.counts[0])
                    : 0;
     flow.AddAfter(shared, frames, w, d);
+    ++parsed;
+    before_any |= fl.ncounts == 2 && fl.counts[0] != 0;
     if (src.releasable() && prev.data() - released > static_cast<ptrdiff_t>(kReleaseEvery)) {
       ReleaseInput(std::string_view(released, prev.data() - released));
       released = prev.data();
@@ -672,6 +733,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
                         " skipped (not `stack count`), first at " +
                         Where(bad.first_file, bad.first_line));
   }
+  if (flow.weight_sum() == 0) throw before_any ? AfterAllZero() : NothingToDraw(nullptr, parsed);
   uint64_t timemax = TimeMax(flow.weight_sum(), o, 0, warnings);
   flow.Finish(timemax);
   o.diff_names = DiffNames(comment_lines);
@@ -702,7 +764,7 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
   StackTree tree = CollapseFilesToTree(inputs, copt, report);
   FlameOptions o = options;
   o.diff_names = DiffNames(report->pf_comments);
-  return BuildFlameGraph(tree, o, warnings);
+  return BuildFlameGraph(tree, o, warnings, report);
 }
 
 }  // namespace pf

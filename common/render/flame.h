@@ -9,11 +9,12 @@
 //     lines instead, and so splits `foo` in two when `foo::bar` sorts between `foo` and
 //     `foo;baz`; we do not;
 //   - a flame chart (--flamechart) keeps the input order and merges only neighbours.
-// Frames narrower than --minwidth are removed with their descendants, as flamegraph.pl does
-// (0.1 pixel by default, or a percentage of the total). Pruning starts while stacks are
-// still being read: a closed frame narrower than the threshold for the total seen so far
-// will be narrower still for the final total, so it can go at once; what remains is pruned
-// again with the final total. Memory then follows the frames drawn, not the input.
+// Frames narrower than --minwidth are removed with their descendants and leave their gap,
+// as flamegraph.pl does (0.1 pixel by default, or a percentage of the total). Pruning starts
+// while stacks are still being read: a closed frame narrower than the threshold for the
+// total seen so far will be narrower still for the final total, so it can go at once; what
+// remains is pruned again with the final total. Memory then follows the frames drawn, not
+// the input.
 
 #include <cstdint>
 #include <memory>
@@ -27,6 +28,8 @@
 #include "stacks/stack_tree.h"
 
 namespace pf {
+
+struct CollapseReport;
 
 struct FlameOptions {
   std::string title;      // empty: "Flame Graph" ("Icicle Graph", "Flame Chart")
@@ -55,6 +58,8 @@ struct FlameOptions {
   std::vector<std::string> base; // --base: re-root at these functions
   std::string diff_names;        // pf-diff's "before=A after=B", for a differential's subtitle
   std::string input_format = "auto";  // -f: CollapseOptions::format
+  std::string nameattr_file;     // --nameattr: per-function SVG attributes (name_attrs.h)
+  std::string encoding;          // --encoding: the XML declaration's, when given
 };
 
 /// Merges stacks into frames (see the file comment). Add stacks in the order the graph is
@@ -114,16 +119,16 @@ class FlowBuilder {
 /// Lays out a flame graph of `tree` (one or two count columns; with two, a differential
 /// graph: width from the second, colour from the change). `frameheight` etc. from options;
 /// counts are shown in the tree's unit unless options.countname names one.
-/// Throws pf::Error when there is nothing to draw. `warnings` collects notes for the user.
+/// Throws pf::Error saying why when there is nothing to draw (with `report`, what reading
+/// found, when the tree comes from CollapseFilesToTree). `warnings` collects notes.
 FlameLayout BuildFlameGraph(const StackTree& tree, const FlameOptions& options,
-                            std::vector<std::string>* warnings);
+                            std::vector<std::string>* warnings,
+                            const CollapseReport* report = nullptr);
 
 /// The same for a flame chart: stacks in input order, given as folded lines (`data`, one
 /// or more blocks of folded text); merges only neighbours.
 FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int columns,
                             const FlameOptions& options, std::vector<std::string>* warnings);
-
-struct CollapseReport;
 
 /// Reads the inputs (folded stacks, or anything pf-collapse reads) and lays out their flame
 /// graph. A single folded file sorted as pf-collapse writes it streams straight into the

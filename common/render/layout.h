@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "render/name_attrs.h"
+
 namespace pf {
 
 struct Rgb {
@@ -26,6 +28,7 @@ struct FrameBox {
   double delta = 0;      // differential graphs: the change (after - before) it carries
   double text_width = 0; // width in pixels of the full name at the font size (measured)
   Rgb fill;
+  int32_t attrs = -1;    // --nameattr: index into FlameLayout::attrs, or -1
 };
 
 struct FlameLayout {
@@ -44,6 +47,7 @@ struct FlameLayout {
   uint64_t total = 0;    // the count that is 100% (fixed-point: see stacks/weight.h)
   std::string total_text;  // that count as shown, with its unit: "1,234 samples", "12.3 ms"
   std::vector<FrameBox> frames;  // in drawing order; frames[0] is the root "all"
+  std::vector<FrameAttrs> attrs; // --nameattr: the attributes frames refer to
 };
 
 }  // namespace pf

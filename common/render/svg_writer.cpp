@@ -1,5 +1,6 @@
 #include "render/svg_writer.h"
 
+#include <cctype>
 #include <cstdio>
 
 #include "base/version.h"
@@ -142,11 +143,23 @@ std::string XmlEscape(std::string_view s) {
   return out;
 }
 
+bool IsXmlEncodingName(std::string_view name) {
+  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
 void WriteSvg(const FlameLayout& L, const FlameOptions& o, BufferedWriter& w) {
   const std::string width = Num("%.0f", L.width), height = Num("%.0f", L.height);
   const double fs = L.fontsize;
-  w.Append("<?xml version=\"1.0\" standalone=\"no\"?>\n"
-           "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
+  // --encoding labels the bytes (always UTF-8) as flamegraph.pl does; main checks the name.
+  const std::string enc = o.encoding.empty() ? "" : " encoding=\"" + XmlEscape(o.encoding) + "\"";
+  w.Append("<?xml version=\"1.0\"" + enc + " standalone=\"no\"?>\n");
+  w.Append("<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
            "\"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n");
   w.Append("<svg version=\"1.1\" width=\"" + width + "\" height=\"" + height +
            "\" onload=\"init(evt)\" viewBox=\"0 0 " + width + " " + height +
@@ -197,8 +210,19 @@ void WriteSvg(const FlameLayout& L, const FlameOptions& o, BufferedWriter& w) {
   std::string line;
   for (const FrameBox& b : L.frames) {
     line.clear();
-    line += "<g><title>";
-    line += XmlEscape(b.title);
+    const FrameAttrs* fa = b.attrs >= 0 ? &L.attrs[static_cast<size_t>(b.attrs)] : nullptr;
+    if (!fa) {
+      line += "<g>";
+    } else {  // --nameattr: as flamegraph.pl, a link's attributes first, then the group's
+      line += fa->link ? "<a" : "<g";
+      for (const auto* attrs : {&fa->link_attrs, &fa->group_attrs}) {
+        if (attrs == &fa->link_attrs && !fa->link) continue;
+        for (const auto& [n, v] : *attrs) line += " " + n + "=\"" + XmlEscape(v) + "\"";
+      }
+      line += ">";
+    }
+    line += "<title>";
+    line += XmlEscape(fa && fa->has_title ? fa->title : b.title);
     line += "</title><rect x=\"";
     double x2 = b.x + b.w;
     std::string x1s = Num("%.1f", b.x), x2s = Num("%.1f", x2);
@@ -223,7 +247,7 @@ void WriteSvg(const FlameLayout& L, const FlameOptions& o, BufferedWriter& w) {
     line += Num("%.1f", b.y + b.h / 2 + 3);
     line += "\">";
     line += XmlEscape(b.label);
-    line += "</text></g>\n";
+    line += fa && fa->link ? "</text></a>\n" : "</text></g>\n";
     w.Append(line);
   }
   w.Append("</g>\n</svg>\n");

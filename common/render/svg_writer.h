@@ -21,4 +21,7 @@ void WriteSvg(const FlameLayout& layout, const FlameOptions& options, BufferedWr
 /// `s` made safe as XML character data or attribute value (escapes &, <, >, ", ').
 std::string XmlEscape(std::string_view s);
 
+/// True when `name` can stand in an XML declaration's encoding="..." ([A-Za-z][A-Za-z0-9._-]*).
+bool IsXmlEncodingName(std::string_view name);
+
 }  // namespace pf

@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace pf {
@@ -29,7 +31,47 @@ bool AnyMatch(const std::vector<std::unique_ptr<re2::RE2>>& res, std::string_vie
   return false;
 }
 
+// The name without a trailing annotation (_[k], _[j], _[i], _[w]).
+std::string_view WithoutAnnotation(std::string_view name) {
+  size_t n = name.size();
+  if (n >= 4 && name.substr(n - 4, 2) == "_[" && name[n - 1] == ']' &&
+      std::string_view("kjiw").find(name[n - 2]) != std::string_view::npos) {
+    return name.substr(0, n - 4);
+  }
+  return name;
+}
+
 }  // namespace
+
+StackTree CutAtInnermost(const StackTree& in, const std::vector<std::string>& names,
+                         bool ignore_annotation, bool drop_unmatched) {
+  // from[n]: the innermost cut on the path to n, or the root when none.
+  std::vector<NodeId> from(in.size(), StackTree::kRoot);
+  for (NodeId n = 1; n < in.size(); ++n) {
+    std::string_view name = in.name(n);
+    if (ignore_annotation) name = WithoutAnnotation(name);
+    bool cut = std::find(names.begin(), names.end(), name) != names.end();
+    from[n] = cut ? n : from[in.parent(n)];
+  }
+  StackTree out(in.columns());
+  out.SetDecimals(in.decimals());
+  out.set_unit(in.unit());
+  out.NoteSaturated(in.saturated());
+  std::vector<StrId> frames;
+  for (NodeId n = 1; n < in.size(); ++n) {
+    if (!in.has_self(n)) continue;
+    if (from[n] == StackTree::kRoot && drop_unmatched) continue;
+    NodeId stop = from[n] == StackTree::kRoot ? StackTree::kRoot : in.parent(from[n]);
+    frames.clear();
+    for (NodeId p = n; p != stop; p = in.parent(p)) {
+      frames.push_back(out.names().Intern(in.name(p)));
+    }
+    std::reverse(frames.begin(), frames.end());
+    NodeId leaf = out.AddStack(frames, 0);
+    for (int c = 0; c < in.columns(); ++c) out.AddSelf(leaf, in.self(n, c), c);
+  }
+  return out;
+}
 
 StackFilter::StackFilter(const StackFilterOptions& options) {
   Compile(options.include, "include", &include_);

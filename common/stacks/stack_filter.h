@@ -38,4 +38,12 @@ class StackFilter {
   std::vector<std::unique_ptr<re2::RE2>> include_, exclude_, hide_;
 };
 
+/// Cuts every stack of `in` at its innermost frame (the one nearest the leaf) named one of
+/// `names`: the stack then starts there. What pf-flamegraph's --base and pf-collapse's
+/// --skip-after on folded input do. With `ignore_annotation`, a frame's `_[k]`-style suffix
+/// is not part of its name here. A stack without such a frame is kept whole, or dropped
+/// with `drop_unmatched`. One pass over the tree (a parent's id is below its child's).
+StackTree CutAtInnermost(const StackTree& in, const std::vector<std::string>& names,
+                         bool ignore_annotation, bool drop_unmatched);
+
 }  // namespace pf

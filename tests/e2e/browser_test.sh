@@ -163,6 +163,25 @@ want=$(awk -v f="$full" -v p="${gx:-10}" -v a="$xa" -v i="$xi" 'BEGIN { printf "
 near "$(frame "$tmp/zoom.lines" work_a_inner | attr x)" "$want" || fail "zoom: work_a_inner not at x=$want"
 tr '\n' ' ' <"$tmp/zoom.dom" | grep -q '<text id="unzoom"[^>]*class="hide"' && fail "zoom: Reset Zoom still hidden"
 tr '\n' ' ' <"$tmp/plain.dom" | grep -q '<text id="unzoom"[^>]*class="hide"' || fail "plain: Reset Zoom shown"
+# Reset Zoom is drawn as flamegraph.pl draws it: hidden until a zoom, then fully opaque (not
+# faint like Search until hovered). A copy of the SVG reports the computed style after init().
+probe='<script type="text/ecmascript"><![CDATA[
+window.addEventListener("load", function () { setTimeout(function () {
+  var u = document.getElementById("unzoom"), s = getComputedStyle(u);
+  document.documentElement.setAttribute("data-probe-unzoom", s.display + " " + s.opacity);
+}, 0); });
+]]></script>'
+awk -v p="$probe" '/^<\/svg>/ { print p } { print }' "$svg" >"$tmp/probe.svg"
+view probe_zoom "$tmp/probe.svg" "?x=$xa&y=2"
+got=$(grep -o 'data-probe-unzoom="[^"]*"' "$tmp/probe_zoom.dom")
+case "$got" in
+  'data-probe-unzoom="none '* | '') fail "zoom: Reset Zoom is not shown (${got:-no probe})" ;;
+  *' 1"') ;;
+  *) fail "zoom: Reset Zoom is shown faint, not as flamegraph.pl shows it ($got)" ;;
+esac
+view probe_plain "$tmp/probe.svg" ""
+got=$(grep -o 'data-probe-unzoom="[^"]*"' "$tmp/probe_plain.dom")
+case "$got" in 'data-probe-unzoom="none '*) ;; *) fail "plain: Reset Zoom is not hidden (${got:-no probe})" ;; esac
 # Zoomed search: relative to the view, and to everything.
 view zoomsearch "$svg" "?x=$xa&y=2&s=spin"
 expect_text zoomsearch matched "Matched: 66.67% of view (50.00% of all)"
@@ -212,6 +231,16 @@ if render odd; then
   expect_text odd2 matched "Matched: 50.00%"
   view odd3 "$tmp/odd.svg" "?s=%F0%9F%98%80%24"
   expect_text odd3 matched "Matched: 25.00%"
+fi
+# --nameattr links: a frame that is an <a> is read, zoomed and searched like a <g>.
+printf 'work_a\thref=https://example.org/a\tclass=linked\n' >"$tmp/attrs.txt"
+if "$bin" --nameattr="$tmp/attrs.txt" "$tmp/g.folded" >"$tmp/linked.svg" 2>"$tmp/linked.err"; then
+  view linked "$tmp/linked.svg" "?x=$xa&y=2&s=work_a"
+  expect_text linked matched "Matched: 100.00% of view (75.00% of all)"
+  [ "$(frame "$tmp/linked.lines" main | gclass)" = "parent" ] || fail "linked: zoom to the <a> frame"
+  grep -q '<a [^>]*xlink:href="https://example.org/a"' "$tmp/linked.dom" || fail "linked: no link in the DOM"
+else
+  fail "pf-flamegraph --nameattr: exit $? ($(head -c 300 "$tmp/linked.err"))"
 fi
 # Empty input: if pf-flamegraph writes an SVG for it, the page must still load cleanly.
 : >"$tmp/empty.folded"

@@ -26,7 +26,7 @@ expect_rc 0 "--version" -- "$bin" --version
 grep -Eq '^pf-collapse \(pf\) [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out" || fail "--version: $(cat "$tmp/out")"
 
 # Usage errors: exit 2, the error and a one-line hint.
-for args in "--bogus" "--weight=bogus" "--include=(" "--format=xml" "-j"; do
+for args in "--bogus" "--weight=bogus" "--include=(" "--format=xml" "-j" "-n" "-j 1 -n 2"; do
   expect_rc 2 "usage error $args" -- "$bin" $args
   [ "$(wc -l <"$tmp/err")" -eq 2 ] || fail "usage error $args: want 2 lines, got: $(cat "$tmp/err")"
   grep -q "^pf-collapse: error: " "$tmp/err" || fail "usage error $args: $(cat "$tmp/err")"
@@ -55,6 +55,15 @@ gzip -dc "$demo" >"$tmp/demo.txt"
 for f in b c d e; do cmp -s "$tmp/a" "$tmp/$f" || fail "output $f differs from file input"; done
 grep -q '^callpath;.*main;work_a;spin [0-9]*$' "$tmp/a" || fail "demo: no callpath;...;main;work_a;spin"
 [ -s "$tmp/a" ] || fail "demo output empty"
+# inferno-collapse-perf's -n/--nthreads is --threads.
+"$bin" -n 1 "$tmp/demo.txt" >"$tmp/n1" || fail "-n 1: exit $?"
+"$bin" --nthreads=2 "$tmp/demo.txt" >"$tmp/n2" || fail "--nthreads=2: exit $?"
+cmp -s "$tmp/a" "$tmp/n1" && cmp -s "$tmp/a" "$tmp/n2" || fail "-n/--nthreads change the output"
+# An empty result is said to be, and why.
+"$bin" --include=nosuchfunction "$tmp/demo.txt" 2>"$tmp/err" >"$tmp/out" || fail "--include matching nothing: exit $?"
+[ -s "$tmp/out" ] && fail "--include matching nothing: output"
+grep -q "^pf-collapse: warning: --include left none of the .* read from [0-9]* samples" "$tmp/err" ||
+  fail "--include matching nothing: $(cat "$tmp/err")"
 # A failing run leaves no output file behind.
 "$bin" -o "$tmp/never" /nonexistent 2>/dev/null
 [ -e "$tmp/never" ] && fail "-o left a file after an error"

@@ -64,6 +64,11 @@ echo "$first" | grep -q '+40 .* new .* c$' || fail "report: largest change first
 "$diff_bin" "$tmp/before.folded" "$tmp/after.folded" | "$fg" >"$tmp/diff.svg" || fail "pf-flamegraph"
 grep -q '>Differential Flame Graph<' "$tmp/diff.svg" || fail "no differential title"
 grep -q 'before.folded → .*after.folded .*red: grew, blue: shrank' "$tmp/diff.svg" || fail "no explaining subtitle"
+# An empty profile is said to be, and why.
+: >"$tmp/empty.folded"
+"$diff_bin" "$tmp/empty.folded" "$tmp/after.folded" 2>"$tmp/err" >/dev/null || fail "empty BEFORE: exit $?"
+grep -q "^pf-diff: warning: BEFORE .*empty.folded: the input is empty" "$tmp/err" ||
+  fail "empty BEFORE message: $(cat "$tmp/err")"
 # Usage errors.
 "$diff_bin" "$tmp/before.folded" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "one profile: want exit 2"

@@ -80,6 +80,14 @@ fi
 [ $? -eq 2 ] || fail "--format=jpg: want exit 2"
 "$dot_bin" -z nosuchfunction "$tmp/in.txt" >/dev/null 2>&1
 [ $? -eq 1 ] || fail "-z matching nothing: want exit 1"
+# --focus matching nothing is an error too, saying what was read; an empty input is said to be.
+"$dot_bin" --focus=nosuchfunction "$tmp/in.txt" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "--focus matching nothing: want exit 1"
+grep -q '^pf-dot: error: --focus=nosuchfunction left none of the .* read from 5 samples' "$tmp/err" ||
+  fail "--focus message: $(cat "$tmp/err")"
+: >"$tmp/empty.txt"
+"$dot_bin" "$tmp/empty.txt" 2>"$tmp/err" >/dev/null
+grep -qx 'pf-dot: warning: the input is empty' "$tmp/err" || fail "empty input message: $(cat "$tmp/err")"
 "$dot_bin" /nonexistent >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q '^pf-dot: error: ' "$tmp/err" || fail "missing file: want exit 1"
 if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi

@@ -65,11 +65,26 @@ printf 'main;grew 10 30\n' | "$bin" --negate | grep -q 'grew (30.*fill="rgb(0,0,
 : >"$tmp/empty.folded"
 "$bin" "$tmp/empty.folded" -o "$tmp/empty.svg" 2>"$tmp/err"
 [ $? -eq 1 ] || fail "empty input: want exit 1"
-grep -q "^pf-flamegraph: error: no stack counts" "$tmp/err" || fail "empty input message: $(cat "$tmp/err")"
+grep -qx "pf-flamegraph: error: the input is empty" "$tmp/err" || fail "empty input message: $(cat "$tmp/err")"
 [ -e "$tmp/empty.svg" ] && fail "empty input left an output file"
+# Other empty results say what happened: not stacks, counts of 0, a filter that left nothing.
+printf 'not a stack\n' | "$bin" >/dev/null 2>"$tmp/err"
+grep -q "no stack counts found in the input (is it folded stacks?)" "$tmp/err" || fail "no stacks: $(cat "$tmp/err")"
+printf 'main;f 0\n' | "$bin" >/dev/null 2>"$tmp/err"
+grep -qx "pf-flamegraph: error: the one stack read has a count of 0" "$tmp/err" ||
+  fail "counts of 0: $(cat "$tmp/err")"
+printf 'main;gone 5 0\n' >"$tmp/gone.folded"
+for input in "$tmp/gone.folded" -; do  # streamed from a file, and via a tree
+  "$bin" "$input" <"$tmp/gone.folded" >/dev/null 2>"$tmp/err"
+  grep -q "every AFTER count of the differential profile is 0" "$tmp/err" || fail "AFTER all 0 ($input): $(cat "$tmp/err")"
+done
+"$bin" --base=nosuch "$tmp/a.folded" >/dev/null 2>"$tmp/err"
+grep -qx "pf-flamegraph: error: --base=nosuch left none of the 2 distinct stacks read" "$tmp/err" ||
+  fail "--base: $(cat "$tmp/err")"
 
 # Usage errors.
-for args in "--colors=nope" "--minwidth=abc" "--format=gif" "--width=0" "--bgcolors=nope" "--bogus"; do
+for args in "--colors=nope" "--minwidth=abc" "--format=gif" "--width=0" "--bgcolors=nope" "--bogus" \
+  "--flamechart --base=main" "--encoding=8bit" "--encoding=a\"b"; do
   "$bin" $args "$tmp/a.folded" >/dev/null 2>"$tmp/err"
   rc=$?
   [ $rc -eq 2 ] || fail "$args: exit $rc, want 2 ($(cat "$tmp/err"))"
@@ -92,6 +107,29 @@ for args in "--inverted" "--reverse" "--flamechart" "--base=work_a" "--hash --co
   xml_ok "$tmp/o.svg" "$args"
 done
 "$bin" --inverted "$tmp/a.folded" | grep -q '>Icicle Graph<' || fail "--inverted title"
+# inferno's short options, so its command lines run unchanged.
+"$bin" -i "$tmp/a.folded" | grep -q '>Icicle Graph<' || fail "-i is not --inverted"
+cmp -s <("$bin" -c java "$tmp/a.folded") <("$bin" --colors=java "$tmp/a.folded") || fail "-c is not --colors"
+cmp -s <("$bin" -c java "$tmp/a.folded") <("$bin" "$tmp/a.folded") && fail "-c java changed nothing"
+# flamegraph.pl's --nameattr and --encoding.
+printf 'work_a\thref=https://example.org/a\tclass=hot\n' >"$tmp/attrs.txt"
+"$bin" --nameattr="$tmp/attrs.txt" --encoding=ISO-8859-1 "$tmp/a.folded" >"$tmp/na.svg" || fail "--nameattr: exit $?"
+head -1 "$tmp/na.svg" | grep -q 'encoding="ISO-8859-1"' || fail "--encoding: not in the XML declaration"
+grep -q '^<a xlink:href="https://example.org/a" target="_top" class="hot"><title>work_a (' "$tmp/na.svg" ||
+  fail "--nameattr: work_a is not a link"
+xml_ok "$tmp/na.svg" "--nameattr"
+printf 'no tab\n' >"$tmp/badattrs.txt"
+"$bin" --nameattr="$tmp/badattrs.txt" "$tmp/a.folded" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "--nameattr with a bad line: want exit 1"
+grep -q "badattrs.txt:1:" "$tmp/err" || fail "--nameattr bad line message: $(cat "$tmp/err")"
+
+# --base re-roots at the innermost occurrence (as inferno), keeping stacks that end in it.
+printf 'main;job;wait;job;work 10\nmain;job;work2 5\nmain;job 3\nmain;other 7\n' >"$tmp/base.folded"
+"$bin" --base=job "$tmp/base.folded" >"$tmp/base.svg" || fail "--base: exit $?"
+grep -q '<title>all (18 samples, 100%)</title>' "$tmp/base.svg" || fail "--base: total is not the stacks through job"
+grep -q '<title>job (18 samples, 100.00%)</title>' "$tmp/base.svg" || fail "--base: job is not the one root"
+grep -q '<title>wait' "$tmp/base.svg" && fail "--base: re-rooted at the outermost job (wait is drawn)"
+grep -q '<title>work (10 samples' "$tmp/base.svg" || fail "--base: work missing"
 
 # --cp keeps colours in ./palette.map.
 (cd "$tmp" && "$bin" --cp a.folded >/dev/null) || fail "--cp"

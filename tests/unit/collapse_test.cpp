@@ -182,6 +182,49 @@ TEST(Collapse, MergesFoldedWithPerfScript) {
   EXPECT_EQ(report.folded_lines, 4u);
 }
 
+// An empty result says what happened, not always "is it folded stacks?".
+TEST(Collapse, EmptyResultSaysWhy) {
+  auto why = [](std::string_view text, const CollapseOptions& opt = {}) {
+    CollapseReport r;
+    std::string out = test::Collapse(text, opt, &r);
+    EXPECT_TRUE(out.empty()) << out;
+    EXPECT_TRUE(r.empty);
+    return EmptyResultReason(r, "");
+  };
+  EXPECT_EQ(why(""), "the input is empty");
+  EXPECT_EQ(why("a;b 0\nc 0\n"), "the 2 stacks read all have a count of 0");
+  CollapseOptions include;
+  include.filter.include = {"zzz"};
+  EXPECT_EQ(why("a;b 1\n", include), "--include left none of the 1 stack read");
+  CollapseOptions both = include;
+  both.filter.exclude = {"a"};
+  EXPECT_EQ(why("a;b 1\nc;d 2\n", both), "--include/--exclude left none of the 2 distinct stacks read");
+  // Samples without call chains (comm;leaf): a filter on callers cannot match; say so.
+  std::string flat = "p 1 1.0: 1 cpu-clock:\n\t1 leaf (x)\n\np 1 1.0: 1 cpu-clock:\n\t2 other (x)\n\n";
+  include.filter.include = {"main"};
+  EXPECT_EQ(why(flat, include),
+            "--include left none of the 2 distinct stacks read from 2 samples; their stacks "
+            "hold only the sampled function: record call graphs (perf record -g) to select by "
+            "callers");
+  CollapseOptions event;
+  event.perf.event_filter = "cycles";
+  EXPECT_EQ(why(flat, event),
+            "no samples of cycles (the input's 2 samples are of other events; choose with "
+            "--event-filter)");
+  // A tool's own filter (pf-flamegraph --base, pf-dot --focus) is named instead.
+  CollapseReport r;
+  test::Collapse("a;b 1\n", {}, &r);
+  EXPECT_FALSE(r.empty);
+  StackTree t;
+  t.AddStack(std::vector<StrId>{t.names().Intern("a"), t.names().Intern("b")}, 1);
+  NoteEmptyResult(t, &r);
+  EXPECT_EQ(EmptyResultReason(r, "--base=zzz"), "--base=zzz left none of the 1 stack read");
+  // Input that is no stacks at all keeps the old question.
+  CollapseReport junk;
+  test::Collapse("garbage\n", {}, &junk);
+  EXPECT_EQ(EmptyResultReason(junk, ""), "no stack counts found in the input (is it folded stacks?)");
+}
+
 TEST(Collapse, DifferentialFoldedMergesByColumn) {
   EXPECT_EQ(test::Collapse("a;b 1 2\na;b 3 4\nc 5 0\n"), "a;b 4 6\nc 5 0\n");
   std::vector<std::unique_ptr<ByteSource>> in;

@@ -98,9 +98,7 @@ struct Case {
   bool trim_names = true;
   bool grey_only = false;  // compare only the colours of "-" and "--" separator frames
 };
-// Not here: base/single-base.svg and multi-base.svg. inferno's --base re-roots at the base
-// nearest the leaf and drops stacks whose leaf is the base; ours re-roots at the outermost
-// base and keeps every stack through it (tested in flamegraph_test.cpp).
+// Not here: base/single-base.svg and multi-base.svg (FlameGolden.BaseAsInferno below).
 
 const std::string kFg = "tests/data/flamegraph/";
 const std::string kDiff = kFg + "differential/perf-cycles-instructions-01-collapsed-all-diff.txt";
@@ -272,6 +270,111 @@ INSTANTIATE_TEST_SUITE_P(Corpus, FlameStreaming, ::testing::ValuesIn(StreamingCa
 
 INSTANTIATE_TEST_SUITE_P(Corpus, FlameGolden, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return info.param.name; });
+
+// Each frame's path from the root ("all;main;f") and its count, from an SVG of ours or
+// inferno's (fg:x and fg:w: a frame lies within its parent's range, one level down).
+std::map<std::string, uint64_t> PathCounts(const std::string& svg) {
+  static const re2::RE2 re("<title>([^<]*)</title>\\s*<rect [^>]*?y=\"([0-9.]+)\"[^>]*?"
+                           "fg:x=\"(\\d+)\"[^>]*?fg:w=\"(\\d+)\"");
+  struct Box {
+    double y;
+    uint64_t x, w;
+    std::string name, path;
+  };
+  std::vector<Box> boxes;
+  re2::StringPiece in(svg);
+  std::string title, y, x, w;
+  while (re2::RE2::FindAndConsume(&in, re, &title, &y, &x, &w)) {
+    title = Unescape(title);
+    boxes.push_back({std::stod(y), std::stoull(x), std::stoull(w),
+                     title.substr(0, title.rfind(" (")), ""});
+  }
+  std::sort(boxes.begin(), boxes.end(), [](const Box& a, const Box& b) { return a.y > b.y; });
+  std::map<std::string, uint64_t> out;
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    Box& b = boxes[i];
+    b.path = b.name;
+    for (size_t j = i; j-- > 0;) {  // the parent: one row below, around this frame
+      const Box& p = boxes[j];
+      if (p.y > b.y && p.x <= b.x && b.x + b.w <= p.x + p.w && p.y - b.y < 20 &&
+          p.y - b.y > 1) {
+        b.path = p.path + ";" + b.name;
+        break;
+      }
+    }
+    out[b.path] += b.w;
+  }
+  return out;
+}
+
+// --base re-roots at the innermost base, as inferno does (its own case: "Final" nests in
+// 11 stacks). Where we differ: inferno compares the base with each line's last field,
+// count included, so it never takes the leaf as the base: a stack whose leaf is a base is
+// re-rooted at the next base out, or dropped; we re-root it at its leaf. Expected: inferno's
+// graph with those stacks moved as we draw them.
+TEST(FlameGolden, BaseAsInferno) {
+  const std::string input = test::kCorpus + "/" + kFg + "base/flames.txt";
+  if (!test::FileExists(input)) GTEST_SKIP() << "peer corpus not found";
+  const std::string text = test::ReadFile(input);
+  struct BaseCase {
+    std::string expected;
+    std::vector<std::string> bases;
+  };
+  for (const BaseCase& bc : {BaseCase{"base/single-base.svg", {"Final"}},
+                             BaseCase{"base/multi-base.svg", {"Final", "Samples"}}}) {
+    std::map<std::string, uint64_t> want =
+        PathCounts(test::ReadFile(test::kCorpus + "/" + kFg + bc.expected));
+    ASSERT_FALSE(want.empty());
+    auto is_base = [&](const std::string& f) {
+      return std::find(bc.bases.begin(), bc.bases.end(), f) != bc.bases.end();
+    };
+    uint64_t moved = 0;
+    for (size_t p = 0, nl; p < text.size(); p = nl + 1) {
+      nl = text.find('\n', p);
+      if (nl == std::string::npos) nl = text.size();
+      std::string line = text.substr(p, nl - p);
+      size_t sp = line.rfind(' ');
+      uint64_t count = std::stoull(line.substr(sp + 1));
+      std::vector<std::string> frames;
+      for (size_t a = 0, e; a <= sp; a = e + 1) {
+        e = std::min(line.find(';', a), sp);
+        frames.push_back(line.substr(a, e - a));
+      }
+      if (!is_base(frames.back())) continue;
+      ++moved;
+      // Take it from where inferno put it: under the innermost base before the leaf.
+      size_t from = frames.size() - 1;
+      while (from-- > 0 && !is_base(frames[from])) {
+      }
+      if (from != static_cast<size_t>(-1)) {
+        std::string path = "all";
+        for (size_t i = from; i < frames.size(); ++i) {
+          path += ";" + frames[i];
+          if ((want[path] -= count) == 0) want.erase(path);
+        }
+        want["all"] -= count;
+      }
+      // And put it where we do: on the leaf, re-rooted there.
+      want["all"] += count;
+      want["all;" + frames.back()] += count;
+    }
+    ASSERT_GT(moved, 0u);
+    FlameOptions o;
+    o.minwidth = 0.01;  // inferno's default
+    o.minwidth_percent = true;
+    o.base = bc.bases;
+    CollapseReport report;
+    std::vector<std::string> warnings;
+    StackTree tree = CollapseFilesToTree({input}, {}, &report);
+    FlameLayout layout = BuildFlameGraph(tree, o, &warnings);
+    StringSink sink;
+    BufferedWriter w(sink);
+    WriteSvg(layout, o, w);
+    w.Flush();
+    std::map<std::string, uint64_t> got = PathCounts(sink.data());
+    EXPECT_EQ(got, want) << bc.expected;
+  }
+}
 
 TEST(FlameGolden, EmptyInputIsAnError) {
   std::string path = test::kCorpus + "/" + kFg + "empty/empty.txt";

@@ -208,6 +208,12 @@ TEST(PerfScriptFolder, SkipAfter) {
   CollapseOptions opt;
   opt.perf.skip_after = {"main.init"};
   EXPECT_EQ(test::Collapse(text, opt), "go;runtime.main;other 1\nmain.init;leaf 1\n");
+  // Folded input is cut alike (it used to pass through whole): at the innermost FUNC, the
+  // leaf included, with annotations not part of the name; other stacks are kept whole.
+  EXPECT_EQ(test::Collapse(test::Collapse(text), opt), test::Collapse(text, opt));
+  EXPECT_EQ(test::Collapse("p;main.init;a;main.init_[k];b 5\np;main.init 2\np;x 1\n", opt),
+            "main.init 2\nmain.init_[k];b 5\np;x 1\n");
+  EXPECT_EQ(test::Collapse("a;main.init;b 1 2\n", opt), "main.init;b 1 2\n");  // differential
 }
 
 TEST(PerfScriptFolder, BadLinesAreCountedNotFatal) {

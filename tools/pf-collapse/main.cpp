@@ -61,7 +61,9 @@ int main(int argc, char** argv) {
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "input format: auto (default), perf-script or folded")
       ("threads,j", po::value<unsigned>()->value_name("N"),
-       "parsing threads (default: one per CPU)");
+       "parsing threads (default: one per CPU)")
+      ("nthreads,n", po::value<unsigned>()->value_name("N"),
+       "the same as --threads (inferno-collapse-perf's name)");
   pf::cli::AddInputFormatOption(input);
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
@@ -106,11 +108,16 @@ int main(int argc, char** argv) {
     opt.select.tids = list("tids");
     if (vm.count("cpu")) opt.select.cpus = vm["cpu"].as<std::string>();
     if (vm.count("time")) opt.select.time = vm["time"].as<std::string>();
+    if (vm.count("nthreads")) {
+      if (vm.count("threads")) throw pf::UsageError("--threads and --nthreads are the same option");
+      opt.threads = vm["nthreads"].as<unsigned>();
+    }
 
     pf::CollapseReport report;
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
     pf::CollapseFiles(ctx.inputs, opt, *out, &report);
     for (const std::string& n : report.notices) tool.Notice(n);
     for (const std::string& w : report.warnings) tool.Warn(w);
+    if (report.empty) tool.Warn(pf::EmptyResultReason(report, ""));
   });
 }

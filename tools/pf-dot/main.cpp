@@ -172,8 +172,18 @@ int main(int argc, char** argv) {
     // has no process nodes. Folded input keeps its first frame: it may be a real function.
     o.skip_process = report.samples > 0 && report.folded_lines == 0 && !vm.count("processes");
     pf::CallGraph graph = pf::BuildCallGraph(tree, o);
-    if (graph.total == 0) tool.Warn("no samples in the input");
+    if (graph.total == 0) tool.Warn(pf::EmptyResultReason(report, ""));
     if (graph.saturated) tool.Warn(pf::SaturationWarning(graph.saturated));
+    if (graph.total > 0 && graph.kept_weight == 0) {  // as -z/-l that match nothing: an error
+      std::string filters;
+      for (const char* f : {"focus", "ignore", "show-from", "hide"}) {
+        for (const std::string& re : List(vm, f)) {
+          filters += (filters.empty() ? "--" : ", --") + std::string(f) + "=" + re;
+        }
+      }
+      pf::NoteEmptyResult(tree, &report);
+      throw pf::Error(pf::EmptyResultReason(report, filters));
+    }
 
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
     if (format == "dot") {

@@ -60,16 +60,16 @@ int main(int argc, char** argv) {
       ("height", po::value<double>()->value_name("PX"), "frame height (default 16)")
       ("minwidth", po::value<std::string>()->value_name("PX|PCT%"),
        "omit frames narrower than PX pixels (default 0.1) or PCT percent of the total")
-      ("inverted", "icicle graph: the root at the top")
+      ("inverted,i", "icicle graph: the root at the top")
       ("reverse", "reverse each stack (leaf first) before merging")
       ("flamechart", "keep the input order (time on the x axis), merge only neighbours")
       ("base", po::value<std::vector<std::string>>()->value_name("FUNC"),
-       "draw only stacks through FUNC, re-rooted at it; repeatable")
+       "draw only stacks through FUNC, re-rooted at its innermost occurrence; repeatable")
       ("factor", po::value<double>()->value_name("X"), "multiply the counts shown by X")
       ("total", po::value<uint64_t>()->value_name("N"),
        "the count that is 100% (when larger than the real total)");
   tool.AddGroup("Colours").add_options()
-      ("colors", po::value<std::string>()->value_name("PALETTE"),
+      ("colors,c", po::value<std::string>()->value_name("PALETTE"),
        "hot (default), mem, io, wakeup, chain, java, js, perl, python, rust, red, green, blue, "
        "aqua, yellow, purple, orange")
       ("bgcolors", po::value<std::string>()->value_name("COLOR"),
@@ -84,7 +84,11 @@ int main(int argc, char** argv) {
        "colour of search matches (default rgb(230,0,230))");
   tool.AddGroup("Output").add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
-       "svg (default), png or pdf; also taken from -o NAME.png / NAME.pdf");
+       "svg (default), png or pdf; also taken from -o NAME.png / NAME.pdf")
+      ("nameattr", po::value<std::string>()->value_name("FILE"),
+       "SVG attributes per function (links, ids, classes, titles), as flamegraph.pl reads them")
+      ("encoding", po::value<std::string>()->value_name("NAME"),
+       "the encoding named in the SVG's XML declaration (the bytes are UTF-8)");
   pf::cli::AddInputFormatOption(tool.AddGroup("Input"));
 
   return tool.Run(argc, argv, [&](pf::cli::Context& ctx) {
@@ -114,6 +118,7 @@ int main(int argc, char** argv) {
     o.flamechart = vm.count("flamechart");
     if (o.flamechart && o.reverse) throw pf::UsageError("--flamechart and --reverse do not combine");
     if (vm.count("base")) o.base = vm["base"].as<std::vector<std::string>>();
+    if (o.flamechart && !o.base.empty()) throw pf::UsageError("--flamechart and --base do not combine");
     o.factor = PositiveNumber(vm, "factor", 1);
     if (vm.count("total")) o.total = vm["total"].as<uint64_t>();
     o.palette = Str(vm, "colors", "hot");
@@ -128,6 +133,11 @@ int main(int argc, char** argv) {
     o.negate = vm.count("negate");
     o.search_color = Str(vm, "search-color", "rgb(230,0,230)");
     o.input_format = pf::cli::InputFormat(vm);
+    o.nameattr_file = Str(vm, "nameattr", "");
+    o.encoding = Str(vm, "encoding", "");
+    if (vm.count("encoding") && !pf::IsXmlEncodingName(o.encoding)) {
+      throw pf::UsageError("--encoding: '" + o.encoding + "' is not an encoding name (like UTF-8)");
+    }
 
     std::string format = Str(vm, "format", "");
     if (format.empty()) {
