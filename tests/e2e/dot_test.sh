@@ -83,8 +83,13 @@ fi
 # --focus matching nothing is an error too, saying what was read; an empty input is said to be.
 "$dot_bin" --focus=nosuchfunction "$tmp/in.txt" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] || fail "--focus matching nothing: want exit 1"
-grep -q '^pf-dot: error: --focus=nosuchfunction left none of the .* read from 5 samples' "$tmp/err" ||
+grep -qx "pf-dot: error: --focus: no function matches 'nosuchfunction'" "$tmp/err" ||
   fail "--focus message: $(cat "$tmp/err")"
+# Filters that match, but together leave no sample, say what was read.
+"$dot_bin" --focus=main --ignore=main "$tmp/in.txt" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "--focus with --ignore leaving nothing: want exit 1"
+grep -q '^pf-dot: error: --focus=main, --ignore=main left none of the .* read from 5 samples' \
+  "$tmp/err" || fail "filters message: $(cat "$tmp/err")"
 : >"$tmp/empty.txt"
 "$dot_bin" "$tmp/empty.txt" 2>"$tmp/err" >/dev/null
 grep -qx 'pf-dot: warning: the input is empty' "$tmp/err" || fail "empty input message: $(cat "$tmp/err")"

@@ -69,7 +69,8 @@ grep -qx "pf-flamegraph: error: the input is empty" "$tmp/err" || fail "empty in
 [ -e "$tmp/empty.svg" ] && fail "empty input left an output file"
 # Other empty results say what happened: not stacks, counts of 0, a filter that left nothing.
 printf 'not a stack\n' | "$bin" >/dev/null 2>"$tmp/err"
-grep -q "no stack counts found in the input (is it folded stacks?)" "$tmp/err" || fail "no stacks: $(cat "$tmp/err")"
+grep -q "nothing in the input parsed .*; pf reads perf script text, folded stacks" "$tmp/err" ||
+  fail "no stacks: $(cat "$tmp/err")"
 printf 'main;f 0\n' | "$bin" >/dev/null 2>"$tmp/err"
 grep -qx "pf-flamegraph: error: the one stack read has a count of 0" "$tmp/err" ||
   fail "counts of 0: $(cat "$tmp/err")"

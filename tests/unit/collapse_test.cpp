@@ -219,10 +219,18 @@ TEST(Collapse, EmptyResultSaysWhy) {
   t.AddStack(std::vector<StrId>{t.names().Intern("a"), t.names().Intern("b")}, 1);
   NoteEmptyResult(t, &r);
   EXPECT_EQ(EmptyResultReason(r, "--base=zzz"), "--base=zzz left none of the 1 stack read");
-  // Input that is no stacks at all keeps the old question.
+  // Input that is no stacks at all is an error that names the formats pf reads.
   CollapseReport junk;
-  test::Collapse("garbage\n", {}, &junk);
-  EXPECT_EQ(EmptyResultReason(junk, ""), "no stack counts found in the input (is it folded stacks?)");
+  try {
+    test::Collapse("garbage\n", {}, &junk);
+    ADD_FAILURE() << "garbage was folded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing in the input parsed"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("pf reads perf script text, folded stacks"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Collapse, DifferentialFoldedMergesByColumn) {
