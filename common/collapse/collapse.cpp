@@ -938,6 +938,7 @@ class Collapser {
     SkipCount skipped;
     uint64_t samples = 0, others = 0;
     for (auto& f : folders) {
+      f->tree().set_unit(f->Unit());
       tree.Merge(f->tree());
       skipped.Merge(f->skipped_lines());
       samples += f->samples();

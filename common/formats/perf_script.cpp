@@ -577,6 +577,16 @@ NodeId PerfScriptFolder::FoldSample(std::string_view text, const std::string& fi
   return last_leaf_;
 }
 
+WeightUnit PerfScriptFolder::Unit() const {
+  if (samples_ == 0) return WeightUnit::kUnspecified;
+  if (opt_.weight_samples || with_period_ == 0) return WeightUnit::kSamples;
+  if (without_period_ > 0) return WeightUnit::kUnspecified;
+  if (event_filter_key_ == "cpu-clock" || event_filter_key_ == "task-clock") {
+    return WeightUnit::kNanoseconds;
+  }
+  return WeightUnit::kEvents;
+}
+
 void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
   std::string_view period, event;
   std::string_view single_stack;
@@ -613,7 +623,9 @@ void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
   }
 
   // Perl: $period = 1 unless $period ("" and "0" are false).
-  period_ = (period.empty() || period == "0") ? 1 : ParsePeriod(period);
+  bool has_period = !period.empty() && period != "0";
+  period_ = has_period ? ParsePeriod(period) : 1;
+  ++(has_period ? with_period_ : without_period_);
   if (opt_.weight_samples) period_ = 1;
 
   // Perl: a missing (or "0") second number makes the first one the TID, the PID unknown.

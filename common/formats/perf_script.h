@@ -94,6 +94,11 @@ class PerfScriptFolder {
   const SkipCount& skipped_lines() const { return skipped_; }
   /// The event filter in force: the option, or the first event type seen so far.
   const std::string& event_filter() const { return event_filter_; }
+  /// What the tree's weights count (stackcollapse-perf.pl sums the periods perf script
+  /// prints, else 1 a sample): nanoseconds for periods of cpu-clock and task-clock, events
+  /// for other events' periods, samples without periods (or --weight=samples); unspecified
+  /// when some samples had a period and others not, or none was folded.
+  WeightUnit Unit() const;
   /// Sets the filter found by whoever reads ahead, unless one is already in force.
   void SetEventFilter(const std::string& event) {
     if (event_filter_.empty() && !event.empty()) {
@@ -129,6 +134,7 @@ class PerfScriptFolder {
   bool java_ = false;
   StrId pname_;
   uint64_t period_ = 1;
+  uint64_t with_period_ = 0, without_period_ = 0;  // event lines kept, for Unit()
   std::vector<StrId> rev_frames_;  // leaf first, each line's group reversed
   std::vector<StrId> path_;
   std::string scratch_;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Units: a recording of cpu-clock is weighed by its samples' periods, in nanoseconds, and
-# pf-flamegraph, pf-dot and pf-diff say so ("297 ms"); folded text stays "samples".
+# Units: a recording of cpu-clock (or its perf script text) is weighed by its samples'
+# periods, in nanoseconds, and pf-flamegraph, pf-dot and pf-diff say so ("297 ms"); other
+# events' periods are events; folded text stays "samples".
 # Usage: units_test.sh PF_RECORD PF_FLAMEGRAPH PF_DOT PF_DIFF
 set -u -o pipefail
 rec=$1 fg=$2 dot=$3 diff=$4
@@ -8,6 +9,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# perf script text: periods of cpu-clock are nanoseconds, of other events events; text
+# without periods counts samples (stackcollapse-perf.pl sums the same numbers).
+ev() { printf 'prog 100 %s: %s %s:\n\t401000 leaf+0x1 (/bin/prog)\n\n' "$1" "$2" "$3"; }
+{ ev 1.0 250000 cpu-clock; ev 2.0 250000 cpu-clock; ev 3.0 250000 cpu-clock; } >"$tmp/t.txt"
+"$fg" "$tmp/t.txt" | grep -q '<title>all (750 us, 100%)</title>' ||
+  fail "perf script text of cpu-clock: $("$fg" "$tmp/t.txt" | grep -o '<title>all[^<]*')"
+{ ev 1.0 7 page-faults; ev 2.0 5 page-faults; } >"$tmp/e.txt"
+"$fg" "$tmp/e.txt" | grep -q '<title>all (12 events, 100%)</title>' ||
+  fail "perf script text of page-faults: $("$fg" "$tmp/e.txt" | grep -o '<title>all[^<]*')"
+"$fg" --countname=samples "$tmp/t.txt" | grep -q '<title>all (750,000 samples, 100%)</title>' ||
+  fail "--countname on perf script text"
 busy='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
 if ! "$rec" -e cpu-clock -F 999 -o "$tmp/r.pfs" -- sh -c "$busy" 2>"$tmp/rec.err"; then
   echo "SKIP: pf-record cannot record here: $(cat "$tmp/rec.err")"
