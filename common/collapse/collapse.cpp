@@ -770,8 +770,7 @@ class Collapser {
       }
     }
     if (reader.truncated()) {
-      report_->warnings.push_back(source.name() +
-                                  ": the recording ends early (cut short?); folded what is whole");
+      report_->warnings.push_back(TruncatedWarning(source.name(), reader, fold.samples(), "folded"));
     }
     if (std::string w = SkippedRecordsWarning(source.name(), reader); !w.empty()) {
       report_->warnings.push_back(std::move(w));

@@ -269,20 +269,46 @@ void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) 
   }
 }
 
-// A KSYMBOL record that is one of pf-record's symbol notes (symbolize/embedded.h): u64 addr,
-// u32 len, u16 type, u16 flags (unregister), then the name.
-void PerfDataReader::TakeSymbolNote(std::span<const uint8_t> body) {
-  if (body.size() < 17) return;
-  uint64_t addr;
-  uint32_t len;
+namespace {
+
+// The name of a KSYMBOL record that is one of pf-record's notes (symbolize/embedded.h, and
+// the stream mark): u64 addr, u32 len, u16 type, u16 flags (unregister), then the name; ""
+// for any other record.
+std::string_view NoteName(std::span<const uint8_t> body) {
+  if (body.size() < 17) return {};
   uint16_t flags;
-  std::memcpy(&addr, body.data(), 8);
-  std::memcpy(&len, body.data() + 8, 4);
   std::memcpy(&flags, body.data() + 14, 2);
-  if (!(flags & 1)) return;
+  if (!(flags & 1)) return {};
   const char* name = reinterpret_cast<const char*>(body.data() + 16);
   std::string_view n(name, strnlen(name, body.size() - 16));
-  if (n.rfind("pf-", 0) == 0) embedded_.AddNote(addr, len, n);
+  return n.rfind("pf-", 0) == 0 ? n : std::string_view();
+}
+
+}  // namespace
+
+void PerfDataReader::TakeSymbolNote(std::span<const uint8_t> body) {
+  std::string_view n = NoteName(body);
+  if (n.empty()) return;
+  uint64_t addr;
+  uint32_t len;
+  std::memcpy(&addr, body.data(), 8);
+  std::memcpy(&len, body.data() + 8, 4);
+  embedded_.AddNote(addr, len, n);
+}
+
+void PerfDataReader::TakeStreamNote(std::span<const uint8_t> body) {
+  std::string_view n = NoteName(body);
+  if (n == kStreamNote) end_promised_ = true;
+  if (n == kStreamEndNote) end_seen_ = true;
+}
+
+// The records ended at a record boundary: a pipe stream that promised its end note and did
+// not give it was cut there.
+void PerfDataReader::AtEnd() {
+  if (pipe_ && end_promised_ && !end_seen_ && !truncated_) {
+    truncated_ = true;
+    missing_end_ = true;
+  }
 }
 
 // A recording saved to a file carries its symbol table at the end; find it before the first
@@ -441,6 +467,7 @@ bool PerfDataReader::Next(Record* r) {
     if (!unpacked) {
       if (!Fill(8)) {
         if (end_ != pos_ || unpacked_end_ != unpacked_pos_) truncated_ = true;
+        AtEnd();
         return false;
       }
       p = reinterpret_cast<const uint8_t*>(all_.data()) + pos_;
@@ -504,7 +531,10 @@ bool PerfDataReader::Next(Record* r) {
       if (r->body.size() >= 8) OnFeature(Load64(r->body.data()), r->body.subspan(8));
       continue;
     }
-    if (type == kRecordKsymbol && pipe_ && !prescanned_) TakeSymbolNote(r->body);
+    if (type == kRecordKsymbol && pipe_) {
+      if (!prescanned_) TakeSymbolNote(r->body);
+      TakeStreamNote(r->body);
+    }
     if (type == kRecordHeaderBuildId) {
       // The same layout as a BUILD_ID feature entry, header included.
       ParseBuildIds(std::span<const uint8_t>(p, size));
@@ -557,6 +587,20 @@ std::string SkippedRecordsWarning(const std::string& name, const PerfDataReader&
   return name + ": skipped " + std::to_string(n) + " malformed record" + (n == 1 ? "" : "s") +
          " (a bad size, a sample cut short or of an unknown event, an unreadable event "
          "attribute, or compressed data that does not inflate)";
+}
+
+std::string TruncatedWarning(const std::string& name, const PerfDataReader& reader,
+                             uint64_t samples, std::string_view done) {
+  if (!reader.truncated()) return "";
+  std::string n = std::to_string(samples) + " sample" + (samples == 1 ? "" : "s");
+  if (reader.missing_end()) {
+    return name + ": the recording stops at byte " + std::to_string(reader.stopped_at()) +
+           " without pf-record's end record (the recorder was killed, or the copy cut); " +
+           std::string(done) + " the " + n + " read";
+  }
+  return name + ": the recording ends early (cut short?) near byte " +
+         std::to_string(reader.stopped_at()) + "; " + std::string(done) + " the " + n +
+         " that are whole";
 }
 
 bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
