@@ -174,6 +174,27 @@ void PerfDataReader::ReleaseBefore(const uint8_t* p, size_t step) {
   released_ = upto;
 }
 
+namespace {
+
+// The sizes of struct perf_event_attr that perf knows (PERF_ATTR_SIZE_VER0 to VER8,
+// linux/perf_event.h); 0 in an attribute is VER0 (perf's read_attr).
+bool KnownAttrSize(uint64_t size) {
+  for (uint64_t known : {0, 64, 72, 80, 96, 104, 112, 120, 128, 136}) {
+    if (size == known) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The header of a perf.data file, checked as perf checks it before trusting it
+// (tools/perf/util/header.c: perf_session__read_header, read_attr) and a little further: an
+// attribute entry's size is one perf knows, and the attribute it holds is of that size (perf
+// reads an attribute by its own size field and refuses one larger than it knows: an entry
+// that points at the file header reads "PERFILE2" as the type and a size of 843 MB); the
+// attribute and data sections lie inside the file after the header; each event's ids lie
+// inside the file. A data section that runs past the end is a recording cut short (read to
+// the end, as perf does), not an error.
 void PerfDataReader::ReadFileHeader() {
   Cursor c(Bytes(all_));
   uint64_t magic, size, attr_size, attrs_off, attrs_size, data_off, data_size, et_off, et_size;
@@ -185,19 +206,39 @@ void PerfDataReader::ReadFileHeader() {
     throw Error(source_.name(), "perf.data header is truncated");
   }
   const uint64_t n = all_.size();
-  if (attr_size < 16 + 64 || attr_size > 4096 || attrs_off > n || attrs_size > n - attrs_off) {
-    throw Error(source_.name(), "perf.data attribute section is corrupt");
+  const std::string& name = source_.name();
+  if (attr_size < 16 + 64 || !KnownAttrSize(attr_size - 16)) {
+    throw Error(name, "perf.data attribute entries of " + std::to_string(attr_size) +
+                          " bytes: not a size perf writes (corrupt header?)");
+  }
+  if (attrs_off < kFileHeaderSize || attrs_off > n || attrs_size > n - attrs_off) {
+    throw Error(name, "perf.data attribute section (" + std::to_string(attrs_size) +
+                          " bytes at " + std::to_string(attrs_off) +
+                          ") is not inside the file after its header");
   }
   for (uint64_t off = attrs_off; off + attr_size <= attrs_off + attrs_size; off += attr_size) {
     std::span<const uint8_t> attr = Bytes(all_).subspan(off, attr_size - 16);
+    uint32_t own_size;
+    std::memcpy(&own_size, attr.data() + 4, 4);
+    if ((own_size == 0 ? 64 : own_size) != attr.size()) {  // (perf reads it by own_size)
+      throw Error(Where(name, off), "perf.data event attribute of " + std::to_string(own_size) +
+                                        " bytes in an entry of " + std::to_string(attr_size) +
+                                        " (corrupt header?)");
+    }
     uint64_t ids_off = Load64(attr.data() + attr.size());
     uint64_t ids_size = Load64(attr.data() + attr.size() + 8);
-    std::span<const uint8_t> ids;
-    if (ids_off <= n && ids_size <= n - ids_off) ids = Bytes(all_).subspan(ids_off, ids_size);
-    AddAttr(attr, ids);
+    if (ids_off > n || ids_size > n - ids_off) {
+      throw Error(Where(name, off), "perf.data event ids (" + std::to_string(ids_size) +
+                                        " bytes at " + std::to_string(ids_off) +
+                                        ") are not inside the file");
+    }
+    AddAttr(attr, Bytes(all_).subspan(ids_off, ids_size));
   }
-  if (attrs_.empty()) throw Error(source_.name(), "perf.data has no events");
-  if (data_off > n) throw Error(source_.name(), "perf.data data section is missing");
+  if (attrs_.empty()) throw Error(name, "perf.data has no events");
+  if (data_off < kFileHeaderSize || data_off > n) {
+    throw Error(name, "perf.data data section (at " + std::to_string(data_off) +
+                          ") is not inside the file after its header");
+  }
   pos_ = data_off;
   end_ = data_off + data_size;
   if (data_size == 0 || end_ > n) {
