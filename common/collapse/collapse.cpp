@@ -158,6 +158,9 @@ class RecordFold {
              std::string source_name)
       : opt_(options), folder_(options, event_filter), source_name_(std::move(source_name)) {
     fields_.srcline = opt_.srcline;  // perf script's default output (-F +srcline for --srcline)
+    // --pid/--tid name the process, which perf script prints only with -F +pid: the
+    // recording holds it, so the text folded is that of `perf script -F +pid`.
+    fields_.pid = opt_.include_pid || opt_.include_tid;
   }
 
   void Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,

@@ -680,6 +680,43 @@ TEST(Collapse, CorruptCompressedRecordsAreCountedNotRead) {
   EXPECT_EQ(bad, 1u);
 }
 
+// A recording holds the PID: --pid and --tid print it (not "prog-?"), as they do from the
+// text of `pf-script -F +pid` (and stackcollapse-perf.pl --pid from perf script -F +pid). A
+// ';' in the comm becomes ':', as in every other name, instead of splitting the first frame.
+TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
+  PerfFile f;
+  f.Comm(100, 100, "map;churn");
+  f.Comm(100, 101, "map;churn");
+  for (uint64_t t = 1; t <= 4; ++t) f.Sample(100, t % 2 ? 100 : 101, t, true);
+  const std::string path = ::testing::TempDir() + "/pid." + std::to_string(getpid()) + ".data";
+  { std::ofstream(path, std::ios::binary) << f.File(true); }
+  StringSink text;
+  ScriptOptions plus_pid;
+  plus_pid.fields = {"+pid"};
+  RunScript(path, plus_pid, text, nullptr);
+  ASSERT_NE(text.data().find("map;churn   100/101 "), std::string::npos) << text.data();
+  for (const char* o : {"", "pid", "tid"}) {
+    CollapseOptions opt = OptionsFor(o);
+    const std::string from_text = test::Collapse(text.data(), opt);
+    for (int threads : {1, 2}) {
+      opt.threads = threads;
+      opt.two_stage_bytes = 0;
+      StringSink out;
+      CollapseReport report;
+      CollapseFiles({path}, opt, out, &report);
+      EXPECT_EQ(out.data(), from_text) << o << ", " << threads << " threads";
+    }
+  }
+  EXPECT_EQ(test::Collapse(text.data()), "map:churn;[unknown] 4\n");
+  EXPECT_EQ(test::Collapse(text.data(), OptionsFor("pid")), "map:churn-100;[unknown] 4\n");
+  EXPECT_EQ(test::Collapse(text.data(), OptionsFor("tid")),
+            "map:churn-100/100;[unknown] 2\nmap:churn-100/101;[unknown] 2\n");
+  std::remove(path.c_str());
+  // perf script's default text (the TID alone): the PID is unknown there, as in the Perl.
+  EXPECT_EQ(test::Collapse("map;churn 101 1.0: 5 cpu-clock:\n\t1 f (x)\n\n", OptionsFor("pid")),
+            "map:churn-?;f 5\n");
+}
+
 // A sample cut short (its body shorter than its attribute's fields) is skipped and counted,
 // in one stage and in two.
 TEST(Collapse, SamplesCutShortAreCounted) {
