@@ -6,7 +6,7 @@
 #    pf-collapse reads its pipe) is reported as cut, with the samples read; a whole one is
 #    not, nor is perf's own pipe output (`perf record -o -`);
 #  - pf-collapse --pid / --tid on a recording print the PID and TID, as
-#    `pf-script REC | pf-collapse --pid` does.
+#    `pf-script -F +pid REC | pf-collapse --pid` does, and a ';' in the comm becomes ':'.
 #
 # Usage: recording_trust_test.sh PF_RECORD PF_SCRIPT PF_COLLAPSE PF_DOT PF_DIFF CALLPATH
 # Exit status: 0 pass, 1 fail, 2 usage, 77 skip (perf_event_open refused here).
@@ -110,5 +110,31 @@ if command -v perf >/dev/null 2>&1; then
   fi
   echo "perf script and perf report read the marked streams without a word"
 fi
+
+# --- --pid/--tid on a recording, and a comm with a ';' ----------------------------------------
+# The program's file name is its comm.
+cp "$CALLPATH" "$tmp/map;churn" || fail "cannot copy callpath"
+"$RECORD" -F 999 -g -o "$tmp/semi.pfs" -- "$tmp/map;churn" 0.3 >/dev/null 2>"$tmp/rec.err" ||
+  fail "pf-record failed: $(cat "$tmp/rec.err")"
+pid=$("$SCRIPT" -F +pid "$tmp/semi.pfs" | awk '$1 == "map;churn" { split($2, a, "/"); print a[1]; exit }')
+[ -n "$pid" ] || fail "no samples of map;churn in the recording"
+for opt in "" --pid --tid; do
+  "$COLLAPSE" $opt "$tmp/semi.pfs" >"$tmp/direct.folded" || fail "pf-collapse $opt failed"
+  "$SCRIPT" -F +pid "$tmp/semi.pfs" | "$COLLAPSE" $opt >"$tmp/text.folded" ||
+    fail "pf-script | pf-collapse $opt failed"
+  diff -u "$tmp/text.folded" "$tmp/direct.folded" >&2 ||
+    fail "pf-collapse $opt REC differs from pf-script -F +pid REC | pf-collapse $opt"
+  if command -v perf >/dev/null 2>&1; then
+    perf script -F +pid -i "$tmp/semi.pfs" 2>/dev/null | "$COLLAPSE" $opt >"$tmp/perf.folded"
+    diff -u "$tmp/perf.folded" "$tmp/direct.folded" >&2 ||
+      fail "pf-collapse $opt REC differs from perf script -F +pid | pf-collapse $opt"
+  fi
+done
+"$COLLAPSE" --pid "$tmp/semi.pfs" >"$tmp/direct.folded"
+grep -q "^map:churn-$pid;[^ ]*work_a;spin [0-9]*$" "$tmp/direct.folded" ||
+  fail "--pid: no 'map:churn-$pid;...;work_a;spin' stack: $(head -3 "$tmp/direct.folded")"
+"$COLLAPSE" --tid "$tmp/semi.pfs" | grep -q "^map:churn-$pid/$pid;" ||
+  fail "--tid: no 'map:churn-$pid/$pid' first frame"
+echo "--pid and --tid on a recording: map:churn-$pid, as from pf-script -F +pid text"
 
 echo "PASS"
