@@ -773,7 +773,8 @@ class Collapser {
       }
     }
     if (reader.truncated()) {
-      report_->warnings.push_back(TruncatedWarning(source.name(), reader, fold.samples(), "folded"));
+      report_->warnings.push_back(
+          TruncatedWarning(source.name(), reader, fold.samples(), "folded"));
     }
     if (std::string w = SkippedRecordsWarning(source.name(), reader); !w.empty()) {
       report_->warnings.push_back(std::move(w));

@@ -226,7 +226,8 @@ TEST(Collapse, RefusesFileHeadersPerfRefuses) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {with(24, 0, 8), "attribute section (144 bytes at 0) is not inside the file after its header"},
+      {with(24, 0, 8),
+       "attribute section (144 bytes at 0) is not inside the file after its header"},
       {with(24, data.size(), 8), "attribute section (144 bytes at"},
       {with(16, 200, 8), "attribute entries of 200 bytes: not a size perf writes"},
       {with(16, 64, 8), "attribute entries of 64 bytes"},
