@@ -158,6 +158,9 @@ class RecordFold {
              std::string source_name)
       : opt_(options), folder_(options, event_filter), source_name_(std::move(source_name)) {
     fields_.srcline = opt_.srcline;  // perf script's default output (-F +srcline for --srcline)
+    // --pid/--tid name the process, which perf script prints only with -F +pid: the
+    // recording holds it, so the text folded is that of `perf script -F +pid`.
+    fields_.pid = opt_.include_pid || opt_.include_tid;
   }
 
   void Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,
@@ -847,8 +850,8 @@ class Collapser {
       }
     }
     if (reader.truncated()) {
-      report_->warnings.push_back(source.name() +
-                                  ": the recording ends early (cut short?); folded what is whole");
+      report_->warnings.push_back(
+          TruncatedWarning(source.name(), reader, fold.samples(), "folded"));
     }
     if (std::string w = SkippedRecordsWarning(source.name(), reader); !w.empty()) {
       report_->warnings.push_back(std::move(w));

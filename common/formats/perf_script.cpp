@@ -644,8 +644,11 @@ void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
     scratch_ += '-';
     scratch_ += pid;
   }
+  // Spaces become underscores (Perl); a ';' becomes ':' as in every other name, or it would
+  // split the first frame in two (the Perl script and inferno leave it: `map;churn`).
   for (char& c : scratch_) {
     if (c == ' ') c = '_';
+    if (c == ';') c = ':';
   }
   java_ = scratch_.compare(0, 4, "java") == 0;
   pname_ = tree_.names().Intern(scratch_);

@@ -11,6 +11,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/regular_file.h"
+
 namespace pf {
 
 namespace {
@@ -170,7 +172,8 @@ bool ProcessAlive(int pid) {
 }
 
 std::string ReadElfBuildId(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A mapped file's path may name a FIFO by now: never block on it.
+  int fd = OpenRegularFile(path);
   if (fd < 0) return "";
   std::string id;
   Elf64_Ehdr eh;

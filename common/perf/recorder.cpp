@@ -31,6 +31,7 @@
 #include "perf/ring_buffer.h"
 #include "pfstream/address_collector.h"
 #include "pfstream/online_unwind.h"
+#include "pfstream/perf_data.h"
 #include "pfstream/perf_writer.h"
 
 namespace pf {
@@ -606,6 +607,10 @@ void Recorder::WriteHead() {
   for (const EventDesc& d : descs) {
     if (!d.ids.empty()) writer_->WriteEventName(d.ids[0], d.name);
   }
+  // The stream's mark: it ends with kStreamEndNote (Finish), so a reader tells a stream cut
+  // at a record boundary from a whole one (pfstream/perf_data.h). Time 0: perf delivers the
+  // record at once instead of ordering it, as it does the synthesized records.
+  writer_->WriteSymbolNote(0, 0, kStreamNote, SynthId{});
   writer_->Flush();
 }
 
@@ -822,6 +827,7 @@ void Recorder::Finish() {
       writer_->WriteSymbolNote(n.addr, n.len, n.name, id);
     }
   }
+  writer_->WriteSymbolNote(0, 0, kStreamEndNote, SynthId{});  // the last record: whole
   writer_->Flush();
   sink_->Commit();
   report_->bytes = writer_->bytes_written();

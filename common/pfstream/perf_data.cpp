@@ -174,6 +174,27 @@ void PerfDataReader::ReleaseBefore(const uint8_t* p, size_t step) {
   released_ = upto;
 }
 
+namespace {
+
+// The sizes of struct perf_event_attr that perf knows (PERF_ATTR_SIZE_VER0 to VER8,
+// linux/perf_event.h); 0 in an attribute is VER0 (perf's read_attr).
+bool KnownAttrSize(uint64_t size) {
+  for (uint64_t known : {0, 64, 72, 80, 96, 104, 112, 120, 128, 136}) {
+    if (size == known) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The header of a perf.data file, checked as perf checks it before trusting it
+// (tools/perf/util/header.c: perf_session__read_header, read_attr) and a little further: an
+// attribute entry's size is one perf knows, and the attribute it holds is of that size (perf
+// reads an attribute by its own size field and refuses one larger than it knows: an entry
+// that points at the file header reads "PERFILE2" as the type and a size of 843 MB); the
+// attribute and data sections lie inside the file after the header; each event's ids lie
+// inside the file. A data section that runs past the end is a recording cut short (read to
+// the end, as perf does), not an error.
 void PerfDataReader::ReadFileHeader() {
   Cursor c(Bytes(all_));
   uint64_t magic, size, attr_size, attrs_off, attrs_size, data_off, data_size, et_off, et_size;
@@ -185,19 +206,39 @@ void PerfDataReader::ReadFileHeader() {
     throw Error(source_.name(), "perf.data header is truncated");
   }
   const uint64_t n = all_.size();
-  if (attr_size < 16 + 64 || attr_size > 4096 || attrs_off > n || attrs_size > n - attrs_off) {
-    throw Error(source_.name(), "perf.data attribute section is corrupt");
+  const std::string& name = source_.name();
+  if (attr_size < 16 + 64 || !KnownAttrSize(attr_size - 16)) {
+    throw Error(name, "perf.data attribute entries of " + std::to_string(attr_size) +
+                          " bytes: not a size perf writes (corrupt header?)");
+  }
+  if (attrs_off < kFileHeaderSize || attrs_off > n || attrs_size > n - attrs_off) {
+    throw Error(name, "perf.data attribute section (" + std::to_string(attrs_size) +
+                          " bytes at " + std::to_string(attrs_off) +
+                          ") is not inside the file after its header");
   }
   for (uint64_t off = attrs_off; off + attr_size <= attrs_off + attrs_size; off += attr_size) {
     std::span<const uint8_t> attr = Bytes(all_).subspan(off, attr_size - 16);
+    uint32_t own_size;
+    std::memcpy(&own_size, attr.data() + 4, 4);
+    if ((own_size == 0 ? 64 : own_size) != attr.size()) {  // (perf reads it by own_size)
+      throw Error(Where(name, off), "perf.data event attribute of " + std::to_string(own_size) +
+                                        " bytes in an entry of " + std::to_string(attr_size) +
+                                        " (corrupt header?)");
+    }
     uint64_t ids_off = Load64(attr.data() + attr.size());
     uint64_t ids_size = Load64(attr.data() + attr.size() + 8);
-    std::span<const uint8_t> ids;
-    if (ids_off <= n && ids_size <= n - ids_off) ids = Bytes(all_).subspan(ids_off, ids_size);
-    AddAttr(attr, ids);
+    if (ids_off > n || ids_size > n - ids_off) {
+      throw Error(Where(name, off), "perf.data event ids (" + std::to_string(ids_size) +
+                                        " bytes at " + std::to_string(ids_off) +
+                                        ") are not inside the file");
+    }
+    AddAttr(attr, Bytes(all_).subspan(ids_off, ids_size));
   }
-  if (attrs_.empty()) throw Error(source_.name(), "perf.data has no events");
-  if (data_off > n) throw Error(source_.name(), "perf.data data section is missing");
+  if (attrs_.empty()) throw Error(name, "perf.data has no events");
+  if (data_off < kFileHeaderSize || data_off > n) {
+    throw Error(name, "perf.data data section (at " + std::to_string(data_off) +
+                          ") is not inside the file after its header");
+  }
   pos_ = data_off;
   end_ = data_off + data_size;
   if (data_size == 0 || end_ > n) {
@@ -274,20 +315,46 @@ void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) 
   }
 }
 
-// A KSYMBOL record that is one of pf-record's symbol notes (symbolize/embedded.h): u64 addr,
-// u32 len, u16 type, u16 flags (unregister), then the name.
-void PerfDataReader::TakeSymbolNote(std::span<const uint8_t> body) {
-  if (body.size() < 17) return;
-  uint64_t addr;
-  uint32_t len;
+namespace {
+
+// The name of a KSYMBOL record that is one of pf-record's notes (symbolize/embedded.h, and
+// the stream mark): u64 addr, u32 len, u16 type, u16 flags (unregister), then the name; ""
+// for any other record.
+std::string_view NoteName(std::span<const uint8_t> body) {
+  if (body.size() < 17) return {};
   uint16_t flags;
-  std::memcpy(&addr, body.data(), 8);
-  std::memcpy(&len, body.data() + 8, 4);
   std::memcpy(&flags, body.data() + 14, 2);
-  if (!(flags & 1)) return;
+  if (!(flags & 1)) return {};
   const char* name = reinterpret_cast<const char*>(body.data() + 16);
   std::string_view n(name, strnlen(name, body.size() - 16));
-  if (n.rfind("pf-", 0) == 0) embedded_.AddNote(addr, len, n);
+  return n.rfind("pf-", 0) == 0 ? n : std::string_view();
+}
+
+}  // namespace
+
+void PerfDataReader::TakeSymbolNote(std::span<const uint8_t> body) {
+  std::string_view n = NoteName(body);
+  if (n.empty()) return;
+  uint64_t addr;
+  uint32_t len;
+  std::memcpy(&addr, body.data(), 8);
+  std::memcpy(&len, body.data() + 8, 4);
+  embedded_.AddNote(addr, len, n);
+}
+
+void PerfDataReader::TakeStreamNote(std::span<const uint8_t> body) {
+  std::string_view n = NoteName(body);
+  if (n == kStreamNote) end_promised_ = true;
+  if (n == kStreamEndNote) end_seen_ = true;
+}
+
+// The records ended at a record boundary: a pipe stream that promised its end note and did
+// not give it was cut there.
+void PerfDataReader::AtEnd() {
+  if (pipe_ && end_promised_ && !end_seen_ && !truncated_) {
+    truncated_ = true;
+    missing_end_ = true;
+  }
 }
 
 // A recording saved to a file carries its symbol table at the end; find it before the first
@@ -446,6 +513,7 @@ bool PerfDataReader::Next(Record* r) {
     if (!unpacked) {
       if (!Fill(8)) {
         if (end_ != pos_ || unpacked_end_ != unpacked_pos_) truncated_ = true;
+        AtEnd();
         return false;
       }
       p = reinterpret_cast<const uint8_t*>(all_.data()) + pos_;
@@ -509,7 +577,10 @@ bool PerfDataReader::Next(Record* r) {
       if (r->body.size() >= 8) OnFeature(Load64(r->body.data()), r->body.subspan(8));
       continue;
     }
-    if (type == kRecordKsymbol && pipe_ && !prescanned_) TakeSymbolNote(r->body);
+    if (type == kRecordKsymbol && pipe_) {
+      if (!prescanned_) TakeSymbolNote(r->body);
+      TakeStreamNote(r->body);
+    }
     if (type == kRecordHeaderBuildId) {
       // The same layout as a BUILD_ID feature entry, header included.
       ParseBuildIds(std::span<const uint8_t>(p, size));
@@ -562,6 +633,20 @@ std::string SkippedRecordsWarning(const std::string& name, const PerfDataReader&
   return name + ": skipped " + std::to_string(n) + " malformed record" + (n == 1 ? "" : "s") +
          " (a bad size, a sample cut short or of an unknown event, an unreadable event "
          "attribute, or compressed data that does not inflate)";
+}
+
+std::string TruncatedWarning(const std::string& name, const PerfDataReader& reader,
+                             uint64_t samples, std::string_view done) {
+  if (!reader.truncated()) return "";
+  std::string n = std::to_string(samples) + " sample" + (samples == 1 ? "" : "s");
+  if (reader.missing_end()) {
+    return name + ": the recording stops at byte " + std::to_string(reader.stopped_at()) +
+           " without pf-record's end record (the recorder was killed, or the copy cut); " +
+           std::string(done) + " the " + n + " read";
+  }
+  return name + ": the recording ends early (cut short?) near byte " +
+         std::to_string(reader.stopped_at()) + "; " + std::string(done) + " the " + n +
+         " that are whole";
 }
 
 bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {

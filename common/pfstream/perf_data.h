@@ -7,7 +7,10 @@
 //              PERF_RECORD_HEADER_ATTR records and features as HEADER_FEATURE records.
 // Records keep the kernel's layout (linux/perf_event.h). Every read is bounds-checked,
 // record sizes are validated against the header and the data that remains, and a stream cut
-// short ends at its last whole record with truncated() set.
+// short ends at its last whole record with truncated() set. A pf-record stream announces, in a
+// note at its start, that it ends with an end note ("pf-stream 1" ... "pf-end": KSYMBOL
+// records perf treats as no-ops); one that stops at a record boundary without the end note
+// was cut there too (missing_end()). Streams of other writers have no such mark.
 // In file mode, what the constructor read (events, features, build-ids) never changes: a
 // pipe's ATTR and FEATURE records in a file's data section are skipped, and its
 // HEADER_BUILD_ID records are delivered as records. So another thread may read it while one
@@ -93,8 +96,14 @@ class PerfDataReader {
   bool pipe_mode() const { return pipe_; }
   /// The next record; false at the end. Attribute records (pipe mode) are absorbed.
   bool Next(Record* record);
-  /// Set when the input ended inside a record or a section.
+  /// Set when the input ended inside a record or a section, or (missing_end()) a pf-record
+  /// stream ended without its end note.
   bool truncated() const { return truncated_; }
+  /// Set when a stream that promised an end note (pf-record's) ended, at a record boundary,
+  /// without it: the recorder was killed, or the copy cut.
+  bool missing_end() const { return missing_end_; }
+  /// The offset in the input where the records stopped (for messages).
+  uint64_t stopped_at() const { return consumed_ + pos_; }
   /// The end of the records in the input (in file mode, the end of the data section).
   uint64_t data_size() const { return end_; }
   /// The whole input as mapped (a mapped file: what ReleaseBefore gives back); empty for
@@ -165,6 +174,9 @@ class PerfDataReader {
   ByteSource& source_;
   bool pipe_ = false;
   bool truncated_ = false;
+  bool end_promised_ = false;  // a "pf-stream" note was read
+  bool end_seen_ = false;      // and its "pf-end" note
+  bool missing_end_ = false;
   uint64_t bad_records_ = 0;
   mutable std::atomic<uint64_t> bad_samples_{0};  // (ParseSample is const, and may run aside)
   // The data being read: the whole data section (file mode), or a buffer over the stream.
@@ -192,6 +204,8 @@ class PerfDataReader {
   bool prescanned_ = false;
   void PrescanEmbedded();
   void TakeSymbolNote(std::span<const uint8_t> body);
+  void TakeStreamNote(std::span<const uint8_t> body);
+  void AtEnd();
 };
 
 /// The build-id (hex) the recording gives for the kernel image, or "".
@@ -205,6 +219,16 @@ bool KernelSampled(const PerfDataReader& reader);
 /// The warning for the records `reader` skipped as malformed, after the input's name; "" when
 /// it skipped none.
 std::string SkippedRecordsWarning(const std::string& name, const PerfDataReader& reader);
+
+/// The warning for a recording cut short, after the input's name, with the number of samples
+/// read and what was done with them ("folded", "printed"); "" when it was whole.
+std::string TruncatedWarning(const std::string& name, const PerfDataReader& reader,
+                             uint64_t samples, std::string_view done);
+
+/// The KSYMBOL notes of pf-record's stream mark (perf processes them as no-ops): the first
+/// says the stream ends with the second.
+inline constexpr std::string_view kStreamNote = "pf-stream 1";
+inline constexpr std::string_view kStreamEndNote = "pf-end";
 
 /// The perf name of an event given its attribute ("cpu-clock", "cycles", ...), with the
 /// modifiers perf appends (":u", ":k", ":ppp").

@@ -696,6 +696,7 @@ uint64_t RunScript(const std::string& path, const ScriptOptions& o, ByteSink& si
   sink.Commit();
   if (report) {
     report->truncated = reader.truncated();
+    report->truncated_warning = TruncatedWarning(src->name(), reader, n, "printed");
     report->skipped = SkippedRecordsWarning(path, reader);
     report->warnings = std::move(warnings);
   }

@@ -86,6 +86,7 @@ void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record
 /// What RunScript tells its caller to warn about.
 struct ScriptReport {
   bool truncated = false;  ///< the recording was cut short
+  std::string truncated_warning;  ///< TruncatedWarning, when truncated
   std::string skipped;     ///< SkippedRecordsWarning, "" when no record was skipped
   std::vector<std::string> warnings;  ///< fields -F asked for that are not printed
 };

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "base/regular_file.h"
 #include "base/teardown.h"
 #include "symbolize/dwarf_cache.h"
 
@@ -46,7 +47,7 @@ Addr2lineNames::Addr2lineNames(const elf::ElfImage& image, Tables) {
 }
 
 std::string Addr2lineNames::CacheKey(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = OpenRegularFile(path);
   if (fd < 0) return "";
   std::string key = FileCacheKey(fd, 'n', kNamesFormat);
   close(fd);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/checksum.h"
+#include "base/regular_file.h"
 #include "base/thread_name.h"
 
 namespace pf {
@@ -106,7 +107,7 @@ std::string FileCacheKey(int fd, char prefix, uint64_t kind) {
 char* MapCachedImage(const std::string& dir, const std::string& key, size_t* image_size,
                      size_t* mapped_size) {
   if (dir.empty() || key.empty()) return nullptr;
-  int fd = open(EntryPath(dir, key).c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = OpenRegularFile(EntryPath(dir, key));
   if (fd < 0) return nullptr;
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size <= static_cast<off_t>(sizeof(Trailer))) {

@@ -24,6 +24,7 @@
 #include "base/byte_cursor.h"
 #include "base/dwarf_reader.h"
 #include "base/error.h"
+#include "base/regular_file.h"
 #include "base/thread_name.h"
 #include "base/version.h"
 #include "symbolize/demangle.h"
@@ -356,7 +357,7 @@ bool DecompressedImage(std::string_view file, bool lines, uint64_t aside_bytes,
 
 std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Options& options) {
   auto h = std::make_unique<Handle>();
-  h->fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  h->fd = OpenRegularFile(path);
   if (h->fd < 0) return nullptr;
   bool from_cache = false;
   const std::string cache = CacheDir();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/regular_file.h"
 #include "base/teardown.h"
 
 namespace pf {
@@ -28,12 +29,14 @@ namespace elf {
 class ElfBytes {
  public:
   static std::unique_ptr<ElfBytes> Map(const std::string& path) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Named by a recording: a FIFO there must not block the reader (base/regular_file.h).
+    int fd = OpenRegularFile(path);
+    if (fd < 0 && errno == EINVAL) throw Error(path, "not a regular file");
     if (fd < 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
       close(fd);
-      throw Error(path, "not a regular file");
+      throw Error(path, std::string("cannot stat: ") + std::strerror(errno));
     }
     auto bytes = std::unique_ptr<ElfBytes>(new ElfBytes);
     if (st.st_size > 0) {

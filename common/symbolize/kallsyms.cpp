@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/regular_file.h"
 #include "base/teardown.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_symbols.h"
@@ -257,7 +258,7 @@ KernelSymbols KernelSymbols::ParseEagerly(std::string_view text) {
 }
 
 KernelSymbols KernelSymbols::Load(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = OpenRegularFile(path);  // (/proc/kallsyms is a regular file too)
   if (fd < 0) throw Error(path, "cannot open kernel symbols");
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {

@@ -2,10 +2,9 @@
 
 #include <elf.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "base/error.h"
+#include "base/regular_file.h"
 
 namespace pf {
 
@@ -80,12 +79,9 @@ std::unique_ptr<PerfMap> PerfMap::Parse(std::string_view text) {
 }
 
 std::unique_ptr<PerfMap> PerfMap::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open perf map");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error(path, "cannot read perf map");
-  return Parse(ss.str());
+  std::string text;
+  if (!ReadRegularFile(path, &text)) throw Error(path, "cannot read perf map");
+  return Parse(text);
 }
 
 bool PerfMap::Lookup(uint64_t address, std::string_view* name, uint64_t* offset,

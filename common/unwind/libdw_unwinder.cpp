@@ -6,6 +6,8 @@
 #include <cstring>
 #include <set>
 
+#include "base/regular_file.h"
+
 namespace pf {
 
 namespace {
@@ -118,7 +120,13 @@ UnwindEnd LibdwUnwinder::Unwind(uint32_t pid, uint32_t tid, uint64_t generation,
     std::set<std::pair<std::string, uint64_t>> reported;
     for (const LibdwMap& m : maps) {
       if (m.file.empty() || !reported.emplace(m.file, m.bias).second) continue;
-      dwfl_report_elf(p.dwfl, m.file.c_str(), m.file.c_str(), -1, m.bias, false);
+      // Opened here, not by libdw: a FIFO named by the recording must not block (libdw
+      // owns the descriptor once the module is reported).
+      int fd = OpenRegularFile(m.file);
+      if (fd < 0) continue;
+      if (dwfl_report_elf(p.dwfl, m.file.c_str(), m.file.c_str(), fd, m.bias, false) == nullptr) {
+        close(fd);
+      }
     }
     dwfl_report_end(p.dwfl, nullptr, nullptr);
     p.generation = generation;

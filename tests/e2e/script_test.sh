@@ -47,9 +47,17 @@ for f in file pipe two; do
     diff "$tmp/$f.direct.folded" "$tmp/$f.text.folded" | head -6
   }
   grep -q "main;work_a;spin" "$tmp/$f.direct.folded" || fail "$f: no main;work_a;spin stack"
-  for opt in --pid --tid --all "--weight=samples"; do
+  for opt in --all "--weight=samples"; do
     "$collapse" $opt "$tmp/$f.data" >"$tmp/a" && "$collapse" $opt "$tmp/$f.perf.txt" >"$tmp/b"
     cmp -s "$tmp/a" "$tmp/b" || fail "$f: pf-collapse $opt differs between the recording and its text"
+  done
+  # --pid/--tid: the recording holds the PID, which perf script prints with -F +pid only.
+  perf script -F +pid -i "$tmp/$f.data" >"$tmp/$f.pid.txt" 2>/dev/null
+  for opt in --pid --tid; do
+    "$collapse" $opt "$tmp/$f.data" >"$tmp/a" && "$collapse" $opt "$tmp/$f.pid.txt" >"$tmp/b"
+    cmp -s "$tmp/a" "$tmp/b" ||
+      fail "$f: pf-collapse $opt differs between the recording and perf script -F +pid"
+    grep -q -- "-?" "$tmp/a" && fail "$f: pf-collapse $opt prints an unknown PID"
   done
 done
 

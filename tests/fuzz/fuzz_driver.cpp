@@ -1,11 +1,17 @@
 // Replays fuzz inputs without libFuzzer, so every corpus runs under plain ctest (and under
 // the sanitizer build): fuzz_X_replay DIR_OR_FILE...
+//
+// Every case (each whole input and each prefix of it) is copied into a heap buffer of exactly
+// its length before the target sees it, so a read one byte past the end is an ASan report
+// rather than a silent read of the rest of the file.
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,6 +37,14 @@ void Collect(const std::string& path, std::vector<std::string>* files) {
   closedir(d);
 }
 
+// Runs the target on the first `size` bytes of `data`, copied to a buffer of exactly `size`
+// bytes (an empty case gets a zero-length allocation of its own).
+void RunExact(const std::string& data, size_t size) {
+  std::unique_ptr<uint8_t[]> copy(new uint8_t[size]);
+  if (size != 0) std::memcpy(copy.get(), data.data(), size);
+  LLVMFuzzerTestOneInput(copy.get(), size);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,13 +59,13 @@ int main(int argc, char** argv) {
     std::ostringstream ss;
     ss << in.rdbuf();
     std::string data = ss.str();
-    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+    RunExact(data, data.size());
     // Prefixes too: truncated input must never crash. Inputs up to 4 KiB are cut at every
     // offset (a small recording, cut everywhere), larger ones at 32 places.
     if (data.size() <= (1 << 16)) {
       size_t step = data.size() <= (4 << 10) ? 1 : 1 + data.size() / 32;
       for (size_t n = 0; n < data.size(); n += step) {
-        LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), n);
+        RunExact(data, n);
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "base/error.h"
@@ -256,6 +257,59 @@ TEST(Collapse, RefusesBinaryAndBrokenRecordings) {
   std::string garbage;
   for (int i = 0; i < 5000; ++i) garbage += static_cast<char>((i * 7919) % 256);
   EXPECT_THROW(test::Collapse(garbage), Error);
+}
+
+// A perf.data header that perf refuses is refused, not read as junk: sections inside the
+// file and after its header, entry and attribute sizes that perf knows and that agree, ids
+// inside the file (tools/perf/util/header.c). The file's entry: attr_size 144 at 16, the
+// attribute section at 24, data at 40, one attribute at 120 (size 128, then its ids at 248).
+TEST(Collapse, RefusesFileHeadersPerfRefuses) {
+  const std::string data =
+      test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/fuzz/corpus/perf_data/file.data");
+  ASSERT_GT(data.size(), 4000u);
+  auto with = [&](size_t at, uint64_t value, size_t width) {
+    std::string d = data;
+    std::memcpy(d.data() + at, &value, width);
+    return d;
+  };
+  struct Case {
+    std::string data;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {with(24, 0, 8),
+       "attribute section (144 bytes at 0) is not inside the file after its header"},
+      {with(24, data.size(), 8), "attribute section (144 bytes at"},
+      {with(16, 200, 8), "attribute entries of 200 bytes: not a size perf writes"},
+      {with(16, 64, 8), "attribute entries of 64 bytes"},
+      {with(124, 100, 4), "event attribute of 100 bytes in an entry of 144"},
+      {with(124, 0, 4), "event attribute of 0 bytes"},
+      {with(248, 1u << 20, 8), "event ids (16 bytes at 1048576) are not inside the file"},
+      {with(256, data.size(), 8), "are not inside the file"},
+      {with(40, 0, 8), "data section (at 0) is not inside the file after its header"},
+      {with(40, data.size() + 1, 8), "data section (at"},
+  };
+  for (const Case& c : cases) {
+    std::unique_ptr<ByteSource> src = MemoryInput(c.data, "bad.data");
+    try {
+      PerfDataReader reader(*src);
+      ADD_FAILURE() << "accepted; expected: " << c.message;
+    } catch (const Error& e) {
+      EXPECT_NE(e.Describe().find(c.message), std::string::npos) << e.Describe();
+      EXPECT_EQ(e.Describe().rfind("bad.data", 0), 0u) << e.Describe();
+    }
+  }
+  // The file itself, and one whose data section runs past its end (cut short), are read.
+  for (const std::string& d : {data, with(48, data.size(), 8)}) {
+    std::unique_ptr<ByteSource> src = MemoryInput(d, "good.data");
+    PerfDataReader reader(*src);
+    Record r;
+    int samples = 0;
+    while (reader.Next(&r)) samples += r.type == kRecordSample;
+    EXPECT_GT(samples, 0);
+    ASSERT_EQ(reader.attrs().size(), 1u);
+    EXPECT_EQ(reader.attrs()[0].name, "cpu-clock:ppp");
+  }
 }
 
 // A perf.data file folded in two stages (read and unwound on one thread, named and folded on
@@ -676,6 +730,43 @@ TEST(Collapse, CorruptCompressedRecordsAreCountedNotRead) {
   lying.Record(83, 0, PerfFile::Words(uint64_t{1000}) + std::string(8, '\0'));
   EXPECT_EQ(ReadAll(lying.File(true), &bad), "");
   EXPECT_EQ(bad, 1u);
+}
+
+// A recording holds the PID: --pid and --tid print it (not "prog-?"), as they do from the
+// text of `pf-script -F +pid` (and stackcollapse-perf.pl --pid from perf script -F +pid). A
+// ';' in the comm becomes ':', as in every other name, instead of splitting the first frame.
+TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
+  PerfFile f;
+  f.Comm(100, 100, "map;churn");
+  f.Comm(100, 101, "map;churn");
+  for (uint64_t t = 1; t <= 4; ++t) f.Sample(100, t % 2 ? 100 : 101, t, true);
+  const std::string path = ::testing::TempDir() + "/pid." + std::to_string(getpid()) + ".data";
+  { std::ofstream(path, std::ios::binary) << f.File(true); }
+  StringSink text;
+  ScriptOptions plus_pid;
+  plus_pid.fields = {"+pid"};
+  RunScript(path, plus_pid, text, nullptr);
+  ASSERT_NE(text.data().find("map;churn   100/101 "), std::string::npos) << text.data();
+  for (const char* o : {"", "pid", "tid"}) {
+    CollapseOptions opt = OptionsFor(o);
+    const std::string from_text = test::Collapse(text.data(), opt);
+    for (int threads : {1, 2}) {
+      opt.threads = threads;
+      opt.two_stage_bytes = 0;
+      StringSink out;
+      CollapseReport report;
+      CollapseFiles({path}, opt, out, &report);
+      EXPECT_EQ(out.data(), from_text) << o << ", " << threads << " threads";
+    }
+  }
+  EXPECT_EQ(test::Collapse(text.data()), "map:churn;[unknown] 4\n");
+  EXPECT_EQ(test::Collapse(text.data(), OptionsFor("pid")), "map:churn-100;[unknown] 4\n");
+  EXPECT_EQ(test::Collapse(text.data(), OptionsFor("tid")),
+            "map:churn-100/100;[unknown] 2\nmap:churn-100/101;[unknown] 2\n");
+  std::remove(path.c_str());
+  // perf script's default text (the TID alone): the PID is unknown there, as in the Perl.
+  EXPECT_EQ(test::Collapse("map;churn 101 1.0: 5 cpu-clock:\n\t1 f (x)\n\n", OptionsFor("pid")),
+            "map:churn-?;f 5\n");
 }
 
 // A sample cut short (its body shorter than its attribute's fields) is skipped and counted,

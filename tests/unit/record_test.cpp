@@ -517,6 +517,97 @@ TEST(RecordWriter, StreamReadsBackWithPerfDataReader) {
   EXPECT_EQ(smp.callchain[2], 0x400456u);
 }
 
+namespace {
+
+// A pipe: `data` in chunks of 40 bytes that do not stay valid.
+class ChunkedSource : public ByteSource {
+ public:
+  explicit ChunkedSource(std::string data) : ByteSource("pipe"), data_(std::move(data)) {}
+  std::string_view Next() override {
+    std::string_view c = Peek();
+    pos_ += c.size();
+    return c;
+  }
+  std::string_view Peek() override {
+    chunk_ = data_.substr(pos_, 40);
+    return chunk_;
+  }
+
+ private:
+  std::string data_, chunk_;
+  size_t pos_ = 0;
+};
+
+// A pf-record stream: header, attribute, the stream mark, samples, and (when `whole`) the end
+// note. `mark`: whether the mark at the start is written at all (older writers, perf).
+std::string MarkedStream(bool mark, bool whole) {
+  StringSink sink;
+  BufferedWriter out(sink);
+  PerfStreamWriter w(out);
+  perf_event_attr attr = TestAttr(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+  w.WriteHeader();
+  w.WriteAttr(attr, std::vector<uint64_t>{7});
+  if (mark) w.WriteSymbolNote(0, 0, kStreamNote, {});
+  w.WriteFinishedInit();
+  for (uint64_t t = 1; t <= 3; ++t) {
+    SampleFields s;
+    s.ip = 0x400000 + t;
+    s.pid = s.tid = 100;
+    s.time = t;
+    w.WriteSample(s);
+  }
+  w.WriteFinishedRound();
+  if (mark && whole) w.WriteSymbolNote(0, 0, kStreamEndNote, {});
+  w.Flush();
+  return sink.data();
+}
+
+// Reads `data` to its end; the number of samples.
+int ReadAll(PerfDataReader& r) {
+  int samples = 0;
+  Record rec;
+  while (r.Next(&rec)) samples += rec.type == kRecordSample;
+  return samples;
+}
+
+}  // namespace
+
+TEST(RecordWriter, StreamCutAtARecordBoundaryIsReportedWhenItPromisedAnEnd) {
+  const std::string cut = MarkedStream(true, false);
+  for (bool stable : {true, false}) {  // a file, and a pipe
+    std::unique_ptr<ByteSource> src =
+        stable ? MemoryInput(cut, "cut") : std::make_unique<ChunkedSource>(cut);
+    PerfDataReader r(*src);
+    EXPECT_EQ(ReadAll(r), 3);
+    EXPECT_TRUE(r.truncated());
+    EXPECT_TRUE(r.missing_end());
+    EXPECT_EQ(r.stopped_at(), cut.size());
+    std::string w = TruncatedWarning("cut", r, 3, "folded");
+    EXPECT_NE(w.find("cut: the recording stops at byte " + std::to_string(cut.size()) +
+                     " without pf-record's end record"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find("folded the 3 samples read"), std::string::npos) << w;
+  }
+  // Whole, it is not; nor is a stream without the mark (perf's, an older pf-record's).
+  for (bool mark : {true, false}) {
+    const std::string data = MarkedStream(mark, mark);
+    std::unique_ptr<ByteSource> src = MemoryInput(data, "whole");
+    PerfDataReader r(*src);
+    EXPECT_EQ(ReadAll(r), 3);
+    EXPECT_FALSE(r.truncated()) << mark;
+    EXPECT_FALSE(r.missing_end());
+    EXPECT_EQ(TruncatedWarning("whole", r, 3, "folded"), "");
+  }
+  // Cut inside a record: truncated as before, not "missing its end".
+  const std::string mid = cut.substr(0, cut.size() - 4);
+  std::unique_ptr<ByteSource> src = MemoryInput(mid, "mid");
+  PerfDataReader r(*src);
+  ReadAll(r);
+  EXPECT_TRUE(r.truncated());
+  EXPECT_FALSE(r.missing_end());
+}
+
 TEST(RecordWriter, SeveralEventsAreToldApartByIdentifier) {
   StringSink sink;
   BufferedWriter out(sink);

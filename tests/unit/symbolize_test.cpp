@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <gtest/gtest.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -21,9 +22,11 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/regular_file.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_cache.h"
+#include "symbolize/dwarf_info.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
@@ -679,6 +682,35 @@ TEST(Symbolizer, UnreadableFilesAreRememberedAsUnknown) {
   EXPECT_TRUE(Symbolizer::UsesPerfMap("[heap]"));
   EXPECT_FALSE(Symbolizer::UsesPerfMap("/usr/lib/libc.so.6"));
   EXPECT_EQ(Symbolizer::PerfMapPath(42), "/tmp/perf-42.map");
+}
+
+// Every file a recording names is opened without blocking and read only when it is a
+// regular file: a FIFO there (no writer) reads as an unusable file at once, never a hang.
+TEST(Symbolizer, FifosAndDirectoriesNamedByARecordingDoNotBlock) {
+  test::ScopedCacheDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string fifo = dir.dir() + "/prog";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, dir.dir()}) {
+    errno = 0;
+    EXPECT_EQ(OpenRegularFile(path), -1);
+    EXPECT_EQ(errno, EINVAL);
+    std::string text;
+    EXPECT_FALSE(ReadRegularFile(path, &text));
+    EXPECT_THROW(elf::ElfImage::Open(path), Error);
+    EXPECT_THROW(PerfMap::Load(path), Error);
+    EXPECT_THROW(KernelSymbols::Load(path), Error);
+    EXPECT_EQ(DwarfInfo::Open(path), nullptr);
+    Symbolizer symbolizer({});
+    EXPECT_FALSE(symbolizer.Lookup(path, "", 0x1234, 0).found);
+  }
+  TempFile regular("text");
+  int fd = OpenRegularFile(regular.path());
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) close(fd);
+  std::string text;
+  EXPECT_TRUE(ReadRegularFile(regular.path(), &text));
+  EXPECT_EQ(text, "text");
 }
 
 TEST(Symbolizer, NamesStayValid) {

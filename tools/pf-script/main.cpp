@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
     pf::ScriptReport report;
     pf::RunScript(path, o, *out, &report);
     if (report.truncated) {
-      tool.Warn(path + ": the recording ends early (cut short?); printed what is whole");
+      tool.Warn(report.truncated_warning);
     }
     if (!report.skipped.empty()) tool.Warn(report.skipped);
     for (const std::string& w : report.warnings) tool.Warn(w);
