@@ -146,6 +146,7 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   if (vm.count("pf-positional")) ctx.inputs = vm["pf-positional"].as<std::vector<std::string>>();
   SetProcessEndsAfterWork(true);  // what the work builds need not be torn down (teardown.h)
   try {
+    RefuseOutputAmongInputs(ctx);
     body(ctx);
   } catch (const PipeClosed&) {
     return 0;
@@ -180,6 +181,31 @@ void DefaultToPerfData(Context& ctx) {
   if (!ctx.inputs.empty() || !isatty(0)) return;
   struct stat st;
   ctx.inputs = InputsOrPerfData({}, true, stat("perf.data", &st) == 0 && !S_ISDIR(st.st_mode));
+  RefuseOutputAmongInputs(ctx);
+}
+
+void RefuseOutputAmongInputs(const Context& ctx) {
+  struct stat out;
+  if (ctx.output == "-" || stat(ctx.output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return;
+  auto same = [&out](const struct stat& in) {
+    return in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+  };
+  bool reads_stdin = ctx.inputs.empty();
+  for (const std::string& in : ctx.inputs) {
+    struct stat st;
+    if (in == "-") {
+      reads_stdin = true;
+    } else if (stat(in.c_str(), &st) == 0 && same(st)) {
+      throw Error(ctx.output, "is also an input" +
+                                  (in == ctx.output ? std::string() : " (the same file as " + in + ")") +
+                                  ": writing it would destroy what is read; write elsewhere");
+    }
+  }
+  struct stat st;
+  if (reads_stdin && fstat(0, &st) == 0 && S_ISREG(st.st_mode) && same(st)) {
+    throw Error(ctx.output, "is also the standard input: writing it would destroy what is "
+                            "read; write elsewhere");
+  }
 }
 
 std::vector<std::string> SplitList(const std::vector<std::string>& values) {

@@ -51,6 +51,10 @@ class Tool {
 /// perf's default input, for the tools that read recordings: with no FILE and standard input
 /// a terminal, ./perf.data when it exists, else a usage error (nothing to read).
 void DefaultToPerfData(Context& ctx);
+/// Throws pf::Error when -o names a regular file that is also an input (the same inode, as
+/// cp refuses it): the output is truncated or replaced while the input is read. Standard
+/// input counts when it is read ("-" or no FILE). Run by Tool::Run and DefaultToPerfData.
+void RefuseOutputAmongInputs(const Context& ctx);
 /// The decision itself: the inputs to read.
 std::vector<std::string> InputsOrPerfData(std::vector<std::string> inputs, bool stdin_is_terminal,
                                           bool perf_data_exists);

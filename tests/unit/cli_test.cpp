@@ -208,5 +208,38 @@ TEST(Teardown, MappingsLeftToTheExitOnlyWhenTheProcessEndsAfterItsWork) {
   SetProcessEndsAfterWork(false);
 }
 
+
+// -o naming a file that is also an input (itself, a hard link or a symlink to it) would be
+// truncated or replaced while it is read: refused, as cp refuses it, before the tool runs.
+TEST(Cli, OutputThatIsAnInputIsRefused) {
+  char dir_template[] = "/tmp/pf-cli-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  std::string dir = dir_template;
+  std::string a = dir + "/a", b = dir + "/b", l = dir + "/l", c = dir + "/c";
+  { FILE* f = std::fopen(a.c_str(), "w"); ASSERT_NE(f, nullptr); std::fputs("x;y 1\n", f); std::fclose(f); }
+  { FILE* f = std::fopen(c.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+  ASSERT_EQ(link(a.c_str(), b.c_str()), 0);
+  ASSERT_EQ(symlink(a.c_str(), l.c_str()), 0);
+  bool ran = false;
+  auto body = [&ran](Context&) { ran = true; };
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunWith({a, "-o", a}, body), 1);
+  EXPECT_EQ(RunWith({a, "-o", b}, body), 1);
+  EXPECT_EQ(RunWith({l, "-o", b}, body), 1);
+  EXPECT_EQ(RunWith({c, a, "-o", l}, body), 1);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(ran);
+  EXPECT_NE(err.find("pf-test: error: " + b + ": is also an input (the same file as " + a + ")"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(RunWith({c, "-o", a}, body), 0);  // another file, or a new one: fine
+  EXPECT_TRUE(ran);
+  ran = false;
+  EXPECT_EQ(RunWith({a, "-o", dir + "/new"}, body), 0);
+  EXPECT_TRUE(ran);
+  for (const std::string& p : {a, b, l, c, dir + "/new"}) unlink(p.c_str());
+  rmdir(dir.c_str());
+}
+
 }  // namespace
 }  // namespace pf::cli
