@@ -87,7 +87,7 @@ class SortedFolded {
       }
       FoldedLine fl;
       if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, 1, &fl) ||
-          fl.fractional || (have_ && !(prev_ < fl.stack))) {
+          fl.fractional || fl.too_large || (have_ && !(prev_ < fl.stack))) {
         *ok = false;
         return false;
       }
@@ -339,6 +339,7 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
     // Which is which, for pf-flamegraph's title (other readers skip '#' lines).
     w.Append(std::string(kDiffHeaderPrefix) + "before=" + before + " after=" + after + "\n");
     WriteFolded(t, w);
+    if (t.saturated()) report->warnings.push_back(SaturationWarning(t.saturated()));
   }
   w.Flush();
   sink.Commit();

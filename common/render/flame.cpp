@@ -560,6 +560,7 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
       double d = fl.ncounts == 2 ? static_cast<double>(w) -
                                        static_cast<double>(fl.Scaled(0, wi.decimals))
                                  : 0;
+      if (fl.Saturates(wi.decimals)) flow.NoteSaturated();
       flow.Add(frames, w, d);
       ++parsed;
     }
@@ -720,6 +721,7 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
     double d = fl.ncounts == 2
                    ? static_cast<double>(fl.counts[1]) - static_cast<double>(fl.counts[0])
                    : 0;
+    if (fl.too_large) flow.NoteSaturated();
     flow.AddAfter(shared, frames, w, d);
     ++parsed;
     before_any |= fl.ncounts == 2 && fl.counts[0] != 0;

@@ -95,6 +95,8 @@ class FlowBuilder {
   double max_abs_delta() const { return max_delta_; }
   /// Sums that reached UINT64_MAX and stopped there.
   uint64_t saturated() const { return saturated_; }
+  /// Counts a weight that was too large before it was added (folded text's count).
+  void NoteSaturated() { ++saturated_; }
 
  private:
   struct Node;

@@ -14,7 +14,7 @@ bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 // Parses the last "COUNT" of `s` (after trailing blanks are gone): digits with an optional
 // fraction, preceded by a blank. On success, shortens `s` to what precedes that blank.
 bool TakeCount(std::string_view* s, uint64_t* value, uint64_t* frac, uint8_t* frac_digits,
-               bool* cut) {
+               bool* cut, bool* too_large) {
   std::string_view t = *s;
   size_t end = t.size();
   size_t p = end;
@@ -38,6 +38,7 @@ bool TakeCount(std::string_view* s, uint64_t* value, uint64_t* frac, uint8_t* fr
   auto r = std::from_chars(t.data() + p, t.data() + end, *value);
   if (r.ec == std::errc::result_out_of_range) {
     *value = UINT64_MAX;
+    *too_large = true;
   } else if (r.ec != std::errc()) {
     return false;
   }
@@ -66,15 +67,19 @@ uint64_t FoldedLine::Scaled(int i, int decimals) const {
 bool ParseFoldedLine(std::string_view line, int want_counts, FoldedLine* out) {
   while (!line.empty() && (IsBlank(line.back()) || line.back() == '\r')) line.remove_suffix(1);
   out->cut = false;
+  out->too_large = false;
   uint64_t last = 0, last_frac = 0;
   uint8_t last_digits = 0;
-  if (!TakeCount(&line, &last, &last_frac, &last_digits, &out->cut)) return false;
+  if (!TakeCount(&line, &last, &last_frac, &last_digits, &out->cut, &out->too_large)) {
+    return false;
+  }
   std::string_view rest = line;
   uint64_t first = 0, first_frac = 0;
   uint8_t first_digits = 0;
-  bool cut2 = false;
-  if (want_counts != 1 && TakeCount(&rest, &first, &first_frac, &first_digits, &cut2) &&
-      !rest.empty()) {
+  bool cut2 = false, too_large2 = false;
+  if (want_counts != 1 &&
+      TakeCount(&rest, &first, &first_frac, &first_digits, &cut2, &too_large2) && !rest.empty()) {
+    out->too_large = out->too_large || too_large2;
     out->counts[0] = first;
     out->fracs[0] = first_frac;
     out->frac_digits[0] = first_digits;
@@ -121,6 +126,7 @@ void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const st
       if (fl.decimals() > decimals) tree_.SetDecimals(decimals = fl.decimals());
     }
     if (fl.cut) ++cut_;
+    if (fl.Saturates(decimals)) tree_.NoteSaturated();
     frames_.clear();
     std::string_view s = fl.stack;
     for (;;) {

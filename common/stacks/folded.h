@@ -24,11 +24,22 @@ struct FoldedLine {
   int ncounts = 0;
   bool fractional = false;  // a count had a fractional part (other than zeros)
   bool cut = false;         // a fraction had more than kMaxDecimals digits (the rest dropped)
+  bool too_large = false;   // a count's integer part exceeded 2^64-1 (kept as 2^64-1)
 
   /// Digits after the point that the counts need.
   int decimals() const { return std::max(frac_digits[0], frac_digits[1]); }
   /// Count `i` times 10^decimals (decimals >= this->decimals()), saturating.
   uint64_t Scaled(int i, int decimals) const;
+  /// True when a count does not fit, as is or scaled to `decimals`: the reader then notes
+  /// a saturated sum, so the tools warn (a count is never cut silently).
+  bool Saturates(int decimals) const {
+    if (too_large) return true;
+    if (decimals == 0) return false;
+    for (int i = 0; i < ncounts; ++i) {
+      if (Scaled(i, decimals) == UINT64_MAX) return true;
+    }
+    return false;
+  }
 };
 
 /// Parses "STACK COUNT" or, when `want_counts` is 2 (or 0: either), "STACK COUNT COUNT".

@@ -298,6 +298,28 @@ TEST(Saturation, CollapseMergeWarnsOnce) {
   EXPECT_NE(report.warnings[0].find("2^64-1"), std::string::npos);
 }
 
+// A single count too large to hold, as an integer or scaled to its decimals, is kept at the
+// largest weight and said, as a sum that saturates is: never cut to a tenth, never silent.
+TEST(Saturation, ACountTooLargeIsSaid) {
+  FoldedLine fl;
+  ASSERT_TRUE(ParseFoldedLine("a;b 99999999999999999999999", 1, &fl));
+  EXPECT_TRUE(fl.too_large);
+  EXPECT_TRUE(fl.Saturates(0));
+  ASSERT_TRUE(ParseFoldedLine("a;b 18446744073709551615.5", 1, &fl));
+  EXPECT_FALSE(fl.too_large);
+  EXPECT_TRUE(fl.Saturates(1));
+  ASSERT_TRUE(ParseFoldedLine("a;b 18446744073709551615", 1, &fl));
+  EXPECT_FALSE(fl.Saturates(0));  // 2^64-1 itself fits
+  for (const char* line : {"a;b 99999999999999999999999\n", "a;b 18446744073709551615.5\n"}) {
+    std::string path = TempFile("huge.folded", line);
+    StringSink sink;
+    CollapseReport report;
+    CollapseFiles({path}, {}, sink, &report);
+    ASSERT_EQ(report.warnings.size(), 1u) << line;
+    EXPECT_NE(report.warnings[0].find("2^64-1"), std::string::npos) << line;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Deep stacks: every per-stack pass is linear in the depth (the report searched the frames
 // seen for each frame: 400,000 frames took minutes).
