@@ -436,6 +436,7 @@ class Collapser {
       : opt_(options), report_(report), filter_(options.filter), select_(options.select) {
     threads_ = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     event_filter_ = options.perf.event_filter;
+    report_->selection = options.select.Names();
   }
 
   void Add(ByteSource& source) {
@@ -1013,6 +1014,10 @@ std::string EmptyResultReason(const CollapseReport& r, std::string_view dropped_
       return "no samples of " + r.event + " (the input's " +
              Plural(r.other_event_samples, "sample is", "samples are") +
              " of other events; choose with --event-filter)";
+    }
+    if (r.recordings && !r.selection.empty()) {
+      return r.selection + " left none of the " +
+             (r.recordings == 1 ? "recording's samples" : "recordings' samples");
     }
     if (r.recordings && !r.skipped_lines) {
       return std::string(r.recordings == 1 ? "the recording holds" : "the recordings hold") +

@@ -52,6 +52,7 @@ struct CollapseReport {
   uint64_t other_event_samples = 0;   // samples left out as of another event
   std::string event;                  // the event whose samples were kept
   std::vector<std::string> filters;   // the filter options given (--include, ...)
+  std::string selection;              // the selection of recordings' samples (--comms, ...)
   bool empty = false;                 // the result holds no stack with a weight
   // Set only when the result is empty: the stacks read, before the filters.
   uint64_t stacks_read = 0;           // distinct stacks

@@ -257,6 +257,19 @@ bool SampleSelection::InTime(uint64_t t) const {
   return false;
 }
 
+std::string SelectionOptions::Names() const {
+  std::string names;
+  auto add = [&names](const std::string& value, const char* name) {
+    if (!value.empty()) names += (names.empty() ? "" : ", ") + std::string(name);
+  };
+  add(comms, "--comms");
+  add(pids, pid_option);
+  add(tids, tid_option);
+  add(cpus, "--cpu");
+  add(time, "--time");
+  return names;
+}
+
 bool SampleSelection::KeepsThread(const Sample& s, std::string_view comm) const {
   if (!thread_) return true;
   if (!comms_.empty() && !std::binary_search(comms_.begin(), comms_.end(), comm)) return false;

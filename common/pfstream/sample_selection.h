@@ -35,6 +35,9 @@ struct SelectionOptions {
   // The options' names in messages (pf-collapse's --pid and --tid name the first frame).
   const char* pid_option = "--pid";
   const char* tid_option = "--tid";
+
+  /// The options given, as the user typed them: "--comms, --cpu" (empty: none).
+  std::string Names() const;
 };
 
 /// One of --time's ranges, in nanoseconds; 0 leaves that end open (as in perf).

@@ -21,12 +21,13 @@ constexpr size_t kDefaultMaxStack = 127;
 constexpr uint64_t kSampleTid = 1 << 1, kSampleTime = 1 << 2, kSampleCpu = 1 << 7,
                    kSamplePeriod = 1 << 8, kSampleCallchain = 1 << 5;
 
-// The fields perf script 6.1 knows (its -F usage) that pf does not print.
+// The fields perf script 6.1 knows (its -F usage, and machine_pid and vcpu, which it accepts
+// without listing them) that pf does not print.
 constexpr const char* kPerfOnlyFields[] = {
     "trace", "addr", "iregs", "uregs", "brstack", "brstacksym", "flags", "data_src", "weight",
     "bpf-output", "brstackinsn", "brstackinsnlen", "brstackoff", "callindent", "insn",
     "insnlen", "synth", "phys_addr", "metric", "misc", "srccode", "ipc", "tod",
-    "data_page_size", "code_page_size", "ins_lat"};
+    "data_page_size", "code_page_size", "ins_lat", "machine_pid", "vcpu"};
 
 // perf's name for an event type in its messages (builtin-script.c's event_type).
 const char* EventTypeName(uint32_t type) {

@@ -93,6 +93,8 @@ grep -q "'trace' not valid for software events. Ignoring." "$tmp/err" ||
 "$script" -F comm,tid,insn,brstack "$two" >"$tmp/q" 2>"$tmp/err" || fail "-F insn: exit $?"
 grep -q "'insn' is not printed by pf-script" "$tmp/err" || fail "-F insn: no warning"
 "$script" -F comm,tid "$two" | cmp -s - "$tmp/q" || fail "-F insn changed the output"
+"$script" -F comm,tid,machine_pid,vcpu "$two" 2>"$tmp/err" | cmp -s - "$tmp/q" ||
+  fail "-F machine_pid,vcpu (perf knows them): $(cat "$tmp/err")"
 "$script" -F comm,nonsense "$two" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "-F with a field perf does not know: not a usage error"
 
@@ -125,6 +127,10 @@ for f in "$two" "$tmp/dwarf.data" "$tmp/big.data" "$tmp/pf.pfs"; do
     done
   done
 done
+# A selection that leaves nothing says so (not "the target was idle").
+"$collapse" --comms=nomatch "$two" 2>"$tmp/err" >/dev/null
+grep -qx "pf-collapse: warning: --comms left none of the recording's samples" "$tmp/err" ||
+  fail "--comms matching nothing: $(cat "$tmp/err")"
 # On text the selection is a usage error.
 "$script" "$two" | "$collapse" --comms=sh >/dev/null 2>&1
 [ $? -eq 2 ] || fail "pf-collapse --comms on perf script text: not a usage error"

@@ -220,6 +220,20 @@ TEST(Collapse, EmptyResultSaysWhy) {
   t.AddStack(std::vector<StrId>{t.names().Intern("a"), t.names().Intern("b")}, 1);
   NoteEmptyResult(t, &r);
   EXPECT_EQ(EmptyResultReason(r, "--base=zzz"), "--base=zzz left none of the 1 stack read");
+  // A recording whose samples the selection left out says so, not "the target was idle".
+  CollapseReport selected;
+  selected.inputs = selected.recordings = 1;
+  selected.selection = "--comms, --time";
+  EXPECT_EQ(EmptyResultReason(selected, ""), "--comms, --time left none of the recording's samples");
+  selected.selection.clear();
+  EXPECT_EQ(EmptyResultReason(selected, ""),
+            "the recording holds no samples (was the target idle, or the recording too short?)");
+  CollapseOptions comms;
+  comms.select.comms = "x";
+  CollapseReport names;
+  test::Collapse("a;b 1\n", {}, &names);
+  EXPECT_EQ(names.selection, "");
+  EXPECT_EQ(comms.select.Names(), "--comms");
   // Input that is no stacks at all is an error that names the formats pf reads.
   CollapseReport junk;
   try {
