@@ -252,7 +252,10 @@ std::unique_ptr<ByteSink> OpenOutput(const std::string& path, const OutputOption
 
 bool KeepAsOld(const std::string& path) {
   struct stat st;
-  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  // A symbolic link is moved itself, as perf moves it: its target is left as it is.
+  if (lstat(path.c_str(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) {
+    return false;
+  }
   const std::string old = path + ".old";
   if (lstat(old.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     throw Error(old, "is not a regular file: not replacing it with " + path);

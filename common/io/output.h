@@ -52,8 +52,9 @@ std::unique_ptr<ByteSink> OpenOutput(const std::string& path, const OutputOption
 /// The suffix of the temporary file written beside an output ("out.svg.pf-partial.1234").
 inline constexpr std::string_view kPartialSuffix = ".pf-partial.";
 
-/// What perf record does to its default output: a regular file at `path` is renamed to
-/// `path.old` (replacing a regular `path.old`). Returns whether it was. Throws pf::Error when
+/// What perf record does to its default output: a regular file or a symbolic link at
+/// `path` is renamed to `path.old` (replacing a regular `path.old`; a link is moved itself,
+/// its target untouched). Returns whether it was. Throws pf::Error when
 /// `path.old` exists and is not a regular file (it is never replaced).
 bool KeepAsOld(const std::string& path);
 

@@ -137,6 +137,24 @@ TEST_F(OutputTest, SymlinkIsFollowedToItsTarget) {
   EXPECT_EQ(test::ReadFile(Path("sub-target.txt")), "made\n");
 }
 
+// pf-record's default ./perf.data: the old one becomes perf.data.old, a symbolic link as
+// perf moves it (the link itself), so the file it names is never written over.
+TEST_F(OutputTest, KeepAsOldMovesAFileOrALinkNeverItsTarget) {
+  Write(Path("perf.data"), "first\n");
+  EXPECT_TRUE(KeepAsOld(Path("perf.data")));
+  EXPECT_EQ(test::ReadFile(Path("perf.data.old")), "first\n");
+  EXPECT_FALSE(KeepAsOld(Path("perf.data")));  // nothing there any more
+  Write(Path("real.txt"), "keep me\n");
+  ASSERT_EQ(symlink("real.txt", Path("perf.data").c_str()), 0);
+  EXPECT_TRUE(KeepAsOld(Path("perf.data")));
+  struct stat st;
+  ASSERT_EQ(lstat(Path("perf.data.old").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_NE(lstat(Path("perf.data").c_str(), &st), 0);
+  Write(Path("perf.data"), "new\n");
+  EXPECT_EQ(test::ReadFile(Path("real.txt")), "keep me\n");
+}
+
 TEST_F(OutputTest, DescriptorPathsAreWrittenThrough) {
   // /dev/stdout with standard output appended to a file: the bytes land after what is there.
   std::string file = Path("stdout.txt");
