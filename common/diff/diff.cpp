@@ -305,6 +305,13 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
   StackTree t(2);
   t.SetDecimals(std::max(b.decimals(), a.decimals()));
   t.set_unit(CombineUnits(b.unit(), a.unit()));
+  if (b.unit() != a.unit() && b.unit() != WeightUnit::kUnspecified &&
+      a.unit() != WeightUnit::kUnspecified) {
+    report->warnings.push_back("the profiles weigh different things (" + before + ": " +
+                               std::string(UnitName(b.unit())) + ", " + after + ": " +
+                               std::string(UnitName(a.unit())) +
+                               "): the comparison is of numbers, not of like for like");
+  }
   AddColumn(b, 0, o.strip_hex, &t);
   AddColumn(a, 1, o.strip_hex, &t);
   if (o.normalize) {

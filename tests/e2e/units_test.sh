@@ -34,6 +34,12 @@ grep -qE "<title>all \\($time_re, 100%\\)</title>" "$tmp/r.svg" ||
 "$dot" "$tmp/r.pfs" | grep -qE "total weight $time_re" || fail "pf-dot legend is not a time"
 "$diff" --report "$tmp/r.pfs" "$tmp/r.pfs" | head -1 | grep -qE "^before: .*, $time_re\$" ||
   fail "pf-diff report total is not a time: $("$diff" --report "$tmp/r.pfs" "$tmp/r.pfs" | head -1)"
+# Profiles of different units are compared with a warning that says so.
+"$rec" -q -e page-faults -c 1 -o "$tmp/f.pfs" -- sh -c 'ls / >/dev/null' 2>/dev/null ||
+  fail "pf-record -e page-faults"
+"$diff" --report "$tmp/r.pfs" "$tmp/f.pfs" 2>"$tmp/err" >/dev/null
+grep -q "warning: the profiles weigh different things (.*: ns, .*: events)" "$tmp/err" ||
+  fail "pf-diff of ns against events: $(cat "$tmp/err")"
 # Folded text: samples, as before.
 printf 'main;f 3\nmain;g 1\n' >"$tmp/f.folded"
 "$fg" "$tmp/f.folded" | grep -q '<title>all (4 samples, 100%)</title>' || fail "folded root"
