@@ -136,6 +136,11 @@ grep -q '<title>work (10 samples' "$tmp/base.svg" || fail "--base: work missing"
 (cd "$tmp" && "$bin" --cp a.folded >/dev/null) || fail "--cp"
 grep -q '^work_a->rgb(' "$tmp/palette.map" || fail "--cp wrote no palette.map"
 
+# Sizes beyond any screen are usage errors, not SVGs with 300-digit coordinates.
+printf 'a;b 1\n' | "$bin" --width=1e300 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--width=1e300: want exit 2"
+printf 'a;b 1\n' | "$bin" --height=1e7 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--height=1e7: want exit 2"
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1

@@ -17,7 +17,10 @@ namespace {
 double PositiveNumber(const po::variables_map& vm, const char* name, double def) {
   if (!vm.count(name)) return def;
   double v = vm[name].as<double>();
-  if (!(v > 0)) throw pf::UsageError(std::string("--") + name + " must be a positive number");
+  // (an upper bound too: 1e300 pixels would print coordinates no SVG reader takes)
+  if (!(v > 0) || v > 1e6) {
+    throw pf::UsageError(std::string("--") + name + " must be a positive number up to 1000000");
+  }
   return v;
 }
 
