@@ -31,6 +31,7 @@
 
 #include "base/error.h"
 #include "base/intern.h"
+#include "base/utf8.h"
 #include "callgraph/names.h"
 
 namespace pf {
@@ -250,18 +251,6 @@ std::string Percent(uint64_t part, uint64_t total) {
   return Fixed(std::min(p, 100.0), 2) + "%";
 }
 
-/// Length of the UTF-8 sequence at s[i], or 0 when it is invalid.
-size_t Utf8Length(std::string_view s, size_t i) {
-  unsigned char c = s[i];
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return 0;
-  }
-  if (n == 2 && c < 0xc2) return 0;  // overlong
-  return n;
-}
-
 /// At most `max` bytes of `s`, cut at a character boundary, with "..." when cut.
 std::string Truncate(std::string_view s, size_t max) {
   if (s.size() <= max) return std::string(s);
@@ -384,8 +373,9 @@ std::string DotQuote(std::string_view s) {
   out += '"';
   for (size_t i = 0; i < s.size();) {
     unsigned char c = s[i];
-    size_t n = Utf8Length(s, i);
-    if (n == 0) {
+    // Graphviz checks only the structure of UTF-8 (lead and continuation bytes).
+    size_t n = DecodeUtf8(s, i, Utf8Check::kStructure).len;
+    if (n == 1 && c >= 0x80) {
       out += '?';
       ++i;
       continue;
