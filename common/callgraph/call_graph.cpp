@@ -21,7 +21,6 @@
 #include "callgraph/call_graph.h"
 
 #include <fnmatch.h>
-#include <re2/re2.h>
 
 #include <algorithm>
 #include <cmath>
@@ -33,43 +32,20 @@
 #include "base/intern.h"
 #include "base/utf8.h"
 #include "callgraph/names.h"
+#include "stacks/stack_filter.h"
 
 namespace pf {
 namespace {
 
 enum FrameFlag : uint8_t { kFocus = 1, kIgnore = 2, kHide = 4, kShowFrom = 8 };
 
-using Patterns = std::vector<std::unique_ptr<re2::RE2>>;
-
-Patterns Compile(const std::vector<std::string>& patterns, const char* option) {
-  Patterns out;
-  re2::RE2::Options o;
-  o.set_log_errors(false);
-  for (const std::string& p : patterns) {
-    auto re = std::make_unique<re2::RE2>(p, o);
-    if (!re->ok()) {
-      throw UsageError(std::string("--") + option + ": bad regular expression '" + p +
-                       "': " + re->error());
-    }
-    out.push_back(std::move(re));
-  }
-  return out;
-}
-
-bool AnyMatch(const Patterns& patterns, std::string_view s) {
-  for (const auto& re : patterns) {
-    if (re2::RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *re)) return true;
-  }
-  return false;
-}
-
 /// Rebuilds and filters the stacks of a tree; hands out root-first frame ids.
 class PathWalker {
  public:
   PathWalker(const StackTree& tree, const CallGraphOptions& o)
       : tree_(tree), skip_process_(o.skip_process) {
-    Patterns focus = Compile(o.focus, "focus"), ignore = Compile(o.ignore, "ignore"),
-             hide = Compile(o.hide, "hide"), show_from = Compile(o.show_from, "show-from");
+    PatternList focus(o.focus, "focus"), ignore(o.ignore, "ignore"), hide(o.hide, "hide"),
+        show_from(o.show_from, "show-from");
     any_focus_ = !focus.empty();
     any_ignore_ = !ignore.empty();
     any_hide_ = !hide.empty();
@@ -81,10 +57,10 @@ class PathWalker {
       for (size_t i = 0; i < names.size(); ++i) {
         std::string_view s = names.Name(StrId{static_cast<uint32_t>(i)});
         uint8_t f = 0;
-        if (AnyMatch(focus, s)) f |= kFocus;
-        if (AnyMatch(ignore, s)) f |= kIgnore;
-        if (AnyMatch(hide, s)) f |= kHide;
-        if (AnyMatch(show_from, s)) f |= kShowFrom;
+        if (focus.Matches(s)) f |= kFocus;
+        if (ignore.Matches(s)) f |= kIgnore;
+        if (hide.Matches(s)) f |= kHide;
+        if (show_from.Matches(s)) f |= kShowFrom;
         flags_[i] = f;
       }
     }

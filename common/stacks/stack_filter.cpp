@@ -10,27 +10,6 @@ namespace pf {
 
 namespace {
 
-void Compile(const std::vector<std::string>& patterns, const char* option,
-             std::vector<std::unique_ptr<re2::RE2>>* out) {
-  for (const std::string& p : patterns) {
-    re2::RE2::Options o;
-    o.set_log_errors(false);
-    auto re = std::make_unique<re2::RE2>(p, o);
-    if (!re->ok()) {
-      throw UsageError(std::string("--") + option + ": bad regular expression '" + p +
-                       "': " + re->error());
-    }
-    out->push_back(std::move(re));
-  }
-}
-
-bool AnyMatch(const std::vector<std::unique_ptr<re2::RE2>>& res, std::string_view s) {
-  for (const auto& re : res) {
-    if (re2::RE2::PartialMatch(s, *re)) return true;
-  }
-  return false;
-}
-
 // The name without a trailing annotation (_[k], _[j], _[i], _[w]).
 std::string_view WithoutAnnotation(std::string_view name) {
   size_t n = name.size();
@@ -73,11 +52,33 @@ StackTree CutAtInnermost(const StackTree& in, const std::vector<std::string>& na
   return out;
 }
 
-StackFilter::StackFilter(const StackFilterOptions& options) {
-  Compile(options.include, "include", &include_);
-  Compile(options.exclude, "exclude", &exclude_);
-  Compile(options.hide, "hide", &hide_);
+PatternList::PatternList(const std::vector<std::string>& patterns, const char* option) {
+  re2::RE2::Options o;
+  o.set_log_errors(false);
+  for (const std::string& p : patterns) {
+    auto re = std::make_unique<re2::RE2>(p, o);
+    if (!re->ok()) {
+      throw UsageError(std::string("--") + option + ": bad regular expression '" + p +
+                       "': " + re->error());
+    }
+    res_.push_back(std::move(re));
+  }
 }
+
+PatternList::PatternList(PatternList&&) noexcept = default;
+PatternList::~PatternList() = default;
+
+bool PatternList::Matches(std::string_view s) const {
+  for (const auto& re : res_) {
+    if (re2::RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *re)) return true;
+  }
+  return false;
+}
+
+StackFilter::StackFilter(const StackFilterOptions& options)
+    : include_(options.include, "include"),
+      exclude_(options.exclude, "exclude"),
+      hide_(options.hide, "hide") {}
 
 StackFilter::~StackFilter() = default;
 
@@ -101,15 +102,15 @@ StackTree StackFilter::Apply(const StackTree& in) const {
         text += in.name(path_nodes[i]);
         if (i) text += ';';
       }
-      if (!include_.empty() && !AnyMatch(include_, text)) continue;
-      if (AnyMatch(exclude_, text)) continue;
+      if (!include_.empty() && !include_.Matches(text)) continue;
+      if (exclude_.Matches(text)) continue;
     }
     frames.clear();
     for (size_t i = path_nodes.size(); i-- > 0;) {
       StrId f = in.frame(path_nodes[i]);
       if (!hide_.empty()) {
         uint8_t& v = hidden[f.value];
-        if (v == 0) v = AnyMatch(hide_, in.names().Name(f)) ? 2 : 1;
+        if (v == 0) v = hide_.Matches(in.names().Name(f)) ? 2 : 1;
         if (v == 2) continue;
       }
       frames.push_back(out.names().Intern(in.names().Name(f)));
