@@ -45,16 +45,11 @@ void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
   out->NoteSaturated(in.saturated());
   std::vector<StrId> map(in.names().size());
   std::vector<bool> mapped(in.names().size(), false);
-  std::vector<NodeId> path;
   std::vector<StrId> frames;
-  for (NodeId n = 1; n < in.size(); ++n) {
-    uint64_t w = in.self(n);
-    if (!w) continue;
-    path.clear();
-    for (NodeId p = n; p != StackTree::kRoot; p = in.parent(p)) path.push_back(p);
+  in.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
     frames.clear();
-    for (size_t i = path.size(); i-- > 0;) {
-      uint32_t f = in.frame(path[i]).value;
+    for (NodeId p : path) {
+      uint32_t f = in.frame(p).value;
       if (!mapped[f]) {
         std::string_view name = in.names().Name(StrId{f});
         map[f] = out->names().Intern(strip_hex ? std::string_view(StripHex(name)) : name);
@@ -62,8 +57,8 @@ void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
       }
       frames.push_back(map[f]);
     }
-    out->AddSelf(out->AddStack(frames, 0, col), MulSat(w, scale), col);
-  }
+    out->AddSelf(out->AddStack(frames, 0, col), MulSat(in.self(n), scale), col);
+  });
 }
 
 // The lines of a mapped folded file, one stack at a time, for the sorted merge below.
@@ -200,9 +195,8 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
       ++saturated;
     }
   };
-  for (NodeId n = 1; n < t.size(); ++n) {
-    if (!t.has_self(n)) continue;
-    for (NodeId p = n; p != StackTree::kRoot; p = t.parent(p)) {
+  t.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
+    for (NodeId p : path) {
       uint32_t f = t.frame(p).value;
       if (seen_in[f] == n) continue;
       seen_in[f] = n;
@@ -210,7 +204,7 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
       for (int c = 0; c < 2; ++c) add(s.total[c], t.self(n, c));
     }
     for (int c = 0; c < 2; ++c) add(sums[t.frame(n).value].self[c], t.self(n, c));
-  }
+  });
   uint64_t all[2] = {t.Total(0), t.Total(1)};
   saturated += t.saturated();
   if (saturated && warnings) {
@@ -311,24 +305,15 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
     // difffolded.pl: before = int(before * total_after / total_before), per stack.
     unsigned __int128 t0 = t.Total(0), t1 = t.Total(1);
     if (t0 && t0 != t1) {
-      StackTree scaled(2);
-      scaled.SetDecimals(t.decimals());
-      scaled.set_unit(t.unit());
-      scaled.NoteSaturated(t.saturated());
-      std::vector<NodeId> path;
+      StackTree scaled = t.EmptyLike();
       std::vector<StrId> frames;
-      for (NodeId n = 1; n < t.size(); ++n) {
-        if (!t.has_self(n)) continue;
-        path.clear();
-        for (NodeId p = n; p != StackTree::kRoot; p = t.parent(p)) path.push_back(p);
+      t.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
         frames.clear();
-        for (size_t i = path.size(); i-- > 0;) {
-          frames.push_back(scaled.names().Intern(t.name(path[i])));
-        }
+        for (NodeId p : path) frames.push_back(scaled.names().Intern(t.name(p)));
         NodeId leaf = scaled.AddStack(frames, 0, 0);
         scaled.AddSelf(leaf, static_cast<uint64_t>(t.self(n, 0) * t1 / t0), 0);
         scaled.AddSelf(leaf, t.self(n, 1), 1);
-      }
+      });
       t = std::move(scaled);
     }
   }

@@ -457,20 +457,16 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
     *storage = std::move(based);
     return *storage;
   }
-  *storage = StackTree(from.columns());
-  storage->SetDecimals(from.decimals());
-  storage->set_unit(from.unit());
-  storage->NoteSaturated(from.saturated());
+  *storage = from.EmptyLike();
   std::vector<StrId> frames;
-  for (NodeId n = 1; n < from.size(); ++n) {
-    if (!from.has_self(n)) continue;
+  from.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
     frames.clear();  // leaf first
-    for (NodeId p = n; p != StackTree::kRoot; p = from.parent(p)) {
-      frames.push_back(storage->names().Intern(from.name(p)));
+    for (size_t i = path.size(); i-- > 0;) {
+      frames.push_back(storage->names().Intern(from.name(path[i])));
     }
     NodeId leaf = storage->AddStack(frames, 0);
     for (int c = 0; c < from.columns(); ++c) storage->AddSelf(leaf, from.self(n, c), c);
-  }
+  });
   return *storage;
 }
 
