@@ -13,7 +13,6 @@
 #include "base/error.h"
 #include "formats/sniff.h"
 #include "io/input.h"
-#include "io/line_reader.h"
 #include "render/flame.h"
 #include "stacks/folded.h"
 
@@ -64,50 +63,41 @@ void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
 // The lines of a mapped folded file, one stack at a time, for the sorted merge below.
 class SortedFolded {
  public:
-  explicit SortedFolded(std::string_view data) : data_(data) {}
+  explicit SortedFolded(std::string_view data) : data_(data), lines_(data, 1) {}
 
   /// Advances to the next stack; false at the end or at a line the merge cannot take (a
-  /// malformed, differential, fractional or comment-like line, or one out of order).
+  /// malformed, differential, fractional or pf comment line, or one out of order).
   bool Next(bool* ok) {
     *ok = true;
-    while (pos_ < data_.size()) {
-      size_t nl = data_.find('\n', pos_);
-      std::string_view line =
-          data_.substr(pos_, nl == std::string_view::npos ? std::string_view::npos : nl - pos_);
-      pos_ = nl == std::string_view::npos ? data_.size() : nl + 1;
-      if (IsFoldedIgnorable(line) || (line.size() == 1 && line[0] == '\r')) {
-        if (line.substr(0, 5) == "# pf-") *ok = false;  // pf's own notes (pf-diff output)
-        if (!*ok) return false;
-        continue;
-      }
-      FoldedLine fl;
-      if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, 1, &fl) ||
-          fl.fractional || (have_ && !(prev_ < fl.stack))) {
-        *ok = false;
-        return false;
-      }
-      prev_ = fl.stack;
-      have_ = true;
-      count_ = fl.counts[0];
-      ++lines_;
-      if (pos_ - released_ > (64u << 20)) {  // keep the resident set small
-        ReleaseInput(data_.substr(released_, pos_ - released_));
-        released_ = pos_;
-      }
-      return true;
+    if (!lines_.Next()) return false;
+    const FoldedLine& fl = lines_.folded();
+    // (pf's own notes, as in pf-diff output, end the merge too.)
+    if (lines_.kind() != FoldedLines::kStack || fl.fractional || (have_ && !(prev_ < fl.stack))) {
+      *ok = false;
+      return false;
     }
-    return false;
+    prev_ = fl.stack;
+    have_ = true;
+    count_ = fl.counts[0];
+    ++lines_read_;
+    size_t pos = static_cast<size_t>(lines_.position() - data_.data());
+    if (pos - released_ > (64u << 20)) {  // keep the resident set small
+      ReleaseInput(data_.substr(released_, pos - released_));
+      released_ = pos;
+    }
+    return true;
   }
   std::string_view stack() const { return prev_; }
   uint64_t count() const { return count_; }
-  uint64_t lines() const { return lines_; }
+  uint64_t lines() const { return lines_read_; }
 
  private:
   std::string_view data_;
-  size_t pos_ = 0, released_ = 0;
+  FoldedLines lines_;
+  size_t released_ = 0;
   std::string_view prev_;
   bool have_ = false;
-  uint64_t count_ = 0, lines_ = 0;
+  uint64_t count_ = 0, lines_read_ = 0;
 };
 
 // Two folded files already sorted with one stack per line (what pf-collapse and pf-diff
@@ -140,7 +130,7 @@ bool MergeSortedFolded(const std::string& before, const std::string& after, cons
   }
   bool scale = o.normalize && total[0] != 0 && total[0] != total[1];
   BufferedWriter w(sink);
-  w.Append(std::string(kDiffHeaderPrefix) + "before=" + before + " after=" + after + "\n");
+  w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
   SortedFolded b(data[0]), a(data[1]);
   bool ok;
   bool more_b = b.Next(&ok), more_a = a.Next(&ok);
@@ -322,7 +312,7 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
     WriteReport(t, before, after, o, w, &report->warnings);
   } else {
     // Which is which, for pf-flamegraph's title (other readers skip '#' lines).
-    w.Append(std::string(kDiffHeaderPrefix) + "before=" + before + " after=" + after + "\n");
+    w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
     WriteFolded(t, w);
   }
   w.Flush();
