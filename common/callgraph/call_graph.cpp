@@ -21,7 +21,6 @@
 #include "callgraph/call_graph.h"
 
 #include <fnmatch.h>
-#include <re2/re2.h>
 
 #include <algorithm>
 #include <cmath>
@@ -31,44 +30,22 @@
 
 #include "base/error.h"
 #include "base/intern.h"
+#include "base/utf8.h"
 #include "callgraph/names.h"
+#include "stacks/stack_filter.h"
 
 namespace pf {
 namespace {
 
 enum FrameFlag : uint8_t { kFocus = 1, kIgnore = 2, kHide = 4, kShowFrom = 8 };
 
-using Patterns = std::vector<std::unique_ptr<re2::RE2>>;
-
-Patterns Compile(const std::vector<std::string>& patterns, const char* option) {
-  Patterns out;
-  re2::RE2::Options o;
-  o.set_log_errors(false);
-  for (const std::string& p : patterns) {
-    auto re = std::make_unique<re2::RE2>(p, o);
-    if (!re->ok()) {
-      throw UsageError(std::string("--") + option + ": bad regular expression '" + p +
-                       "': " + re->error());
-    }
-    out.push_back(std::move(re));
-  }
-  return out;
-}
-
-bool AnyMatch(const Patterns& patterns, std::string_view s) {
-  for (const auto& re : patterns) {
-    if (re2::RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *re)) return true;
-  }
-  return false;
-}
-
 /// Rebuilds and filters the stacks of a tree; hands out root-first frame ids.
 class PathWalker {
  public:
   PathWalker(const StackTree& tree, const CallGraphOptions& o)
       : tree_(tree), skip_process_(o.skip_process) {
-    Patterns focus = Compile(o.focus, "focus"), ignore = Compile(o.ignore, "ignore"),
-             hide = Compile(o.hide, "hide"), show_from = Compile(o.show_from, "show-from");
+    PatternList focus(o.focus, "focus"), ignore(o.ignore, "ignore"), hide(o.hide, "hide"),
+        show_from(o.show_from, "show-from");
     any_focus_ = !focus.empty();
     any_ignore_ = !ignore.empty();
     any_hide_ = !hide.empty();
@@ -80,10 +57,10 @@ class PathWalker {
       for (size_t i = 0; i < names.size(); ++i) {
         std::string_view s = names.Name(StrId{static_cast<uint32_t>(i)});
         uint8_t f = 0;
-        if (AnyMatch(focus, s)) f |= kFocus;
-        if (AnyMatch(ignore, s)) f |= kIgnore;
-        if (AnyMatch(hide, s)) f |= kHide;
-        if (AnyMatch(show_from, s)) f |= kShowFrom;
+        if (focus.Matches(s)) f |= kFocus;
+        if (ignore.Matches(s)) f |= kIgnore;
+        if (hide.Matches(s)) f |= kHide;
+        if (show_from.Matches(s)) f |= kShowFrom;
         flags_[i] = f;
       }
     }
@@ -250,18 +227,6 @@ std::string Percent(uint64_t part, uint64_t total) {
   return Fixed(std::min(p, 100.0), 2) + "%";
 }
 
-/// Length of the UTF-8 sequence at s[i], or 0 when it is invalid.
-size_t Utf8Length(std::string_view s, size_t i) {
-  unsigned char c = s[i];
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return 0;
-  }
-  if (n == 2 && c < 0xc2) return 0;  // overlong
-  return n;
-}
-
 /// At most `max` bytes of `s`, cut at a character boundary, with "..." when cut.
 std::string Truncate(std::string_view s, size_t max) {
   if (s.size() <= max) return std::string(s);
@@ -384,8 +349,9 @@ std::string DotQuote(std::string_view s) {
   out += '"';
   for (size_t i = 0; i < s.size();) {
     unsigned char c = s[i];
-    size_t n = Utf8Length(s, i);
-    if (n == 0) {
+    // Graphviz checks only the structure of UTF-8 (lead and continuation bytes).
+    size_t n = DecodeUtf8(s, i, Utf8Check::kStructure).len;
+    if (n == 1 && c >= 0x80) {
       out += '?';
       ++i;
       continue;

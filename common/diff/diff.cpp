@@ -13,7 +13,6 @@
 #include "base/error.h"
 #include "formats/sniff.h"
 #include "io/input.h"
-#include "io/line_reader.h"
 #include "render/flame.h"
 #include "stacks/folded.h"
 
@@ -45,16 +44,11 @@ void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
   out->NoteSaturated(in.saturated());
   std::vector<StrId> map(in.names().size());
   std::vector<bool> mapped(in.names().size(), false);
-  std::vector<NodeId> path;
   std::vector<StrId> frames;
-  for (NodeId n = 1; n < in.size(); ++n) {
-    uint64_t w = in.self(n);
-    if (!w) continue;
-    path.clear();
-    for (NodeId p = n; p != StackTree::kRoot; p = in.parent(p)) path.push_back(p);
+  in.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
     frames.clear();
-    for (size_t i = path.size(); i-- > 0;) {
-      uint32_t f = in.frame(path[i]).value;
+    for (NodeId p : path) {
+      uint32_t f = in.frame(p).value;
       if (!mapped[f]) {
         std::string_view name = in.names().Name(StrId{f});
         map[f] = out->names().Intern(strip_hex ? std::string_view(StripHex(name)) : name);
@@ -62,57 +56,48 @@ void AddColumn(const StackTree& in, int col, bool strip_hex, StackTree* out) {
       }
       frames.push_back(map[f]);
     }
-    out->AddSelf(out->AddStack(frames, 0, col), MulSat(w, scale), col);
-  }
+    out->AddSelf(out->AddStack(frames, 0, col), MulSat(in.self(n), scale), col);
+  });
 }
 
 // The lines of a mapped folded file, one stack at a time, for the sorted merge below.
 class SortedFolded {
  public:
-  explicit SortedFolded(std::string_view data) : data_(data) {}
+  explicit SortedFolded(std::string_view data) : data_(data), lines_(data, 1) {}
 
   /// Advances to the next stack; false at the end or at a line the merge cannot take (a
-  /// malformed, differential, fractional or comment-like line, or one out of order).
+  /// malformed, differential, fractional or pf comment line, or one out of order).
   bool Next(bool* ok) {
     *ok = true;
-    while (pos_ < data_.size()) {
-      size_t nl = data_.find('\n', pos_);
-      std::string_view line =
-          data_.substr(pos_, nl == std::string_view::npos ? std::string_view::npos : nl - pos_);
-      pos_ = nl == std::string_view::npos ? data_.size() : nl + 1;
-      if (IsFoldedIgnorable(line) || (line.size() == 1 && line[0] == '\r')) {
-        if (line.substr(0, 5) == "# pf-") *ok = false;  // pf's own notes (pf-diff output)
-        if (!*ok) return false;
-        continue;
-      }
-      FoldedLine fl;
-      if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, 1, &fl) ||
-          fl.fractional || fl.too_large || (have_ && !(prev_ < fl.stack))) {
-        *ok = false;
-        return false;
-      }
-      prev_ = fl.stack;
-      have_ = true;
-      count_ = fl.counts[0];
-      ++lines_;
-      if (pos_ - released_ > (64u << 20)) {  // keep the resident set small
-        ReleaseInput(data_.substr(released_, pos_ - released_));
-        released_ = pos_;
-      }
-      return true;
+    if (!lines_.Next()) return false;
+    const FoldedLine& fl = lines_.folded();
+    // (pf's own notes, as in pf-diff output, end the merge too.)
+    if (lines_.kind() != FoldedLines::kStack || fl.fractional || fl.too_large || (have_ && !(prev_ < fl.stack))) {
+      *ok = false;
+      return false;
     }
-    return false;
+    prev_ = fl.stack;
+    have_ = true;
+    count_ = fl.counts[0];
+    ++lines_read_;
+    size_t pos = static_cast<size_t>(lines_.position() - data_.data());
+    if (pos - released_ > (64u << 20)) {  // keep the resident set small
+      ReleaseInput(data_.substr(released_, pos - released_));
+      released_ = pos;
+    }
+    return true;
   }
   std::string_view stack() const { return prev_; }
   uint64_t count() const { return count_; }
-  uint64_t lines() const { return lines_; }
+  uint64_t lines() const { return lines_read_; }
 
  private:
   std::string_view data_;
-  size_t pos_ = 0, released_ = 0;
+  FoldedLines lines_;
+  size_t released_ = 0;
   std::string_view prev_;
   bool have_ = false;
-  uint64_t count_ = 0, lines_ = 0;
+  uint64_t count_ = 0, lines_read_ = 0;
 };
 
 // Two folded files already sorted with one stack per line (what pf-collapse and pf-diff
@@ -145,7 +130,7 @@ bool MergeSortedFolded(const std::string& before, const std::string& after, cons
   }
   bool scale = o.normalize && total[0] != 0 && total[0] != total[1];
   BufferedWriter w(sink);
-  w.Append(std::string(kDiffHeaderPrefix) + "before=" + before + " after=" + after + "\n");
+  w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
   SortedFolded b(data[0]), a(data[1]);
   bool ok;
   bool more_b = b.Next(&ok), more_a = a.Next(&ok);
@@ -200,9 +185,8 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
       ++saturated;
     }
   };
-  for (NodeId n = 1; n < t.size(); ++n) {
-    if (!t.has_self(n)) continue;
-    for (NodeId p = n; p != StackTree::kRoot; p = t.parent(p)) {
+  t.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
+    for (NodeId p : path) {
       uint32_t f = t.frame(p).value;
       if (seen_in[f] == n) continue;
       seen_in[f] = n;
@@ -210,7 +194,7 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
       for (int c = 0; c < 2; ++c) add(s.total[c], t.self(n, c));
     }
     for (int c = 0; c < 2; ++c) add(sums[t.frame(n).value].self[c], t.self(n, c));
-  }
+  });
   uint64_t all[2] = {t.Total(0), t.Total(1)};
   saturated += t.saturated();
   if (saturated && warnings) {
@@ -318,24 +302,15 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
     // difffolded.pl: before = int(before * total_after / total_before), per stack.
     unsigned __int128 t0 = t.Total(0), t1 = t.Total(1);
     if (t0 && t0 != t1) {
-      StackTree scaled(2);
-      scaled.SetDecimals(t.decimals());
-      scaled.set_unit(t.unit());
-      scaled.NoteSaturated(t.saturated());
-      std::vector<NodeId> path;
+      StackTree scaled = t.EmptyLike();
       std::vector<StrId> frames;
-      for (NodeId n = 1; n < t.size(); ++n) {
-        if (!t.has_self(n)) continue;
-        path.clear();
-        for (NodeId p = n; p != StackTree::kRoot; p = t.parent(p)) path.push_back(p);
+      t.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
         frames.clear();
-        for (size_t i = path.size(); i-- > 0;) {
-          frames.push_back(scaled.names().Intern(t.name(path[i])));
-        }
+        for (NodeId p : path) frames.push_back(scaled.names().Intern(t.name(p)));
         NodeId leaf = scaled.AddStack(frames, 0, 0);
         scaled.AddSelf(leaf, static_cast<uint64_t>(t.self(n, 0) * t1 / t0), 0);
         scaled.AddSelf(leaf, t.self(n, 1), 1);
-      }
+      });
       t = std::move(scaled);
     }
   }
@@ -344,7 +319,7 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
     WriteReport(t, before, after, o, w, &report->warnings);
   } else {
     // Which is which, for pf-flamegraph's title (other readers skip '#' lines).
-    w.Append(std::string(kDiffHeaderPrefix) + "before=" + before + " after=" + after + "\n");
+    w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
     WriteFolded(t, w);
     if (t.saturated()) report->warnings.push_back(SaturationWarning(t.saturated()));
   }

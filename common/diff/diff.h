@@ -23,8 +23,4 @@ struct DiffOptions {
 void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& options,
                ByteSink& out, CollapseReport* report);
 
-/// The comment line pf-diff starts its output with; pf-flamegraph titles a differential
-/// graph from it.
-constexpr const char* kDiffHeaderPrefix = "# pf-diff: ";
-
 }  // namespace pf

@@ -18,16 +18,21 @@
 
 namespace pf {
 
-/// Iterates the lines of a buffer: each line without its '\n' (and without a trailing '\r').
+/// Iterates the lines of a buffer: each line without its '\n' and, for text that may come
+/// from Windows (kDropCr, the default), without a '\r' before it. Kernel and tool output
+/// whose bytes are data (a path in /proc/PID/maps may end with '\r') uses kKeepCr. The last
+/// line need not end with '\n'; an empty buffer has no line.
 class LineSplitter {
  public:
-  explicit LineSplitter(std::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
+  enum CrMode { kDropCr, kKeepCr };
+  explicit LineSplitter(std::string_view data, CrMode cr = kDropCr)
+      : p_(data.data()), end_(data.data() + data.size()), drop_cr_(cr == kDropCr) {}
   bool Next(std::string_view* line) {
     if (p_ >= end_) return false;
     const char* nl = static_cast<const char*>(std::memchr(p_, '\n', end_ - p_));
     const char* stop = nl ? nl : end_;
     size_t len = stop - p_;
-    if (len && stop[-1] == '\r') --len;
+    if (drop_cr_ && len && stop[-1] == '\r') --len;
     *line = std::string_view(p_, len);
     p_ = nl ? nl + 1 : end_;
     return true;
@@ -38,6 +43,7 @@ class LineSplitter {
  private:
   const char* p_;
   const char* end_;
+  bool drop_cr_;
 };
 
 /// The number of '\n' in `s` (vectorised).

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "base/regular_file.h"
+#include "io/line_reader.h"
 
 namespace pf {
 
@@ -298,11 +299,9 @@ bool ProcSynthesizer::Process(int pid, const std::vector<int>& threads) {
   std::string maps = ReadSmallFile("/proc/" + std::to_string(pid) + "/maps");
   if (maps.empty()) return true;  // a kernel thread, or gone: no user mappings
   SynthId id{p, p, 0, 0};
-  std::string_view rest = maps;
-  while (!rest.empty()) {
-    size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  LineSplitter lines(maps, LineSplitter::kKeepCr);
+  std::string_view line;
+  while (lines.Next(&line)) {
     MapsEntry e;
     if (!ParseMapsLine(line, &e)) continue;
     const bool data = !e.executable();

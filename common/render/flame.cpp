@@ -11,7 +11,6 @@
 #include "collapse/collapse.h"
 #include "formats/sniff.h"
 #include "io/input.h"
-#include "io/line_reader.h"
 #include "render/palette.h"
 #include "render/text_measure.h"
 #include "stacks/folded.h"
@@ -457,20 +456,16 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
     *storage = std::move(based);
     return *storage;
   }
-  *storage = StackTree(from.columns());
-  storage->SetDecimals(from.decimals());
-  storage->set_unit(from.unit());
-  storage->NoteSaturated(from.saturated());
+  *storage = from.EmptyLike();
   std::vector<StrId> frames;
-  for (NodeId n = 1; n < from.size(); ++n) {
-    if (!from.has_self(n)) continue;
+  from.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
     frames.clear();  // leaf first
-    for (NodeId p = n; p != StackTree::kRoot; p = from.parent(p)) {
-      frames.push_back(storage->names().Intern(from.name(p)));
+    for (size_t i = path.size(); i-- > 0;) {
+      frames.push_back(storage->names().Intern(from.name(path[i])));
     }
     NodeId leaf = storage->AddStack(frames, 0);
     for (int c = 0; c < from.columns(); ++c) storage->AddSelf(leaf, from.self(n, c), c);
-  }
+  });
   return *storage;
 }
 
@@ -530,32 +525,24 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
                             const FlameOptions& o, std::vector<std::string>* warnings) {
   FlowBuilder flow(ThresholdPerTotal(o), true);
   std::vector<std::string_view> frames;
-  FoldedLine fl;
   // Decimal counts: the most digits after the point any line has sets the fixed point.
   WeightInfo wi;
   for (std::string_view block : data) {
-    LineSplitter lines(block);
-    std::string_view line;
-    while (lines.Next(&line)) {
-      if (!IsFoldedIgnorable(line) && ParseFoldedLine(line, columns, &fl)) {
-        wi.decimals = std::max(wi.decimals, fl.decimals());
+    FoldedLines lines(block, columns);
+    while (lines.Next()) {
+      if (lines.kind() == FoldedLines::kStack) {
+        wi.decimals = std::max(wi.decimals, lines.folded().decimals());
       }
     }
   }
   uint64_t parsed = 0;
   for (std::string_view block : data) {
-    LineSplitter lines(block);
-    std::string_view line;
-    while (lines.Next(&line)) {
-      if (IsFoldedIgnorable(line) || !ParseFoldedLine(line, columns, &fl)) continue;
+    FoldedLines lines(block, columns);
+    while (lines.Next()) {
+      if (lines.kind() != FoldedLines::kStack) continue;
+      const FoldedLine& fl = lines.folded();
       frames.clear();
-      std::string_view s = fl.stack;
-      for (;;) {
-        size_t semi = s.find(';');
-        frames.push_back(s.substr(0, semi));
-        if (semi == std::string_view::npos) break;
-        s.remove_prefix(semi + 1);
-      }
+      ForEachFrame(fl.stack, [&](std::string_view f) { frames.push_back(f); });
       uint64_t w = fl.Scaled(fl.ncounts - 1, wi.decimals);
       double d = fl.ncounts == 2 ? static_cast<double>(w) -
                                        static_cast<double>(fl.Scaled(0, wi.decimals))
@@ -600,12 +587,7 @@ FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
   std::vector<std::string_view> views(texts.begin(), texts.end());
   int columns = 0;  // the first parseable line decides: one count, or two (differential)
   for (std::string_view t : views) {
-    LineSplitter lines(t);
-    std::string_view line;
-    FoldedLine fl;
-    while (columns == 0 && lines.Next(&line)) {
-      if (!IsFoldedIgnorable(line) && ParseFoldedLine(line, 0, &fl)) columns = fl.ncounts;
-    }
+    if (columns == 0) columns = FoldedColumns(t);
   }
   return BuildFlameChart(views, columns ? columns : 1, options, warnings);
 }
@@ -630,8 +612,8 @@ size_t Mismatch(std::string_view a, std::string_view b) {
 std::string DiffNames(const std::vector<std::string>& comments) {
   for (const std::string& c : comments) {
     std::string_view v = c;
-    if (v.substr(0, 11) != "# pf-diff: ") continue;
-    v.remove_prefix(11);
+    if (!v.starts_with(kPfDiffComment)) continue;
+    v.remove_prefix(kPfDiffComment.size());
     size_t a = v.find(" after=");
     if (v.substr(0, 7) != "before=" || a == std::string_view::npos) continue;
     return std::string(v.substr(7, a - 7)) + " \u2192 " + std::string(v.substr(a + 7));
@@ -646,39 +628,29 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
                   std::vector<std::string>* warnings, FlameLayout* layout) {
   FlameOptions o = options;
   std::vector<std::string> comment_lines;
-  std::vector<std::string>* comments = &comment_lines;
   std::string_view data = src.Next();
-  int columns = 0;
-  {
-    LineSplitter lines(data);
-    std::string_view line;
-    FoldedLine fl;
-    while (columns == 0 && lines.Next(&line)) {
-      if (!IsFoldedIgnorable(line) && ParseFoldedLine(line, 0, &fl)) columns = fl.ncounts;
-    }
-  }
+  int columns = FoldedColumns(data);
   if (columns == 0) return false;
   FlowBuilder flow(ThresholdPerTotal(o), false);
-  LineSplitter lines(data);
-  std::string_view line, prev;
+  FoldedLines lines(data, columns);
+  std::string_view prev;
   std::vector<std::string_view> frames;
   std::vector<size_t> ends, prev_ends;  // where each frame of the line ends (';' or the end)
-  FoldedLine fl;
   SkipCount bad;
-  uint64_t line_no = 0, parsed = 0;
+  uint64_t parsed = 0;
   bool before_any = false;  // a differential profile with BEFORE counts
   const char* released = data.data();
   constexpr size_t kReleaseEvery = 8 << 20;
-  while (lines.Next(&line)) {
-    ++line_no;
-    if (IsFoldedIgnorable(line)) {
-      if (line.substr(0, 5) == "# pf-" && comments->size() < 16) comments->emplace_back(line);
+  while (lines.Next()) {
+    if (lines.kind() == FoldedLines::kPfComment) {
+      if (comment_lines.size() < 16) comment_lines.emplace_back(lines.line());
       continue;
     }
-    if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, columns, &fl)) {
-      bad.Add(src.name(), line_no);
+    if (lines.kind() == FoldedLines::kMalformed) {
+      bad.Add(src.name(), lines.line_number());
       continue;
     }
+    const FoldedLine& fl = lines.folded();
     if (fl.fractional) return false;  // decimal counts: the tree keeps them exact
     // The bytes shared with the previous stack: they prove the order, and the frames they
     // hold completely need neither splitting nor comparing again.

@@ -5,38 +5,27 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "base/utf8.h"
 #include "io/output.h"
 
 namespace pf {
 
 namespace {
 
-// Decodes UTF-8 into code points, as Perl does with `use open qw(:std :utf8)`; an invalid
+// Decodes UTF-8 into code points, as Perl does with `use open qw(:std :utf8)`: leniently (a
+// surrogate or an overlong form is a character), but with no lead byte past 0xf4; an invalid
 // byte stands for itself.
 template <typename F>
 void ForEachCodePoint(std::string_view s, F&& f) {
   for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    uint32_t cp = c;
-    size_t n = 1;
-    if (c >= 0xc2 && c <= 0xf4) {
-      size_t need = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
-      if (i + need < s.size()) {
-        uint32_t v = c & (0x3f >> need);
-        bool ok = true;
-        for (size_t k = 1; k <= need && ok; ++k) {
-          unsigned char d = static_cast<unsigned char>(s[i + k]);
-          ok = (d & 0xc0) == 0x80;
-          v = (v << 6) | (d & 0x3f);
-        }
-        if (ok) {
-          cp = v;
-          n = need + 1;
-        }
-      }
+    Utf8Char c = DecodeUtf8(s, i, Utf8Check::kStructure);
+    if (!c.valid || static_cast<unsigned char>(s[i]) > 0xf4) {
+      f(static_cast<uint32_t>(static_cast<unsigned char>(s[i])));
+      ++i;
+    } else {
+      f(static_cast<uint32_t>(c.cp));
+      i += c.len;
     }
-    f(cp);
-    i += n;
   }
 }
 

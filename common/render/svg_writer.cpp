@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "base/utf8.h"
 #include "base/version.h"
 #include "render/palette.h"
 
@@ -19,32 +20,9 @@ namespace {
 template <typename F>
 void Utf8Walk(std::string_view s, F&& f) {
   for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >= 0xc2 && c <= 0xdf) ? 2 : (c >= 0xe0 && c <= 0xef) ? 3
-                          : (c >= 0xf0 && c <= 0xf4) ? 4 : 0;
-    uint32_t cp = 0xfffd;
-    if (n == 1) {
-      cp = c;
-    } else if (n > 1 && i + n <= s.size()) {
-      uint32_t v = c & (0x7f >> n);
-      bool ok = true;
-      for (size_t k = 1; k < n && ok; ++k) {
-        unsigned char d = static_cast<unsigned char>(s[i + k]);
-        ok = (d & 0xc0) == 0x80;
-        v = (v << 6) | (d & 0x3f);
-      }
-      // Reject overlong forms, surrogates and values past U+10FFFF.
-      if (ok && !((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10ffff)) ||
-                  (v >= 0xd800 && v <= 0xdfff))) {
-        cp = v;
-      } else {
-        n = 1;
-      }
-    } else {
-      n = 1;
-    }
-    f(cp, s.substr(i, n));
-    i += n;
+    Utf8Char c = DecodeUtf8(s, i);
+    f(c.valid ? static_cast<uint32_t>(c.cp) : 0xfffd, s.substr(i, c.len));
+    i += c.len;
   }
 }
 

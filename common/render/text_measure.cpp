@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/utf8.h"
 
 namespace pf {
 
@@ -20,50 +21,11 @@ constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
 // byte of a broken sequence is its own replacement), an overlong form, a surrogate, a code
 // point past U+10FFFF, a noncharacter (whole character), or NUL (cairo_show_text would stop).
 size_t DecodeChar(const unsigned char* p, size_t n, char32_t* cp) {
-  unsigned char b0 = p[0];
-  if (b0 < 0x80) {
-    *cp = b0 != 0 ? b0 : kRefused;
-    return 1;
-  }
-  size_t len;
-  char32_t c;
-  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte (RFC 3629, section 4)
-  if (b0 < 0xC2) {
-    *cp = kRefused;  // a stray continuation byte, or an overlong 2-byte lead
-    return 1;
-  } else if (b0 < 0xE0) {
-    len = 2;
-    c = b0 & 0x1F;
-  } else if (b0 < 0xF0) {
-    len = 3;
-    c = b0 & 0x0F;
-    if (b0 == 0xE0) lo = 0xA0;  // no overlongs
-    if (b0 == 0xED) hi = 0x9F;  // no surrogates
-  } else if (b0 < 0xF5) {
-    len = 4;
-    c = b0 & 0x07;
-    if (b0 == 0xF0) lo = 0x90;  // no overlongs
-    if (b0 == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
-  } else {
-    *cp = kRefused;
-    return 1;
-  }
-  if (n < len || p[1] < lo || p[1] > hi) {
-    *cp = kRefused;
-    return 1;
-  }
-  c = (c << 6) | (p[1] & 0x3F);
-  for (size_t i = 2; i < len; ++i) {
-    if ((p[i] & 0xC0) != 0x80) {
-      *cp = kRefused;
-      return 1;
-    }
-    c = (c << 6) | (p[i] & 0x3F);
-  }
+  Utf8Char c = DecodeUtf8(std::string_view(reinterpret_cast<const char*>(p), n), 0);
   // Noncharacters are valid UTF-8, but Cairo's UNICODE_VALID rejects them.
-  bool nonchar = (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE;
-  *cp = nonchar ? kRefused : c;
-  return len;
+  bool nonchar = (c.cp >= 0xFDD0 && c.cp <= 0xFDEF) || (c.cp & 0xFFFE) == 0xFFFE;
+  *cp = !c.valid || c.cp == 0 || nonchar ? kRefused : c.cp;
+  return c.len;
 }
 
 // Writes the UTF-8 form of `cp` (a valid scalar value) and a NUL to `out`.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "io/line_reader.h"
 
 namespace pf {
 
@@ -103,23 +102,44 @@ bool ParseFoldedLine(std::string_view line, int want_counts, FoldedLine* out) {
   return true;
 }
 
+bool FoldedLines::Next() {
+  while (lines_.Next(&line_)) {
+    ++next_line_;
+    if (IsFoldedIgnorable(line_)) {
+      if (line_.starts_with(kPfCommentPrefix)) {
+        kind_ = kPfComment;
+        return true;
+      }
+      continue;
+    }
+    bool ok = line_.size() <= BlockReader::kMaxLineBytes &&
+              ParseFoldedLine(line_, want_counts_, &fl_);
+    kind_ = ok ? kStack : kMalformed;
+    return true;
+  }
+  return false;
+}
+
+int FoldedColumns(std::string_view data) {
+  FoldedLines lines(data, 0);
+  while (lines.Next()) {
+    if (lines.kind() == FoldedLines::kStack) return lines.folded().ncounts;
+  }
+  return 0;
+}
+
 void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const std::string& file) {
-  uint64_t line_no = first_line;
-  size_t pos = 0;
-  FoldedLine fl;
-  while (pos < data.size()) {
-    size_t nl = data.find('\n', pos);
-    std::string_view line = data.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    pos = nl == std::string_view::npos ? data.size() : nl + 1;
-    uint64_t this_line = line_no++;
-    if (IsFoldedIgnorable(line) || (line.size() == 1 && line[0] == '\r')) {
-      if (line.substr(0, 5) == "# pf-" && pf_comments_.size() < 16) pf_comments_.emplace_back(line);
+  FoldedLines lines(data, tree_.columns(), first_line);
+  while (lines.Next()) {
+    if (lines.kind() == FoldedLines::kPfComment) {
+      if (pf_comments_.size() < 16) pf_comments_.emplace_back(lines.line());
       continue;
     }
-    if (line.size() > BlockReader::kMaxLineBytes || !ParseFoldedLine(line, tree_.columns(), &fl)) {
-      malformed_.Add(file, this_line);
+    if (lines.kind() == FoldedLines::kMalformed) {
+      malformed_.Add(file, lines.line_number());
       continue;
     }
+    const FoldedLine& fl = lines.folded();
     int decimals = tree_.decimals();
     if (fl.fractional) {
       ++fractional_;
@@ -128,13 +148,7 @@ void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const st
     if (fl.cut) ++cut_;
     if (fl.Saturates(decimals)) tree_.NoteSaturated();
     frames_.clear();
-    std::string_view s = fl.stack;
-    for (;;) {
-      size_t semi = s.find(';');
-      frames_.push_back(tree_.names().Intern(s.substr(0, semi)));
-      if (semi == std::string_view::npos) break;
-      s.remove_prefix(semi + 1);
-    }
+    ForEachFrame(fl.stack, [&](std::string_view f) { frames_.push_back(tree_.names().Intern(f)); });
     NodeId leaf = tree_.AddStack(frames_, fl.Scaled(0, decimals), 0);
     if (fl.ncounts == 2) tree_.AddSelf(leaf, fl.Scaled(1, decimals), 1);
     ++stacks_;

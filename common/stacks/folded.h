@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/diagnostics.h"
+#include "io/line_reader.h"
 #include "io/output.h"
 #include "stacks/stack_tree.h"
 
@@ -49,6 +50,57 @@ bool ParseFoldedLine(std::string_view line, int want_counts, FoldedLine* out);
 
 /// True for lines folded readers ignore: empty, whitespace only, or a `#` comment.
 bool IsFoldedIgnorable(std::string_view line);
+
+/// Comment lines pf writes into folded text start so ("# pf-diff: ..."); other readers skip
+/// them as comments.
+inline constexpr std::string_view kPfCommentPrefix = "# pf-";
+/// pf-diff's which-is-which line: kPfDiffComment + "before=FILE after=FILE".
+inline constexpr std::string_view kPfDiffComment = "# pf-diff: ";
+
+/// The one reader of folded lines. A line ends at '\n', with a '\r' before it dropped;
+/// blank lines and comments are skipped, except pf's own comments (kPfCommentPrefix), which
+/// are handed out as such, as is a line that is not a stack (ParseFoldedLine) or longer
+/// than BlockReader::kMaxLineBytes.
+class FoldedLines {
+ public:
+  enum Kind { kStack, kPfComment, kMalformed };
+  /// `want_counts` as for ParseFoldedLine; `first_line` numbers the first line of `data`.
+  FoldedLines(std::string_view data, int want_counts, uint64_t first_line = 1)
+      : lines_(data), want_counts_(want_counts), next_line_(first_line) {}
+  /// Advances to the next line that is not blank or a foreign comment; false at the end.
+  bool Next();
+  Kind kind() const { return kind_; }
+  /// The line, without its end.
+  std::string_view line() const { return line_; }
+  uint64_t line_number() const { return next_line_ - 1; }
+  /// The parsed line, when kind() is kStack.
+  const FoldedLine& folded() const { return fl_; }
+  /// Where the next line starts.
+  const char* position() const { return lines_.position(); }
+
+ private:
+  LineSplitter lines_;
+  int want_counts_;
+  uint64_t next_line_;
+  std::string_view line_;
+  Kind kind_ = kMalformed;
+  FoldedLine fl_;
+};
+
+/// How many counts the first stack line of `data` has (1, or 2 for a differential profile);
+/// 0 when it has no stack line.
+int FoldedColumns(std::string_view data);
+
+/// Calls f(frame) for each frame of a folded stack, root first (the text between ';'s).
+template <typename F>
+void ForEachFrame(std::string_view stack, F&& f) {
+  for (;;) {
+    size_t semi = stack.find(';');
+    f(stack.substr(0, semi));
+    if (semi == std::string_view::npos) return;
+    stack.remove_prefix(semi + 1);
+  }
+}
 
 /// Reads folded text into a tree, block by block.
 class FoldedReader {

@@ -10,27 +10,6 @@ namespace pf {
 
 namespace {
 
-void Compile(const std::vector<std::string>& patterns, const char* option,
-             std::vector<std::unique_ptr<re2::RE2>>* out) {
-  for (const std::string& p : patterns) {
-    re2::RE2::Options o;
-    o.set_log_errors(false);
-    auto re = std::make_unique<re2::RE2>(p, o);
-    if (!re->ok()) {
-      throw UsageError(std::string("--") + option + ": bad regular expression '" + p +
-                       "': " + re->error());
-    }
-    out->push_back(std::move(re));
-  }
-}
-
-bool AnyMatch(const std::vector<std::unique_ptr<re2::RE2>>& res, std::string_view s) {
-  for (const auto& re : res) {
-    if (re2::RE2::PartialMatch(s, *re)) return true;
-  }
-  return false;
-}
-
 // The name without a trailing annotation (_[k], _[j], _[i], _[w]).
 std::string_view WithoutAnnotation(std::string_view name) {
   size_t n = name.size();
@@ -53,71 +32,83 @@ StackTree CutAtInnermost(const StackTree& in, const std::vector<std::string>& na
     bool cut = std::find(names.begin(), names.end(), name) != names.end();
     from[n] = cut ? n : from[in.parent(n)];
   }
-  StackTree out(in.columns());
-  out.SetDecimals(in.decimals());
-  out.set_unit(in.unit());
-  out.NoteSaturated(in.saturated());
+  StackTree out = in.EmptyLike();
   std::vector<StrId> frames;
-  for (NodeId n = 1; n < in.size(); ++n) {
-    if (!in.has_self(n)) continue;
-    if (from[n] == StackTree::kRoot && drop_unmatched) continue;
-    NodeId stop = from[n] == StackTree::kRoot ? StackTree::kRoot : in.parent(from[n]);
+  in.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
+    if (from[n] == StackTree::kRoot && drop_unmatched) return;
+    // The path from the cut on, named leaf first (the order the names are interned in).
     frames.clear();
-    for (NodeId p = n; p != stop; p = in.parent(p)) {
-      frames.push_back(out.names().Intern(in.name(p)));
+    for (size_t i = path.size(); i-- > 0;) {
+      frames.push_back(out.names().Intern(in.name(path[i])));
+      if (path[i] == from[n]) break;
     }
     std::reverse(frames.begin(), frames.end());
     NodeId leaf = out.AddStack(frames, 0);
     for (int c = 0; c < in.columns(); ++c) out.AddSelf(leaf, in.self(n, c), c);
-  }
+  });
   return out;
 }
 
-StackFilter::StackFilter(const StackFilterOptions& options) {
-  Compile(options.include, "include", &include_);
-  Compile(options.exclude, "exclude", &exclude_);
-  Compile(options.hide, "hide", &hide_);
+PatternList::PatternList(const std::vector<std::string>& patterns, const char* option) {
+  re2::RE2::Options o;
+  o.set_log_errors(false);
+  for (const std::string& p : patterns) {
+    auto re = std::make_unique<re2::RE2>(p, o);
+    if (!re->ok()) {
+      throw UsageError(std::string("--") + option + ": bad regular expression '" + p +
+                       "': " + re->error());
+    }
+    res_.push_back(std::move(re));
+  }
 }
+
+PatternList::PatternList(PatternList&&) noexcept = default;
+PatternList::~PatternList() = default;
+
+bool PatternList::Matches(std::string_view s) const {
+  for (const auto& re : res_) {
+    if (re2::RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *re)) return true;
+  }
+  return false;
+}
+
+StackFilter::StackFilter(const StackFilterOptions& options)
+    : include_(options.include, "include"),
+      exclude_(options.exclude, "exclude"),
+      hide_(options.hide, "hide") {}
 
 StackFilter::~StackFilter() = default;
 
 StackTree StackFilter::Apply(const StackTree& in) const {
-  StackTree out(in.columns());
-  out.SetDecimals(in.decimals());
-  out.set_unit(in.unit());
-  out.NoteSaturated(in.saturated());
+  StackTree out = in.EmptyLike();
   // Per-name verdict of the hide patterns: 0 unknown, 1 keep, 2 hide.
   std::vector<uint8_t> hidden(in.names().size(), 0);
-  std::vector<NodeId> path_nodes;
   std::vector<StrId> frames;
   std::string text;
-  for (NodeId n = 1; n < in.size(); ++n) {
-    if (!in.has_self(n)) continue;
-    path_nodes.clear();
-    for (NodeId p = n; p != StackTree::kRoot; p = in.parent(p)) path_nodes.push_back(p);
+  in.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
     if (!include_.empty() || !exclude_.empty()) {
       text.clear();
-      for (size_t i = path_nodes.size(); i-- > 0;) {
-        text += in.name(path_nodes[i]);
+      for (size_t i = 0; i < path.size(); ++i) {
         if (i) text += ';';
+        text += in.name(path[i]);
       }
-      if (!include_.empty() && !AnyMatch(include_, text)) continue;
-      if (AnyMatch(exclude_, text)) continue;
+      if (!include_.empty() && !include_.Matches(text)) return;
+      if (exclude_.Matches(text)) return;
     }
     frames.clear();
-    for (size_t i = path_nodes.size(); i-- > 0;) {
-      StrId f = in.frame(path_nodes[i]);
+    for (NodeId p : path) {
+      StrId f = in.frame(p);
       if (!hide_.empty()) {
         uint8_t& v = hidden[f.value];
-        if (v == 0) v = AnyMatch(hide_, in.names().Name(f)) ? 2 : 1;
+        if (v == 0) v = hide_.Matches(in.names().Name(f)) ? 2 : 1;
         if (v == 2) continue;
       }
       frames.push_back(out.names().Intern(in.names().Name(f)));
     }
-    if (frames.empty()) continue;
+    if (frames.empty()) return;
     NodeId leaf = out.AddStack(frames, 0);
     for (int c = 0; c < in.columns(); ++c) out.AddSelf(leaf, in.self(n, c), c);
-  }
+  });
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stacks/stack_tree.h"
@@ -18,6 +19,23 @@ class RE2;
 }
 
 namespace pf {
+
+/// The patterns given to one filter option (--include, --hide, --focus, ...): re2, each
+/// matching anywhere in the text. The one regex engine of every stack and frame filter.
+class PatternList {
+ public:
+  /// Compiles `patterns`; throws pf::UsageError naming `option` and the pattern that does
+  /// not compile.
+  PatternList(const std::vector<std::string>& patterns, const char* option);
+  PatternList(PatternList&&) noexcept;
+  ~PatternList();
+  bool empty() const { return res_.empty(); }
+  /// Whether one of the patterns matches part of `s`.
+  bool Matches(std::string_view s) const;
+
+ private:
+  std::vector<std::unique_ptr<re2::RE2>> res_;
+};
 
 struct StackFilterOptions {
   std::vector<std::string> include;
@@ -35,7 +53,7 @@ class StackFilter {
   StackTree Apply(const StackTree& in) const;
 
  private:
-  std::vector<std::unique_ptr<re2::RE2>> include_, exclude_, hide_;
+  PatternList include_, exclude_, hide_;
 };
 
 /// Cuts every stack of `in` at its innermost frame (the one nearest the leaf) named one of

@@ -123,6 +123,14 @@ void StackTree::SetDecimals(int d) {
   decimals_ = d;
 }
 
+StackTree StackTree::EmptyLike(int columns) const {
+  StackTree out(columns ? columns : columns_);
+  out.SetDecimals(decimals_);
+  out.set_unit(unit_);
+  out.NoteSaturated(saturated_);
+  return out;
+}
+
 void StackTree::Merge(const StackTree& other) {
   SetDecimals(other.decimals_);
   const uint64_t scale = Pow10(decimals_ - other.decimals_);

@@ -12,6 +12,7 @@
 // `decimals` digits after the point) and saturate instead of wrapping; the tree counts the
 // sums that saturated, for the tools to say so. It also knows the weights' unit.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -84,6 +85,25 @@ class StackTree {
   /// combine (CombineUnits).
   /// Both trees must have the same number of columns.
   void Merge(const StackTree& other);
+
+  /// Calls visit(node, path) for every node with a self weight (in any column), in id order;
+  /// `path` holds the node ids from the root's child down to `node` (its last element). What
+  /// every transform that rebuilds a tree from the stacks of another walks.
+  template <typename F>
+  void ForEachStack(F&& visit) const {
+    std::vector<NodeId> path;
+    for (NodeId n = 1; n < size(); ++n) {
+      if (!has_self(n)) continue;
+      path.clear();
+      for (NodeId p = n; p != kRoot; p = parent(p)) path.push_back(p);
+      std::reverse(path.begin(), path.end());
+      visit(n, std::span<const NodeId>(path));
+    }
+  }
+
+  /// A tree without stacks whose weights are like this one's: the same decimals and unit,
+  /// the saturations counted so far, and `columns` columns (0: as many as this one).
+  StackTree EmptyLike(int columns = 0) const;
 
   /// Children lists in CSR form (children of n: child_index[first[n]..first[n+1])), each
   /// list sorted by name bytewise.

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/regular_file.h"
+#include "io/line_reader.h"
 
 namespace pf {
 
@@ -51,13 +52,13 @@ size_t ParseHex(std::string_view s, uint64_t* value) {
 
 std::unique_ptr<PerfMap> PerfMap::Parse(std::string_view text) {
   auto map = std::make_unique<PerfMap>();
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    size_t next = nl == std::string_view::npos ? text.size() : nl + 1;
+  LineSplitter lines(text, LineSplitter::kKeepCr);
+  std::string_view line;
+  while (lines.Next(&line)) {
     // perf drops the line's last byte, newline or not.
-    std::string_view line = text.substr(pos, next - pos - 1);
-    pos = next;
+    if (lines.position() == text.data() + text.size() && text.back() != '\n') {
+      line.remove_suffix(1);
+    }
     // A NUL ends the line for perf's C string functions.
     line = line.substr(0, line.find('\0'));
 

@@ -68,6 +68,39 @@ TEST(FoldedReader, SumsRepeatsAndReportsMalformedLines) {
   EXPECT_EQ(r.stacks_read(), 4u);
 }
 
+// One reader for every path: a '\r' before the '\n' is dropped, so a blank line of a CRLF
+// file is blank (not malformed) and pf's comment keeps no '\r'.
+TEST(FoldedLines, CrlfBlankLinesCommentsAndLineNumbers) {
+  FoldedLines lines("a;b 1\r\n \r\n\t\r\n# note\r\n# pf-diff: before=x after=y\r\nbad\r\na 2 3\r\n",
+                    0, 7);
+  std::vector<std::string> got;
+  while (lines.Next()) {
+    std::string kind = lines.kind() == FoldedLines::kStack       ? "stack"
+                       : lines.kind() == FoldedLines::kPfComment ? "comment"
+                                                                 : "bad";
+    got.push_back(kind + ":" + std::to_string(lines.line_number()) + ":" +
+                  std::string(lines.line()));
+    if (lines.kind() == FoldedLines::kStack) {
+      got.back() += "=" + std::string(lines.folded().stack) + "/" +
+                    std::to_string(lines.folded().ncounts);
+    }
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"stack:7:a;b 1=a;b/1",
+                                           "comment:11:# pf-diff: before=x after=y", "bad:12:bad",
+                                           "stack:13:a 2 3=a/2"}));
+  EXPECT_EQ(FoldedColumns("# x\n\nbad\na;b 1 2\n"), 2);
+  EXPECT_EQ(FoldedColumns("a;b 1\n"), 1);
+  EXPECT_EQ(FoldedColumns("# only\n"), 0);
+}
+
+TEST(FoldedReader, CrlfBlankLinesAreNotMalformed) {
+  StackTree t;
+  FoldedReader r(t);
+  r.AddBlock("a;b 1\r\n \r\n\t\r\n# pf-diff: before=x after=y\r\n", 1, "x.folded");
+  EXPECT_EQ(r.malformed().count, 0u);
+  EXPECT_EQ(r.pf_comments(), (std::vector<std::string>{"# pf-diff: before=x after=y"}));
+}
+
 TEST(FoldedWriter, SortsLikeTheWholeLines) {
   // flamegraph.pl's pitfall: "foo::bar" sorts between "foo" and "foo;baz".
   std::vector<std::string> lines = {"main;foo;baz 50", "main;foo::bar 30", "main;foo 20",

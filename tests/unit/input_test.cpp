@@ -183,6 +183,16 @@ TEST(LineSplitter, CrlfAndMissingFinalNewline) {
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b", "", "c"}));
 }
 
+TEST(LineSplitter, KeepCrKeepsTheBytes) {
+  std::string text = "a\r\nb\r";
+  LineSplitter s(text, LineSplitter::kKeepCr);
+  std::string_view l;
+  std::vector<std::string> got;
+  while (s.Next(&l)) got.emplace_back(l);
+  EXPECT_EQ(got, (std::vector<std::string>{"a\r", "b\r"}));
+  EXPECT_EQ(s.position(), text.data() + text.size());
+}
+
 // Blocks must cover the input exactly, in order, with correct line numbers, and in sample
 // mode end after an empty line whenever there is one.
 void CheckBlocks(ByteSource& src, const std::string& text, BlockReader::Cut cut, size_t size,

@@ -39,6 +39,22 @@ TEST(StackFilter, HideGivesWeightToTheCaller) {
   EXPECT_EQ(Filtered("a;b 1\nc 2\n", {.hide = {"^[ab]$"}}), "c 2\n");
 }
 
+TEST(PatternList, MatchesAnywhereAndNamesTheOption) {
+  PatternList p({"^std::", "alloc$"}, "hide");
+  EXPECT_FALSE(p.empty());
+  EXPECT_TRUE(p.Matches("std::vector"));
+  EXPECT_TRUE(p.Matches("my_alloc"));
+  EXPECT_FALSE(p.Matches("x::std::y"));
+  EXPECT_TRUE(PatternList({}, "focus").empty());
+  try {
+    PatternList bad({"ok", "(x"}, "focus");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--focus: bad regular expression '(x': ", 0), 0u)
+        << e.what();
+  }
+}
+
 TEST(StackFilter, BadPatternIsAUsageError) {
   EXPECT_THROW(StackFilter({.include = {"("}}), UsageError);
   EXPECT_THROW(Filtered(kIn, {.hide = {"[z-a]"}}), UsageError);

@@ -34,6 +34,38 @@ TEST(StackTree, SharesPrefixesAndSumsLeaves) {
 
 // Enough distinct stacks to grow the table many times: each path's new suffix is indexed as
 // a batch, and every node must then be found again, by AddStack and by Child.
+TEST(StackTree, ForEachStackVisitsWeightedNodesWithTheirPaths) {
+  StackTree t(2);
+  t.AddStack(Ids(t, {"a", "b", "c"}), 5);
+  t.AddStack(Ids(t, {"a", "d"}), 0);  // no weight: not visited
+  NodeId ab = t.AddStack(Ids(t, {"a", "b"}), 0);
+  t.AddSelf(ab, 7, 1);  // weight in the second column only
+  std::vector<std::string> got;
+  t.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
+    std::string s;
+    for (NodeId p : path) s += std::string(t.name(p)) + ";";
+    EXPECT_EQ(path.back(), n);
+    got.push_back(s + std::to_string(t.self(n, 0)) + "/" + std::to_string(t.self(n, 1)));
+  });
+  EXPECT_EQ(got, (std::vector<std::string>{"a;b;0/7", "a;b;c;5/0"}));  // in id order
+}
+
+TEST(StackTree, EmptyLikeKeepsHowWeightsAreCounted) {
+  StackTree t;
+  t.SetDecimals(2);
+  t.set_unit(WeightUnit::kNanoseconds);
+  t.AddStack(Ids(t, {"a"}), UINT64_MAX);
+  t.AddStack(Ids(t, {"a"}), 1);  // saturates
+  StackTree e = t.EmptyLike(2);
+  EXPECT_EQ(e.size(), 1u);
+  EXPECT_EQ(e.columns(), 2);
+  EXPECT_EQ(e.decimals(), 2);
+  EXPECT_EQ(e.unit(), WeightUnit::kNanoseconds);
+  EXPECT_EQ(e.saturated(), t.saturated());
+  EXPECT_GT(e.saturated(), 0u);
+  EXPECT_EQ(t.EmptyLike().columns(), 1);
+}
+
 TEST(StackTree, ManyDistinctStacksAreFoundAgain) {
   StackTree t;
   std::vector<StrId> f;

@@ -195,7 +195,7 @@ TEST(DecimalCounts, DiffAndCallGraphAcceptThem) {
   StringSink sink;
   CollapseReport report;
   DiffFiles(a, b, {}, sink, &report);
-  EXPECT_EQ(sink.data(), std::string(kDiffHeaderPrefix) + "before=" + a + " after=" + b +
+  EXPECT_EQ(sink.data(), std::string(kPfDiffComment) + "before=" + a + " after=" + b +
                              "\na;b 1.5 1.25\na;c 2 2.75\n");
   StringSink rep;
   DiffOptions o;
