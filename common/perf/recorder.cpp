@@ -33,6 +33,7 @@
 #include "pfstream/online_unwind.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/perf_writer.h"
+#include "pfstream/records.h"
 
 namespace pf {
 
@@ -675,18 +676,13 @@ void Recorder::Synthesize() {
 }
 
 void Recorder::CountRecord(std::span<const uint8_t> rec) {
-  uint32_t type;
-  std::memcpy(&type, rec.data(), 4);
   ++report_->records;
-  if (type == PERF_RECORD_SAMPLE) {
+  Record r;
+  if (!RecordView(rec, &r)) return;
+  uint64_t lost;
+  if (r.type == PERF_RECORD_SAMPLE) {
     ++report_->samples;
-  } else if (type == PERF_RECORD_LOST && rec.size() >= 24) {
-    uint64_t lost;  // struct { header; u64 id; u64 lost; sample_id }
-    std::memcpy(&lost, rec.data() + 16, 8);
-    report_->lost += lost;
-  } else if (type == PERF_RECORD_LOST_SAMPLES && rec.size() >= 16) {
-    uint64_t lost;  // struct { header; u64 lost; sample_id }
-    std::memcpy(&lost, rec.data() + 8, 8);
+  } else if (ParseLost(r, &lost)) {
     report_->lost += lost;
   }
 }
