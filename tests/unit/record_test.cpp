@@ -23,6 +23,7 @@
 #include "perf/proc.h"
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
+#include "symbolize/elf_image.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/records.h"
 #include "pfstream/script_output.h"
@@ -257,6 +258,8 @@ TEST(RecordProc, KernelText) {
 TEST(RecordProc, BuildIdsAndThreads) {
   std::string self = ReadElfBuildId("/proc/self/exe");
   EXPECT_EQ(self.size(), 20u) << "the test binary should carry a GNU build-id (ld --build-id)";
+  // The one ELF reader's answer, as the symbolizer reads it.
+  EXPECT_EQ(elf::Hex(self), elf::ElfImage::Open("/proc/self/exe")->BuildId());
   EXPECT_EQ(ReadElfBuildId("/proc/self/status"), "");
   EXPECT_EQ(ReadElfBuildId("/nonexistent"), "");
   std::vector<int> tids = ListThreads(getpid());
