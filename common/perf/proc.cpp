@@ -13,7 +13,9 @@
 
 #include "base/error.h"
 #include "base/regular_file.h"
+#include "io/line_reader.h"
 #include "symbolize/elf_image.h"
+#include "symbolize/kallsyms.h"
 
 namespace pf {
 
@@ -172,17 +174,14 @@ namespace {
 // Sets k->start/end from the "_text" and "_etext" lines of kallsyms text
 // ("ffffffff81000000 T _text").
 void ScanKallsyms(std::string_view text, KernelText* k) {
-  size_t pos = 0;
-  while (pos < text.size() && (k->start == 0 || k->end == 0)) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    size_t sp = line.find(' ');
-    if (sp == std::string_view::npos || line.size() < sp + 3) continue;
-    std::string_view name = line.substr(sp + 3);
-    if (name != "_text" && name != "_etext") continue;
-    uint64_t addr;
-    if (Hex(line.substr(0, sp), &addr)) (name == "_text" ? k->start : k->end) = addr;
+  LineSplitter lines(text);
+  std::string_view line;
+  KallsymsLine sym;
+  while ((k->start == 0 || k->end == 0) && lines.Next(&line)) {
+    if (!ParseKallsymsLine(line, &sym) || (sym.field != "_text" && sym.field != "_etext")) {
+      continue;
+    }
+    (sym.field == "_text" ? k->start : k->end) = sym.address;
   }
 }
 
@@ -253,11 +252,9 @@ bool ProcSynthesizer::Process(int pid, const std::vector<int>& threads) {
   std::string maps = ReadSmallFile("/proc/" + std::to_string(pid) + "/maps");
   if (maps.empty()) return true;  // a kernel thread, or gone: no user mappings
   SynthId id{p, p, 0, 0};
-  std::string_view rest = maps;
-  while (!rest.empty()) {
-    size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  LineSplitter lines(maps);
+  std::string_view line;
+  while (lines.Next(&line)) {
     MapsEntry e;
     if (!ParseMapsLine(line, &e)) continue;
     const bool data = !e.executable();

@@ -22,8 +22,10 @@
 #include <map>
 
 #include "base/error.h"
+#include "base/regular_file.h"
 #include "base/thread_name.h"
 #include "base/version.h"
+#include "io/line_reader.h"
 #include "perf/advice.h"
 #include "perf/cpu_list.h"
 #include "perf/events.h"
@@ -89,14 +91,16 @@ class SignalGuard {
 };
 
 std::string FirstValue(const char* path, const char* key) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
+  std::string text;
+  if (!ReadRegularFile(path, &text)) return "";
+  LineSplitter lines(text);
+  std::string_view line;
+  while (lines.Next(&line)) {
     if (line.rfind(key, 0) == 0) {
       size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
+      if (colon == std::string_view::npos) continue;
       size_t b = line.find_first_not_of(" \t", colon + 1);
-      return b == std::string::npos ? "" : line.substr(b);
+      return b == std::string_view::npos ? "" : std::string(line.substr(b));
     }
   }
   return "";

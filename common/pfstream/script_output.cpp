@@ -437,7 +437,8 @@ class Printer {
                 static_cast<int32_t>(fork.ptid));
         break;
       case kRecordMmap:
-        AppendF(&line_, "PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %.*s\n",
+        AppendF(&line_,
+                "PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %.*s\n",
                 static_cast<int32_t>(mm.pid), static_cast<int32_t>(mm.tid), mm.start, mm.len,
                 mm.pgoff, (r.misc & (1 << 13)) ? 'r' : 'x', static_cast<int>(mm.filename.size()),
                 mm.filename.data());

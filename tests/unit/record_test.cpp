@@ -24,6 +24,7 @@
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
 #include "symbolize/elf_image.h"
+#include "symbolize/kallsyms.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/records.h"
 #include "pfstream/script_output.h"
@@ -253,6 +254,21 @@ TEST(RecordProc, KernelText) {
   KernelText hidden = ParseKernelText("0000000000000000 T _text\n0000000000000000 T _etext\n");
   EXPECT_FALSE(hidden.visible());
   EXPECT_EQ(hidden.end, 0u);
+  // A module's symbol of the same name is not the kernel's; lines end with \r\n or none.
+  KernelText crlf = ParseKernelText(
+      "ffffffffc0000000 t _text\t[mod]\r\n"
+      "ffffffff81000000 T _text\r\n"
+      "ffffffff8220bb08 T _etext");
+  EXPECT_EQ(crlf.start, 0xffffffff81000000u);
+  EXPECT_EQ(crlf.end, 0xffffffff8220bb08u);
+  // The same parser as the kernel's symbol table.
+  KallsymsLine line;
+  ASSERT_TRUE(ParseKallsymsLine("ffffffffc0000000 t name\t[mod]", &line));
+  EXPECT_EQ(line.address, 0xffffffffc0000000u);
+  EXPECT_EQ(line.type, 't');
+  EXPECT_EQ(line.field, "name\t[mod]");
+  EXPECT_FALSE(ParseKallsymsLine("ffffffffc0000000 t", &line));
+  EXPECT_FALSE(ParseKallsymsLine("zz t name", &line));
 }
 
 TEST(RecordProc, BuildIdsAndThreads) {
