@@ -711,9 +711,8 @@ bool Recorder::Pass() {
     for (RingBuffer& ring : rings_) {
       ring.Drain([this](std::span<const uint8_t> rec) {
         CountRecord(rec);
-        uint32_t type;
-        std::memcpy(&type, rec.data(), 4);
-        if (type != PERF_RECORD_SAMPLE) {
+        Record r;
+        if (!RecordView(rec, &r) || r.type != PERF_RECORD_SAMPLE) {
           writer_->WriteRaw(rec);
           return;
         }
@@ -860,10 +859,10 @@ void Recorder::Run() {
     writer_->SetObserver([this](std::span<const uint8_t> rec) {
       if (collector_) collector_->OnRecord(rec);
       // The unwinder follows maps, comms and forks (its samples come through Rewrite).
-      if (rewriter_ && rewriter_mode_ == SampleRewriter::Mode::kUnwind && rec.size() >= 8) {
-        uint32_t type;
-        std::memcpy(&type, rec.data(), 4);
-        if (type != PERF_RECORD_SAMPLE && type < kRecordHeaderAttr) rewriter_->Observe(rec);
+      Record r;
+      if (rewriter_ && rewriter_mode_ == SampleRewriter::Mode::kUnwind && RecordView(rec, &r) &&
+          r.type != PERF_RECORD_SAMPLE && r.type < kRecordHeaderAttr) {
+        rewriter_->Observe(rec);
       }
     });
   }
