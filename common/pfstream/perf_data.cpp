@@ -355,16 +355,10 @@ void PerfDataReader::AtEnd() {
 void PerfDataReader::PrescanEmbedded() {
   uint64_t pos = pos_;
   const uint8_t* base = reinterpret_cast<const uint8_t*>(all_.data());
-  while (end_ - pos >= 8) {
-    uint32_t type;
-    uint16_t size;
-    std::memcpy(&type, base + pos, 4);
-    std::memcpy(&size, base + pos + 6, 2);
-    if (size < 8 || size > end_ - pos) break;
-    if (type == kRecordKsymbol) {
-      TakeSymbolNote(std::span<const uint8_t>(base + pos + 8, size - 8));
-    }
-    pos += size;
+  Record r;
+  while (RecordView(std::span<const uint8_t>(base + pos, end_ - pos), &r)) {
+    if (r.type == kRecordKsymbol) TakeSymbolNote(r.body);
+    pos += 8 + r.body.size();
   }
 }
 

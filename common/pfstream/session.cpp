@@ -348,7 +348,7 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
       if (!ParseMmap(r, &mm)) return;
       const uint32_t pid = mm.pid;
       MapEntry m{mm.start, mm.start + mm.len, mm.pgoff, {}, {}};
-      std::string build_id = elf::Hex(mm.build_id);
+      std::string build_id = mm.has_build_id ? elf::Hex(mm.build_id) : std::string();
       std::string path(mm.filename);
       if (build_id.empty()) build_id = BuildIdOf(reader, path);
       uint16_t mode = r.misc & kCpuModeMask;
