@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/regular_file.h"
+#include "io/line_reader.h"
+
 namespace pf {
 
 namespace {
@@ -27,11 +30,13 @@ bool FileExists(const char* path) { return access(path, F_OK) == 0; }
 
 bool LooksLikeContainer() {
   if (FileExists("/.dockerenv") || FileExists("/run/.containerenv")) return true;
-  std::ifstream in("/proc/1/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
+  std::string cgroup;
+  if (!ReadRegularFile("/proc/1/cgroup", &cgroup)) return false;
+  LineSplitter lines(cgroup);
+  std::string_view line;
+  while (lines.Next(&line)) {
     for (const char* k : {"docker", "kubepods", "containerd", "libpod", "lxc"}) {
-      if (line.find(k) != std::string::npos) return true;
+      if (line.find(k) != std::string_view::npos) return true;
     }
   }
   return false;
@@ -110,11 +115,13 @@ PerfEnvironment ReadPerfEnvironment() {
     env.max_stack = static_cast<int>(v);
   }
   env.root = geteuid() == 0;
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
+  std::string status;
+  ReadRegularFile("/proc/self/status", &status);
+  LineSplitter lines(status);
+  std::string_view line;
+  while (lines.Next(&line)) {
     if (line.rfind("CapEff:", 0) == 0) {
-      uint64_t caps = std::strtoull(line.c_str() + 7, nullptr, 16);
+      uint64_t caps = std::strtoull(std::string(line.substr(7)).c_str(), nullptr, 16);
       env.cap_sys_admin = caps & (1ULL << kCapSysAdmin);
       env.cap_perfmon = caps & (1ULL << kCapPerfmon);
     }

@@ -11,8 +11,11 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/error.h"
 #include "base/regular_file.h"
 #include "io/line_reader.h"
+#include "symbolize/elf_image.h"
+#include "symbolize/kallsyms.h"
 
 namespace pf {
 
@@ -72,32 +75,6 @@ bool Hex(std::string_view s, T* v) {
 bool Dec(std::string_view s, uint64_t* v) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), *v, 10);
   return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
-
-bool PRead(int fd, void* buf, size_t n, uint64_t off) {
-  return pread(fd, buf, n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
-}
-
-// Scans the notes of one PT_NOTE segment for NT_GNU_BUILD_ID.
-std::string FindBuildIdNote(const std::string& notes, size_t align) {
-  size_t pos = 0;
-  auto up = [align](size_t v) { return (v + align - 1) & ~(align - 1); };
-  while (notes.size() - pos >= 12) {
-    uint32_t namesz, descsz, type;
-    std::memcpy(&namesz, notes.data() + pos, 4);
-    std::memcpy(&descsz, notes.data() + pos + 4, 4);
-    std::memcpy(&type, notes.data() + pos + 8, 4);
-    size_t name_at = pos + 12;
-    if (namesz > notes.size() - name_at) break;
-    size_t desc_at = name_at + up(namesz);
-    if (desc_at > notes.size() || descsz > notes.size() - desc_at) break;
-    if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-        std::memcmp(notes.data() + name_at, "GNU", 4) == 0 && descsz > 0 && descsz <= 20) {
-      return notes.substr(desc_at, descsz);
-    }
-    pos = desc_at + up(descsz);
-  }
-  return "";
 }
 
 constexpr uint32_t kAllPids = 0xffffffffu;  // pid -1: the kernel's maps
@@ -173,44 +150,23 @@ bool ProcessAlive(int pid) {
 }
 
 std::string ReadElfBuildId(const std::string& path) {
-  // A mapped file's path may name a FIFO by now: never block on it.
+  // Files that are not ELF (data mappings: fonts, locale archives, databases) are told by
+  // their first bytes, read through a descriptor, before ElfImage maps anything of them.
+  // Both open it as base/regular_file.h says: a mapped file's path may name a FIFO by now.
   int fd = OpenRegularFile(path);
   if (fd < 0) return "";
-  std::string id;
-  Elf64_Ehdr eh;
-  if (PRead(fd, &eh, sizeof eh, 0) && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-      eh.e_ident[EI_DATA] == ELFDATA2LSB) {
-    // Program headers of either class; only their type, offset, size and alignment matter.
-    struct Note {
-      uint64_t off, size, align;
-    };
-    std::vector<Note> notes;
-    if (eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
-      for (unsigned i = 0; i < eh.e_phnum && i < 256; ++i) {
-        Elf64_Phdr ph;
-        if (!PRead(fd, &ph, sizeof ph, eh.e_phoff + i * sizeof ph)) break;
-        if (ph.p_type == PT_NOTE) notes.push_back({ph.p_offset, ph.p_filesz, ph.p_align});
-      }
-    } else if (eh.e_ident[EI_CLASS] == ELFCLASS32) {
-      Elf32_Ehdr eh32;
-      if (PRead(fd, &eh32, sizeof eh32, 0) && eh32.e_phentsize == sizeof(Elf32_Phdr)) {
-        for (unsigned i = 0; i < eh32.e_phnum && i < 256; ++i) {
-          Elf32_Phdr ph;
-          if (!PRead(fd, &ph, sizeof ph, eh32.e_phoff + i * sizeof ph)) break;
-          if (ph.p_type == PT_NOTE) notes.push_back({ph.p_offset, ph.p_filesz, ph.p_align});
-        }
-      }
-    }
-    for (const Note& n : notes) {
-      if (n.size == 0 || n.size > (1 << 16)) continue;
-      std::string data(n.size, '\0');
-      if (!PRead(fd, data.data(), n.size, n.off)) continue;
-      id = FindBuildIdNote(data, n.align == 8 ? 8 : 4);
-      if (!id.empty()) break;
-    }
-  }
+  char magic[SELFMAG];
+  bool elf = pread(fd, magic, SELFMAG, 0) == SELFMAG && std::memcmp(magic, ELFMAG, SELFMAG) == 0;
   close(fd);
-  return id;
+  if (!elf) return "";
+  try {
+    std::unique_ptr<elf::ElfImage> image = elf::ElfImage::Open(path);
+    std::string_view id = image->BuildIdBytes();
+    // An MMAP2 record holds 20 bytes (SHA-1); perf reads no longer build-id either.
+    return id.size() <= 20 ? std::string(id) : std::string();
+  } catch (const Error&) {
+    return "";  // gone meanwhile, or not a usable ELF file
+  }
 }
 
 namespace {
@@ -218,17 +174,14 @@ namespace {
 // Sets k->start/end from the "_text" and "_etext" lines of kallsyms text
 // ("ffffffff81000000 T _text").
 void ScanKallsyms(std::string_view text, KernelText* k) {
-  size_t pos = 0;
-  while (pos < text.size() && (k->start == 0 || k->end == 0)) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    size_t sp = line.find(' ');
-    if (sp == std::string_view::npos || line.size() < sp + 3) continue;
-    std::string_view name = line.substr(sp + 3);
-    if (name != "_text" && name != "_etext") continue;
-    uint64_t addr;
-    if (Hex(line.substr(0, sp), &addr)) (name == "_text" ? k->start : k->end) = addr;
+  LineSplitter lines(text);
+  std::string_view line;
+  KallsymsLine sym;
+  while ((k->start == 0 || k->end == 0) && lines.Next(&line)) {
+    if (!ParseKallsymsLine(line, &sym) || (sym.field != "_text" && sym.field != "_etext")) {
+      continue;
+    }
+    (sym.field == "_text" ? k->start : k->end) = sym.address;
   }
 }
 

@@ -22,8 +22,10 @@
 #include <map>
 
 #include "base/error.h"
+#include "base/regular_file.h"
 #include "base/thread_name.h"
 #include "base/version.h"
+#include "io/line_reader.h"
 #include "perf/advice.h"
 #include "perf/cpu_list.h"
 #include "perf/events.h"
@@ -33,6 +35,7 @@
 #include "pfstream/online_unwind.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/perf_writer.h"
+#include "pfstream/records.h"
 
 namespace pf {
 
@@ -88,14 +91,16 @@ class SignalGuard {
 };
 
 std::string FirstValue(const char* path, const char* key) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
+  std::string text;
+  if (!ReadRegularFile(path, &text)) return "";
+  LineSplitter lines(text);
+  std::string_view line;
+  while (lines.Next(&line)) {
     if (line.rfind(key, 0) == 0) {
       size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
+      if (colon == std::string_view::npos) continue;
       size_t b = line.find_first_not_of(" \t", colon + 1);
-      return b == std::string::npos ? "" : line.substr(b);
+      return b == std::string_view::npos ? "" : std::string(line.substr(b));
     }
   }
   return "";
@@ -675,18 +680,13 @@ void Recorder::Synthesize() {
 }
 
 void Recorder::CountRecord(std::span<const uint8_t> rec) {
-  uint32_t type;
-  std::memcpy(&type, rec.data(), 4);
   ++report_->records;
-  if (type == PERF_RECORD_SAMPLE) {
+  Record r;
+  if (!RecordView(rec, &r)) return;
+  uint64_t lost;
+  if (r.type == PERF_RECORD_SAMPLE) {
     ++report_->samples;
-  } else if (type == PERF_RECORD_LOST && rec.size() >= 24) {
-    uint64_t lost;  // struct { header; u64 id; u64 lost; sample_id }
-    std::memcpy(&lost, rec.data() + 16, 8);
-    report_->lost += lost;
-  } else if (type == PERF_RECORD_LOST_SAMPLES && rec.size() >= 16) {
-    uint64_t lost;  // struct { header; u64 lost; sample_id }
-    std::memcpy(&lost, rec.data() + 8, 8);
+  } else if (ParseLost(r, &lost)) {
     report_->lost += lost;
   }
 }
@@ -711,9 +711,8 @@ bool Recorder::Pass() {
     for (RingBuffer& ring : rings_) {
       ring.Drain([this](std::span<const uint8_t> rec) {
         CountRecord(rec);
-        uint32_t type;
-        std::memcpy(&type, rec.data(), 4);
-        if (type != PERF_RECORD_SAMPLE) {
+        Record r;
+        if (!RecordView(rec, &r) || r.type != PERF_RECORD_SAMPLE) {
           writer_->WriteRaw(rec);
           return;
         }
@@ -860,10 +859,10 @@ void Recorder::Run() {
     writer_->SetObserver([this](std::span<const uint8_t> rec) {
       if (collector_) collector_->OnRecord(rec);
       // The unwinder follows maps, comms and forks (its samples come through Rewrite).
-      if (rewriter_ && rewriter_mode_ == SampleRewriter::Mode::kUnwind && rec.size() >= 8) {
-        uint32_t type;
-        std::memcpy(&type, rec.data(), 4);
-        if (type != PERF_RECORD_SAMPLE && type < kRecordHeaderAttr) rewriter_->Observe(rec);
+      Record r;
+      if (rewriter_ && rewriter_mode_ == SampleRewriter::Mode::kUnwind && RecordView(rec, &r) &&
+          r.type != PERF_RECORD_SAMPLE && r.type < kRecordHeaderAttr) {
+        rewriter_->Observe(rec);
       }
     });
   }

@@ -7,6 +7,7 @@
 
 #include "base/byte_cursor.h"
 #include "base/error.h"
+#include "pfstream/records.h"
 
 namespace pf {
 
@@ -317,35 +318,27 @@ void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) 
 
 namespace {
 
-// The name of a KSYMBOL record that is one of pf-record's notes (symbolize/embedded.h, and
-// the stream mark): u64 addr, u32 len, u16 type, u16 flags (unregister), then the name; ""
-// for any other record.
-std::string_view NoteName(std::span<const uint8_t> body) {
-  if (body.size() < 17) return {};
-  uint16_t flags;
-  std::memcpy(&flags, body.data() + 14, 2);
-  if (!(flags & 1)) return {};
-  const char* name = reinterpret_cast<const char*>(body.data() + 16);
-  std::string_view n(name, strnlen(name, body.size() - 16));
-  return n.rfind("pf-", 0) == 0 ? n : std::string_view();
+// Whether a KSYMBOL record (its body) is one of pf-record's notes (symbolize/embedded.h, and
+// the stream mark): an unregistering one whose name starts with "pf-".
+bool ParseNote(std::span<const uint8_t> body, KsymbolRecord* note) {
+  Record r;
+  r.type = kRecordKsymbol;
+  r.body = body;
+  return ParseKsymbol(r, note) && note->unregister() && note->name.rfind("pf-", 0) == 0;
 }
 
 }  // namespace
 
 void PerfDataReader::TakeSymbolNote(std::span<const uint8_t> body) {
-  std::string_view n = NoteName(body);
-  if (n.empty()) return;
-  uint64_t addr;
-  uint32_t len;
-  std::memcpy(&addr, body.data(), 8);
-  std::memcpy(&len, body.data() + 8, 4);
-  embedded_.AddNote(addr, len, n);
+  KsymbolRecord note;
+  if (ParseNote(body, &note)) embedded_.AddNote(note.addr, note.len, note.name);
 }
 
 void PerfDataReader::TakeStreamNote(std::span<const uint8_t> body) {
-  std::string_view n = NoteName(body);
-  if (n == kStreamNote) end_promised_ = true;
-  if (n == kStreamEndNote) end_seen_ = true;
+  KsymbolRecord note;
+  if (!ParseNote(body, &note)) return;
+  if (note.name == kStreamNote) end_promised_ = true;
+  if (note.name == kStreamEndNote) end_seen_ = true;
 }
 
 // The records ended at a record boundary: a pipe stream that promised its end note and did
@@ -362,16 +355,10 @@ void PerfDataReader::AtEnd() {
 void PerfDataReader::PrescanEmbedded() {
   uint64_t pos = pos_;
   const uint8_t* base = reinterpret_cast<const uint8_t*>(all_.data());
-  while (end_ - pos >= 8) {
-    uint32_t type;
-    uint16_t size;
-    std::memcpy(&type, base + pos, 4);
-    std::memcpy(&size, base + pos + 6, 2);
-    if (size < 8 || size > end_ - pos) break;
-    if (type == kRecordKsymbol) {
-      TakeSymbolNote(std::span<const uint8_t>(base + pos + 8, size - 8));
-    }
-    pos += size;
+  Record r;
+  while (RecordView(std::span<const uint8_t>(base + pos, end_ - pos), &r)) {
+    if (r.type == kRecordKsymbol) TakeSymbolNote(r.body);
+    pos += 8 + r.body.size();
   }
 }
 
@@ -382,20 +369,11 @@ void PerfDataReader::ParseBuildIds(std::span<const uint8_t> data) {
 void PerfDataReader::ParseBuildIdEntries(std::span<const uint8_t> data,
                                          std::vector<BuildId>* out) {
   size_t pos = 0;
-  while (data.size() - pos >= 8 + 4 + 24) {
-    uint16_t misc, size;
-    std::memcpy(&misc, data.data() + pos + 4, 2);
-    std::memcpy(&size, data.data() + pos + 6, 2);
-    if (size < 8 + 4 + 24 || size > data.size() - pos) return;
-    BuildId b;
-    std::memcpy(&b.pid, data.data() + pos + 8, 4);
-    const uint8_t* id = data.data() + pos + 12;
-    size_t id_len = (misc & (1 << 15)) ? std::min<size_t>(id[20], 20) : 20;
-    b.id.assign(reinterpret_cast<const char*>(id), id_len);
-    const char* name = reinterpret_cast<const char*>(data.data() + pos + 36);
-    b.path.assign(name, strnlen(name, size - 36));
+  Record r;
+  BuildId b;
+  while (RecordView(data.subspan(pos), &r) && ParseBuildIdRecord(r, &b)) {
     out->push_back(std::move(b));
-    pos += size;
+    pos += 8 + r.body.size();
   }
 }
 

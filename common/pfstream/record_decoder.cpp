@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "pfstream/records.h"
+
 namespace pf {
 
 RecordDecoder::RecordDecoder() {
@@ -13,11 +15,9 @@ RecordDecoder::RecordDecoder() {
 RecordDecoder::~RecordDecoder() = default;
 
 bool RecordDecoder::Decode(std::span<const uint8_t> rec, Record* r) {
-  if (rec.size() < 8) return false;
-  uint32_t type;
-  uint16_t misc;
-  std::memcpy(&type, rec.data(), 4);
-  std::memcpy(&misc, rec.data() + 4, 2);
+  Record view;
+  if (!RecordView(rec, &view)) return false;
+  const uint32_t type = view.type;
   if (!reader_) {
     if (type == kRecordHeaderAttr) {
       headers_.append(reinterpret_cast<const char*>(rec.data()), rec.size());
@@ -33,9 +33,9 @@ bool RecordDecoder::Decode(std::span<const uint8_t> rec, Record* r) {
   copy_.resize((rec.size() + 7) / 8);
   std::memcpy(copy_.data(), rec.data(), rec.size());
   r->type = type;
-  r->misc = misc;
+  r->misc = view.misc;
   r->body = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(copy_.data()) + 8,
-                                     rec.size() - 8);
+                                     view.body.size());
   return true;
 }
 

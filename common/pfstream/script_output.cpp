@@ -10,6 +10,8 @@
 #include "base/error.h"
 #include "base/prefetch.h"
 #include "base/teardown.h"
+#include "pfstream/records.h"
+#include "symbolize/elf_image.h"
 
 namespace pf {
 
@@ -391,10 +393,18 @@ class Printer {
     // The sample-id prefix, printed as for a sample of the event (perf_sample__fprintf_start).
     ScriptFields f = ResolveFields(o_, *attr, &warnings_);
     // As perf: the comm is that of the thread the record is about (after the record).
+    CommRecord c;
+    ForkRecord fork;
+    MmapRecord mm;
     uint32_t rec_pid = 0, rec_tid = 0;
-    if (r.body.size() >= 16) {
-      std::memcpy(&rec_pid, r.body.data(), 4);
-      std::memcpy(&rec_tid, r.body.data() + (r.type == kRecordFork || r.type == kRecordExit ? 8 : 4), 4);
+    if (r.type == kRecordComm && ParseComm(r, &c)) {
+      rec_pid = c.pid, rec_tid = c.tid;
+    } else if (task && r.type != kRecordComm && ParseFork(r, &fork)) {
+      rec_pid = fork.pid, rec_tid = fork.tid;
+    } else if (mmap && ParseMmap(r, &mm)) {
+      rec_pid = mm.pid, rec_tid = mm.tid;
+    } else {
+      return;  // cut short: the replay skipped it too
     }
     std::string_view comm = session_.Comm(rec_pid, rec_tid);
     if (f.comm) {
@@ -414,60 +424,41 @@ class Printer {
     }
     if (f.cpu) AppendF(&line_, "[%03u] ", id.cpu);
     if (f.time) AppendTime(&line_, RelativeTime(id.time), f.ns);
-    const uint8_t* b = r.body.data();
-    size_t n = r.body.size();
-    auto u32 = [&](size_t at) {
-      uint32_t v = 0;
-      if (at + 4 <= n) std::memcpy(&v, b + at, 4);
-      return v;
-    };
-    auto u64 = [&](size_t at) {
-      uint64_t v = 0;
-      if (at + 8 <= n) std::memcpy(&v, b + at, 8);
-      return v;
-    };
-    auto cstr = [&](size_t at) {
-      return at < n ? std::string(reinterpret_cast<const char*>(b + at),
-                                  strnlen(reinterpret_cast<const char*>(b + at), n - at))
-                    : std::string();
-    };
-    int32_t pid = static_cast<int32_t>(u32(0));
-    int32_t tid = static_cast<int32_t>(u32(4));
     switch (r.type) {
       case kRecordComm:
-        AppendF(&line_, "PERF_RECORD_COMM%s: %s:%d/%d\n", (r.misc & (1 << 13)) ? " exec" : "",
-                cstr(8).c_str(), pid, tid);
+        AppendF(&line_, "PERF_RECORD_COMM%s: %.*s:%d/%d\n", c.exec ? " exec" : "",
+                static_cast<int>(c.comm.size()), c.comm.data(), static_cast<int32_t>(c.pid),
+                static_cast<int32_t>(c.tid));
         break;
       case kRecordFork:
-      case kRecordExit:  // pid, ppid, tid, ptid
+      case kRecordExit:
         AppendF(&line_, "PERF_RECORD_%s(%d:%d):(%d:%d)\n",
-                r.type == kRecordFork ? "FORK" : "EXIT", pid, static_cast<int32_t>(u32(8)),
-                tid, static_cast<int32_t>(u32(12)));
+                r.type == kRecordFork ? "FORK" : "EXIT", static_cast<int32_t>(fork.pid),
+                static_cast<int32_t>(fork.tid), static_cast<int32_t>(fork.ppid),
+                static_cast<int32_t>(fork.ptid));
         break;
       case kRecordMmap:
-        AppendF(&line_, "PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
-                pid, tid, u64(8), u64(16), u64(24), (r.misc & (1 << 13)) ? 'r' : 'x',
-                cstr(32).c_str());
+        AppendF(&line_,
+                "PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %.*s\n",
+                static_cast<int32_t>(mm.pid), static_cast<int32_t>(mm.tid), mm.start, mm.len,
+                mm.pgoff, (r.misc & (1 << 13)) ? 'r' : 'x', static_cast<int>(mm.filename.size()),
+                mm.filename.data());
         break;
       default: {  // MMAP2
-        uint32_t prot = u32(56), flags = u32(60);
-        char perms[5] = {(prot & 1) ? 'r' : '-', (prot & 2) ? 'w' : '-', (prot & 4) ? 'x' : '-',
-                         (flags & 1) ? 's' : 'p', 0};  // PROT_READ/WRITE/EXEC, MAP_SHARED
-        if (r.misc & (1 << 14)) {  // PERF_RECORD_MISC_MMAP_BUILD_ID
-          static const char kHex[] = "0123456789abcdef";
-          std::string hex;
-          size_t len = n > 32 ? std::min<size_t>(b[32], 20) : 0;
-          for (size_t i = 0; i < len && 36 + i < n; ++i) {
-            hex += kHex[b[36 + i] >> 4];
-            hex += kHex[b[36 + i] & 15];
-          }
+        char perms[5] = {(mm.prot & 1) ? 'r' : '-', (mm.prot & 2) ? 'w' : '-',
+                         (mm.prot & 4) ? 'x' : '-', (mm.flags & 1) ? 's' : 'p',
+                         0};  // PROT_READ/WRITE/EXEC, MAP_SHARED
+        const int name_size = static_cast<int>(mm.filename.size());
+        if (mm.has_build_id) {
           AppendF(&line_, "PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64
-                  " <%s>]: %s %s\n", pid, tid, u64(8), u64(16), u64(24), hex.c_str(), perms,
-                  cstr(64).c_str());
+                  " <%s>]: %s %.*s\n", static_cast<int32_t>(mm.pid), static_cast<int32_t>(mm.tid),
+                  mm.start, mm.len, mm.pgoff, elf::Hex(mm.build_id).c_str(), perms, name_size,
+                  mm.filename.data());
         } else {
           AppendF(&line_, "PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64
-                  " %02x:%02x %" PRIu64 " %" PRIu64 "]: %s %s\n", pid, tid, u64(8), u64(16),
-                  u64(24), u32(32), u32(36), u64(40), u64(48), perms, cstr(64).c_str());
+                  " %02x:%02x %" PRIu64 " %" PRIu64 "]: %s %.*s\n", static_cast<int32_t>(mm.pid),
+                  static_cast<int32_t>(mm.tid), mm.start, mm.len, mm.pgoff, mm.maj, mm.min, mm.ino,
+                  mm.ino_generation, perms, name_size, mm.filename.data());
         }
         break;
       }

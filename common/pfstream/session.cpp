@@ -1,6 +1,7 @@
 #include "pfstream/session.h"
 
 #include "base/thread_name.h"
+#include "pfstream/records.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_info.h"
@@ -27,7 +28,6 @@ namespace {
 constexpr uint16_t kCpuModeMask = 7;
 constexpr uint16_t kCpuModeKernel = 1;
 constexpr uint16_t kCpuModeGuestKernel = 4;
-constexpr uint16_t kMiscMmapBuildId = 1 << 14;
 constexpr uint32_t kKernelPid = 0xffffffffu;
 
 // "[nf_conntrack]" or "/lib/modules/.../nf_conntrack.ko" -> "nf_conntrack" (perf shows
@@ -47,33 +47,9 @@ std::string ModuleName(std::string_view path) {
   return name;
 }
 
-bool ReadU32(std::span<const uint8_t> b, size_t off, uint32_t* v) {
-  if (off + 4 > b.size()) return false;
-  std::memcpy(v, b.data() + off, 4);
-  return true;
-}
-bool ReadU64(std::span<const uint8_t> b, size_t off, uint64_t* v) {
-  if (off + 8 > b.size()) return false;
-  std::memcpy(v, b.data() + off, 8);
-  return true;
-}
-std::string ReadCString(std::span<const uint8_t> b, size_t off) {
-  if (off >= b.size()) return {};
-  const char* p = reinterpret_cast<const char*>(b.data() + off);
-  return std::string(p, strnlen(p, b.size() - off));
-}
 // How a Session opens DWARF (as perf names functions; lines only when asked for).
 DwarfInfo::Options DwarfOptions(bool srcline) {
   return {.demangle = true, .lines = srcline, .store_later = true, .keep_locations = true};
-}
-std::string Hex(std::string_view bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char c : bytes) {
-    hex += kHex[c >> 4];
-    hex += kHex[c & 15];
-  }
-  return hex;
 }
 
 }  // namespace
@@ -305,7 +281,7 @@ std::string Session::BuildIdOf(const PerfDataReader& reader, const std::string& 
   if (build_ids_seen_ != reader.build_ids().size()) {
     for (size_t i = build_ids_seen_; i < reader.build_ids().size(); ++i) {
       const auto& b = reader.build_ids()[i];
-      build_id_by_path_[b.path] = Hex(b.id);
+      build_id_by_path_[b.path] = elf::Hex(b.id);
     }
     build_ids_seen_ = reader.build_ids().size();
   }
@@ -314,21 +290,18 @@ std::string Session::BuildIdOf(const PerfDataReader& reader, const std::string& 
 }
 
 void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
-  auto b = r.body;
   switch (r.type) {
     case kRecordComm: {
-      uint32_t pid, tid;
-      if (!ReadU32(b, 0, &pid) || !ReadU32(b, 4, &tid)) return;
-      comms_[tid] = ReadCString(b, 8);
-      if (pid != tid && !comms_.count(pid)) comms_[pid] = comms_[tid];
+      CommRecord c;
+      if (!ParseComm(r, &c)) return;
+      comms_[c.tid] = std::string(c.comm);
+      if (c.pid != c.tid && !comms_.count(c.pid)) comms_[c.pid] = comms_[c.tid];
       return;
     }
     case kRecordFork: {
-      uint32_t pid, ppid, tid, ptid;
-      if (!ReadU32(b, 0, &pid) || !ReadU32(b, 4, &ppid) || !ReadU32(b, 8, &tid) ||
-          !ReadU32(b, 12, &ptid)) {
-        return;
-      }
+      ForkRecord f;
+      if (!ParseFork(r, &f)) return;
+      const uint32_t pid = f.pid, ppid = f.ppid, tid = f.tid, ptid = f.ptid;
       auto parent_comm = comms_.find(ptid);
       if (parent_comm != comms_.end()) comms_[tid] = parent_comm->second;
       // A new process starts with its parent's maps, except for the FORK records perf
@@ -352,8 +325,9 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
     case kRecordExit: {
       // A process whose every thread has exited is forgotten (with ForgetExited): a shell
       // script's thousands of short-lived commands do not keep their maps.
-      uint32_t pid, tid;
-      if (!forget_exited_ || !ReadU32(b, 0, &pid) || !ReadU32(b, 8, &tid)) return;
+      ForkRecord e;
+      if (!forget_exited_ || !ParseFork(r, &e)) return;
+      const uint32_t pid = e.pid, tid = e.tid;
       auto p = procs_.find(pid);
       if (p == procs_.end()) return;
       std::vector<uint32_t>& live = p->second->threads;
@@ -364,41 +338,18 @@ void Session::OnRecord(const PerfDataReader& reader, const Record& r) {
       return;
     }
     case kRecordHeaderBuildId: {  // (delivered in file mode: perf inject -b)
-      std::string entry(8, '\0');
-      uint16_t size = static_cast<uint16_t>(std::min<size_t>(8 + b.size(), UINT16_MAX));
-      std::memcpy(entry.data() + 4, &r.misc, 2);
-      std::memcpy(entry.data() + 6, &size, 2);
-      entry.append(reinterpret_cast<const char*>(b.data()), size - 8);
-      std::vector<PerfDataReader::BuildId> ids;
-      PerfDataReader::ParseBuildIdEntries(
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(entry.data()), entry.size()),
-          &ids);
-      for (const PerfDataReader::BuildId& id : ids) build_id_by_path_[id.path] = Hex(id.id);
+      PerfDataReader::BuildId id;
+      if (ParseBuildIdRecord(r, &id)) build_id_by_path_[id.path] = elf::Hex(id.id);
       return;
     }
     case kRecordMmap:
     case kRecordMmap2: {
-      uint32_t pid, tid;
-      uint64_t start, len, pgoff;
-      if (!ReadU32(b, 0, &pid) || !ReadU32(b, 4, &tid) || !ReadU64(b, 8, &start) ||
-          !ReadU64(b, 16, &len) || !ReadU64(b, 24, &pgoff)) {
-        return;
-      }
-      MapEntry m{start, start + len, pgoff, {}, {}};
-      std::string build_id;
-      size_t name_at = 32;
-      if (r.type == kRecordMmap2) {
-        // maj, min, ino, ino_generation (24 bytes) or build_id_size, 3 reserved, build_id[20];
-        // then prot and flags (8 bytes).
-        if (r.misc & kMiscMmapBuildId) {
-          if (b.size() > 36) {
-            size_t n = std::min<size_t>({b[32], 20, b.size() - 36});
-            build_id = Hex(std::string_view(reinterpret_cast<const char*>(b.data()) + 36, n));
-          }
-        }
-        name_at = 32 + 24 + 8;
-      }
-      std::string path = ReadCString(b, name_at);
+      MmapRecord mm;
+      if (!ParseMmap(r, &mm)) return;
+      const uint32_t pid = mm.pid;
+      MapEntry m{mm.start, mm.start + mm.len, mm.pgoff, {}, {}};
+      std::string build_id = mm.has_build_id ? elf::Hex(mm.build_id) : std::string();
+      std::string path(mm.filename);
       if (build_id.empty()) build_id = BuildIdOf(reader, path);
       uint16_t mode = r.misc & kCpuModeMask;
       const bool kernel =

@@ -217,23 +217,25 @@ class ElfImage {
     return rela ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel);
   }
 
-  /// The NT_GNU_BUILD_ID note's bytes in hex, from SHT_NOTE sections (PT_NOTE segments when
-  /// the file has no section headers).
-  std::string BuildId() const {
+  /// The NT_GNU_BUILD_ID note's bytes, from SHT_NOTE sections (PT_NOTE segments when the
+  /// file has no section headers); empty when there is none. A view of the file's bytes.
+  std::string_view BuildIdBytes() const {
     for (const Section& s : sections_) {
       if (s.type != SHT_NOTE) continue;
-      std::string id = NoteBuildId(SectionData(s));
+      std::string_view id = NoteBuildId(SectionData(s));
       if (!id.empty()) return id;
     }
     if (sections_.empty()) {
       for (const ProgramHeader& p : segments_) {
         if (p.type != PT_NOTE) continue;
-        std::string id = NoteBuildId(Slice(bytes_->data(), p.offset, p.filesz));
+        std::string_view id = NoteBuildId(Slice(bytes_->data(), p.offset, p.filesz));
         if (!id.empty()) return id;
       }
     }
     return {};
   }
+  /// The same in hex.
+  std::string BuildId() const { return Hex(BuildIdBytes()); }
 
   /// The file name in .gnu_debuglink ("" when absent).
   std::string Debuglink() const {
@@ -246,7 +248,7 @@ class ElfImage {
  private:
   ElfImage() = default;
 
-  static std::string NoteBuildId(std::string_view notes) {
+  static std::string_view NoteBuildId(std::string_view notes) {
     uint64_t pos = 0;
     while (pos + 12 <= notes.size()) {
       uint32_t namesz = 0, descsz = 0, type = 0;
@@ -259,7 +261,7 @@ class ElfImage {
       if (desc_at > notes.size() || notes.size() - desc_at < descsz) return {};
       if (type == NT_GNU_BUILD_ID && namesz == 4 &&
           notes.substr(name_at, 4) == std::string_view("GNU\0", 4) && descsz > 0) {
-        return Hex(notes.substr(desc_at, descsz));
+        return notes.substr(desc_at, descsz);
       }
       pos = next;
     }

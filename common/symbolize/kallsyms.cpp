@@ -26,32 +26,11 @@ namespace {
 constexpr size_t kMaxName = 513;
 constexpr size_t kNone = std::string_view::npos;
 
-struct Line {
-  uint64_t address = 0;
-  char type = 0;
-  std::string_view field;  // name, with "\t[module]" when there is one
-};
-
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-// One kallsyms line; false when it is not "HEX TYPE NAME".
-bool ParseLine(std::string_view line, Line* out) {
-  size_t i = 0;
-  uint64_t address = 0;
-  while (i < line.size() && HexDigit(line[i]) >= 0) {
-    address = address << 4 | static_cast<uint64_t>(HexDigit(line[i]));
-    ++i;
-  }
-  if (i == 0 || i + 2 >= line.size() || line[i] != ' ' || line[i + 2] != ' ') return false;
-  out->address = address;
-  out->type = line[i + 1];
-  out->field = line.substr(i + 3, kMaxName);
-  return true;
 }
 
 // The start of the line holding text[pos] (pos <= size). Searched back in growing windows:
@@ -99,8 +78,8 @@ void ForEachLine(std::string_view text, Fn&& fn) {
   size_t pos = 0;
   while (pos < text.size()) {
     size_t next;
-    Line line;
-    if (ParseLine(LineAt(text, pos, &next), &line)) fn(line);
+    KallsymsLine line;
+    if (ParseKallsymsLine(LineAt(text, pos, &next), &line)) fn(line);
     pos = next;
   }
 }
@@ -110,7 +89,7 @@ bool KeptType(char type) {
   return t == 'T' || t == 'W' || t == 'D' || t == 'B';
 }
 
-bool Kept(const Line& line) {
+bool Kept(const KallsymsLine& line) {
   return KeptType(line.type) && !line.field.empty() && line.field[0] != '$';
 }
 
@@ -124,13 +103,27 @@ uint64_t PageAfter(uint64_t start) { return ((start + 4096) + 4095) & ~uint64_t{
 
 }  // namespace
 
+bool ParseKallsymsLine(std::string_view line, KallsymsLine* out) {
+  size_t i = 0;
+  uint64_t address = 0;
+  while (i < line.size() && HexDigit(line[i]) >= 0) {
+    address = address << 4 | static_cast<uint64_t>(HexDigit(line[i]));
+    ++i;
+  }
+  if (i == 0 || i + 2 >= line.size() || line[i] != ' ' || line[i + 2] != ' ') return false;
+  out->address = address;
+  out->type = line[i + 1];
+  out->field = line.substr(i + 3, kMaxName);
+  return true;
+}
+
 void KernelSymbols::BuildTable(size_t from) {
   std::string_view all = text_;
   std::string_view part = all.substr(from);
   std::vector<TableSymbol> table;
   std::vector<std::string_view> fields;
   bool any_address = false;
-  ForEachLine(part, [&](const Line& line) {
+  ForEachLine(part, [&](const KallsymsLine& line) {
     if (line.address != 0) any_address = true;
     if (!Kept(line)) return;
     uint32_t id = static_cast<uint32_t>(fields.size());
@@ -193,25 +186,25 @@ KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::st
   // Its first and last lines with an address, the first kept symbol, and a spot check of
   // the order at 64 places: any doubt, and the whole text is parsed.
   auto lazy = [&]() {
-    Line line, first, last;
+    KallsymsLine line, first, last;
     size_t next;
     bool have_first = false, have_last = false;
     for (size_t p = 0; p < core_end && !k.core_kept_; p = next) {
-      if (!ParseLine(LineAt(text, p, &next), &line)) continue;
+      if (!ParseKallsymsLine(LineAt(text, p, &next), &line)) continue;
       if (!have_first) first = line, have_first = true;
       k.core_kept_ = Kept(line);
     }
     if (!k.core_kept_) return false;
     for (size_t p = core_end; p > 0 && !have_last;) {
       p = LineStart(text, p - 1);
-      have_last = ParseLine(LineAt(text, p, &next), &last);
+      have_last = ParseKallsymsLine(LineAt(text, p, &next), &last);
     }
     if (!have_last || (first.address == 0 && last.address == 0)) return false;
     uint64_t previous = first.address;
     constexpr size_t kProbes = 64;
     for (size_t i = 1; i < kProbes; ++i) {
       size_t p = LineStart(text, core_end / kProbes * i);
-      if (!ParseLine(LineAt(text, p, &next), &line)) continue;
+      if (!ParseKallsymsLine(LineAt(text, p, &next), &line)) continue;
       if (line.address < previous) return false;
       previous = line.address;
     }
@@ -227,11 +220,11 @@ KernelSymbols KernelSymbols::FromText(std::shared_ptr<const void> owner, std::st
   // The table must start above the core's last kept symbol, as in the whole parse.
   if (!k.symbols_.empty()) {
     size_t next;
-    Line line;
+    KallsymsLine line;
     uint64_t last_kept = 0;
     for (size_t p = core_end; p > 0;) {
       p = LineStart(text, p - 1);
-      if (ParseLine(LineAt(text, p, &next), &line) && Kept(line)) {
+      if (ParseKallsymsLine(LineAt(text, p, &next), &line) && Kept(line)) {
         last_kept = line.address;
         break;
       }
@@ -329,12 +322,12 @@ bool KernelSymbols::LookupCore(uint64_t ip, Hit* hit) const {
   std::string_view text = text_;
   // The last line with an address at or below ip (lines that do not parse are passed over).
   size_t lo = 0, hi = core_end_, best = kNone, next = 0;
-  Line line;
+  KallsymsLine line;
   while (lo < hi) {
     size_t mid = std::max(lo, LineStart(text, lo + (hi - lo) / 2));
     size_t p = mid;
     bool found = false;
-    while (p < hi && !(found = ParseLine(LineAt(text, p, &next), &line))) p = next;
+    while (p < hi && !(found = ParseKallsymsLine(LineAt(text, p, &next), &line))) p = next;
     if (!found || line.address > ip) {
       hi = mid;
     } else {
@@ -344,9 +337,9 @@ bool KernelSymbols::LookupCore(uint64_t ip, Hit* hit) const {
   }
   if (best == kNone) return false;
   // Back to the last kept symbol at or below it: the last alias, the one perf keeps.
-  Line kept;
+  KallsymsLine kept;
   size_t at = best;
-  while (!(ParseLine(LineAt(text, at, &next), &kept) && Kept(kept))) {
+  while (!(ParseKallsymsLine(LineAt(text, at, &next), &kept) && Kept(kept))) {
     if (at == 0) return false;
     at = LineStart(text, at - 1);
   }
@@ -354,16 +347,18 @@ bool KernelSymbols::LookupCore(uint64_t ip, Hit* hit) const {
   uint64_t end = 0;
   bool found = false;
   for (size_t p = next; p < core_end_ && !found; p = next)
-    found = ParseLine(LineAt(text, p, &next), &line) && Kept(line);
+    found = ParseKallsymsLine(LineAt(text, p, &next), &line) && Kept(line);
   // perf takes a name with a bracket for a module's, which changes how the symbols around it
   // end (and which alias wins). No kernel names its own symbols so; if one does, the whole
   // parse answers.
-  auto bracket = [](const Line& l) { return l.field.find('[') != std::string_view::npos; };
+  auto bracket = [](const KallsymsLine& l) {
+    return l.field.find('[') != std::string_view::npos;
+  };
   bool odd = bracket(kept) || (found && bracket(line));
   for (size_t p = at; p > 0 && !odd;) {  // the aliases before it
-    Line alias;
+    KallsymsLine alias;
     p = LineStart(text, p - 1);
-    if (!ParseLine(LineAt(text, p, &next), &alias)) continue;
+    if (!ParseKallsymsLine(LineAt(text, p, &next), &alias)) continue;
     if (alias.address != kept.address) break;
     odd = Kept(alias) && bracket(alias);
   }
@@ -406,7 +401,7 @@ bool KernelSymbols::Lookup(uint64_t ip, Hit* hit) const {
 
 bool KernelSymbols::AddressOf(std::string_view name, uint64_t* address) const {
   bool found = false;
-  ForEachLine(text_, [&](const Line& line) {
+  ForEachLine(text_, [&](const KallsymsLine& line) {
     if (found) return;
     std::string_view n = line.field.substr(0, line.field.find('\t'));
     if (n == name) {

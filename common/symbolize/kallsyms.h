@@ -28,6 +28,16 @@
 
 namespace pf {
 
+/// One line of kallsyms text: "ADDRESS TYPE NAME[\t[MODULE]]".
+struct KallsymsLine {
+  uint64_t address = 0;
+  char type = 0;
+  std::string_view field;  ///< the name, with "\t[module]" when there is one (at most 513 bytes)
+};
+/// Parses one line (without its newline); false when it is not "HEX TYPE NAME". The one
+/// kallsyms parser: KernelSymbols reads every line through it, pf-record's _text/_etext too.
+bool ParseKallsymsLine(std::string_view line, KallsymsLine* out);
+
 class KernelSymbols {
  public:
   /// An empty table.

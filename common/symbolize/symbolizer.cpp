@@ -10,7 +10,9 @@
 #include <system_error>
 
 #include "base/error.h"
+#include "base/regular_file.h"
 #include "base/thread_name.h"
+#include "io/line_reader.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/embedded.h"
@@ -37,11 +39,13 @@ std::string ReadLink(const std::string& path) {
 
 // The innermost pid of `pid` (its pid inside its own pid namespace), from /proc/PID/status.
 uint32_t NamespacePid(uint32_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
+  std::string status;
+  if (!ReadRegularFile("/proc/" + std::to_string(pid) + "/status", &status)) return pid;
+  LineSplitter lines(status);
+  std::string_view line;
+  while (lines.Next(&line)) {
     if (!StartsWith(line, "NSpid:")) continue;
-    std::istringstream fields(line.substr(6));
+    std::istringstream fields{std::string(line.substr(6))};
     uint32_t last = pid, v;
     while (fields >> v) last = v;
     return last;
@@ -53,12 +57,14 @@ uint32_t NamespacePid(uint32_t pid) {
 std::string OwnVdsoImage() {
   uintptr_t start = getauxval(AT_SYSINFO_EHDR);
   if (start == 0) return {};
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find("[vdso]") == std::string::npos) continue;
+  std::string maps;
+  if (!ReadRegularFile("/proc/self/maps", &maps)) return {};
+  LineSplitter lines(maps);
+  std::string_view line;
+  while (lines.Next(&line)) {
+    if (line.find("[vdso]") == std::string_view::npos) continue;
     uint64_t lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2) return {};
+    if (std::sscanf(std::string(line).c_str(), "%lx-%lx", &lo, &hi) != 2) return {};
     if (start < lo || start >= hi) return {};
     return std::string(reinterpret_cast<const char*>(start), hi - start);
   }

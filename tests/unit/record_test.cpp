@@ -23,7 +23,10 @@
 #include "perf/proc.h"
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
+#include "symbolize/elf_image.h"
+#include "symbolize/kallsyms.h"
 #include "pfstream/perf_data.h"
+#include "pfstream/records.h"
 #include "pfstream/script_output.h"
 #include "test_util.h"
 #include "pfstream/perf_writer.h"
@@ -251,11 +254,28 @@ TEST(RecordProc, KernelText) {
   KernelText hidden = ParseKernelText("0000000000000000 T _text\n0000000000000000 T _etext\n");
   EXPECT_FALSE(hidden.visible());
   EXPECT_EQ(hidden.end, 0u);
+  // A module's symbol of the same name is not the kernel's; lines end with \r\n or none.
+  KernelText crlf = ParseKernelText(
+      "ffffffffc0000000 t _text\t[mod]\r\n"
+      "ffffffff81000000 T _text\r\n"
+      "ffffffff8220bb08 T _etext");
+  EXPECT_EQ(crlf.start, 0xffffffff81000000u);
+  EXPECT_EQ(crlf.end, 0xffffffff8220bb08u);
+  // The same parser as the kernel's symbol table.
+  KallsymsLine line;
+  ASSERT_TRUE(ParseKallsymsLine("ffffffffc0000000 t name\t[mod]", &line));
+  EXPECT_EQ(line.address, 0xffffffffc0000000u);
+  EXPECT_EQ(line.type, 't');
+  EXPECT_EQ(line.field, "name\t[mod]");
+  EXPECT_FALSE(ParseKallsymsLine("ffffffffc0000000 t", &line));
+  EXPECT_FALSE(ParseKallsymsLine("zz t name", &line));
 }
 
 TEST(RecordProc, BuildIdsAndThreads) {
   std::string self = ReadElfBuildId("/proc/self/exe");
   EXPECT_EQ(self.size(), 20u) << "the test binary should carry a GNU build-id (ld --build-id)";
+  // The one ELF reader's answer, as the symbolizer reads it.
+  EXPECT_EQ(elf::Hex(self), elf::ElfImage::Open("/proc/self/exe")->BuildId());
   EXPECT_EQ(ReadElfBuildId("/proc/self/status"), "");
   EXPECT_EQ(ReadElfBuildId("/nonexistent"), "");
   std::vector<int> tids = ListThreads(getpid());
@@ -472,21 +492,31 @@ TEST(RecordWriter, StreamReadsBackWithPerfDataReader) {
   // The kernel map.
   const Record& kmap = records[1];
   EXPECT_EQ(kmap.misc, PERF_RECORD_MISC_KERNEL);
-  uint64_t start, pgoff;
-  std::memcpy(&start, kmap.body.data() + 8, 8);
-  std::memcpy(&pgoff, kmap.body.data() + 24, 8);
-  EXPECT_EQ(start, 0xffffffff81000000ull);
-  EXPECT_EQ(pgoff, start);
-  EXPECT_STREQ(reinterpret_cast<const char*>(kmap.body.data()) + 32, "[kernel.kallsyms]_text");
+  MmapRecord km;
+  ASSERT_TRUE(ParseMmap(kmap, &km));
+  EXPECT_FALSE(km.mmap2);
+  EXPECT_EQ(km.pid, 0xffffffffu);
+  EXPECT_EQ(km.start, 0xffffffff81000000ull);
+  EXPECT_EQ(km.len, 0x120bb08u);
+  EXPECT_EQ(km.pgoff, km.start);
+  EXPECT_EQ(km.filename, "[kernel.kallsyms]_text");
+
+  // FORK: pid, ppid, tid, ptid.
+  ForkRecord fork;
+  ASSERT_TRUE(ParseFork(records[2], &fork));
+  EXPECT_EQ(fork.pid, 100u);
+  EXPECT_EQ(fork.ppid, 100u);
+  EXPECT_EQ(fork.tid, 101u);
+  EXPECT_EQ(fork.ptid, 100u);
 
   // COMM: pid, tid, name; its sample_id carries the thread.
   const Record& comm = records[3];
-  uint32_t pid, tid;
-  std::memcpy(&pid, comm.body.data(), 4);
-  std::memcpy(&tid, comm.body.data() + 4, 4);
-  EXPECT_EQ(pid, 100u);
-  EXPECT_EQ(tid, 101u);
-  EXPECT_STREQ(reinterpret_cast<const char*>(comm.body.data()) + 8, "worker");
+  CommRecord c;
+  ASSERT_TRUE(ParseComm(comm, &c));
+  EXPECT_EQ(c.pid, 100u);
+  EXPECT_EQ(c.tid, 101u);
+  EXPECT_EQ(c.comm, "worker");
+  EXPECT_FALSE(c.exec);
   SampleId sid;
   ASSERT_TRUE(r.ParseSampleId(comm, &sid));
   EXPECT_EQ(sid.pid, 100u);
@@ -497,12 +527,17 @@ TEST(RecordWriter, StreamReadsBackWithPerfDataReader) {
   // MMAP2 with a build-id.
   const Record& mm = records[4];
   EXPECT_TRUE(mm.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
-  EXPECT_EQ(mm.body[32], 20);  // build_id_size
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(mm.body.data()) + 36, 20), m.build_id);
-  uint32_t prot;
-  std::memcpy(&prot, mm.body.data() + 56, 4);
-  EXPECT_EQ(prot, 5u);
-  EXPECT_STREQ(reinterpret_cast<const char*>(mm.body.data()) + 64, "/usr/bin/prog");
+  MmapRecord m2;
+  ASSERT_TRUE(ParseMmap(mm, &m2));
+  EXPECT_TRUE(m2.mmap2);
+  EXPECT_TRUE(m2.has_build_id);
+  EXPECT_EQ(m2.build_id, m.build_id);
+  EXPECT_EQ(m2.start, 0x400000u);
+  EXPECT_EQ(m2.len, 0x1000u);
+  EXPECT_EQ(m2.pgoff, 0x1000u);
+  EXPECT_EQ(m2.prot, 5u);
+  EXPECT_EQ(m2.flags, 2u);
+  EXPECT_EQ(m2.filename, "/usr/bin/prog");
 
   // The sample.
   Sample smp;
@@ -515,6 +550,72 @@ TEST(RecordWriter, StreamReadsBackWithPerfDataReader) {
   ASSERT_EQ(smp.callchain.size(), 3u);
   EXPECT_EQ(smp.callchain[0], kContextUser);
   EXPECT_EQ(smp.callchain[2], 0x400456u);
+}
+
+// A record of `type` whose body is `body`.
+Record RecordOf(uint32_t type, const std::vector<uint8_t>& body, uint16_t misc = 0) {
+  Record r;
+  r.type = type;
+  r.misc = misc;
+  r.body = std::span<const uint8_t>(body);
+  return r;
+}
+
+TEST(RecordParsers, RefuseBodiesShorterThanTheirFixedFields) {
+  std::vector<uint8_t> body(80, 0);
+  CommRecord c;
+  ForkRecord f;
+  MmapRecord m;
+  uint64_t lost;
+  KsymbolRecord k;
+  PerfDataReader::BuildId b;
+  // Long enough: the strings run to the end when they have no NUL.
+  std::vector<uint8_t> comm = {1, 0, 0, 0, 2, 0, 0, 0, 'a', 'b'};
+  ASSERT_TRUE(ParseComm(RecordOf(kRecordComm, comm, 1 << 13), &c));
+  EXPECT_EQ(c.comm, "ab");
+  EXPECT_TRUE(c.exec);
+  EXPECT_TRUE(ParseFork(RecordOf(kRecordExit, std::vector<uint8_t>(16, 0)), &f));
+  EXPECT_TRUE(ParseMmap(RecordOf(kRecordMmap, std::vector<uint8_t>(32, 0)), &m));
+  EXPECT_EQ(m.filename, "");
+  EXPECT_TRUE(ParseMmap(RecordOf(kRecordMmap2, std::vector<uint8_t>(64, 0)), &m));
+  EXPECT_TRUE(ParseLost(RecordOf(kRecordLost, std::vector<uint8_t>(16, 0)), &lost));
+  EXPECT_TRUE(ParseLost(RecordOf(kRecordLostSamples, std::vector<uint8_t>(8, 0)), &lost));
+  EXPECT_TRUE(ParseKsymbol(RecordOf(kRecordKsymbol, std::vector<uint8_t>(16, 0)), &k));
+  EXPECT_TRUE(ParseBuildIdRecord(RecordOf(kRecordHeaderBuildId, std::vector<uint8_t>(28, 0)), &b));
+  // One byte short.
+  EXPECT_FALSE(ParseComm(RecordOf(kRecordComm, std::vector<uint8_t>(7, 0)), &c));
+  EXPECT_FALSE(ParseFork(RecordOf(kRecordFork, std::vector<uint8_t>(15, 0)), &f));
+  EXPECT_FALSE(ParseMmap(RecordOf(kRecordMmap, std::vector<uint8_t>(31, 0)), &m));
+  EXPECT_FALSE(ParseMmap(RecordOf(kRecordMmap2, std::vector<uint8_t>(63, 0)), &m));
+  EXPECT_FALSE(ParseLost(RecordOf(kRecordLost, std::vector<uint8_t>(15, 0)), &lost));
+  EXPECT_FALSE(ParseLost(RecordOf(kRecordLostSamples, std::vector<uint8_t>(7, 0)), &lost));
+  EXPECT_FALSE(ParseLost(RecordOf(kRecordComm, body), &lost));  // not a LOST record
+  EXPECT_FALSE(ParseKsymbol(RecordOf(kRecordKsymbol, std::vector<uint8_t>(15, 0)), &k));
+  EXPECT_FALSE(
+      ParseBuildIdRecord(RecordOf(kRecordHeaderBuildId, std::vector<uint8_t>(27, 0)), &b));
+}
+
+TEST(RecordParsers, LostCountsAndRecordViews) {
+  // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost.
+  std::vector<uint8_t> rec(8 + 16 + 8, 0);  // header, body, a sample_id
+  const uint32_t type = kRecordLost;
+  const uint16_t size = static_cast<uint16_t>(rec.size());
+  std::memcpy(rec.data(), &type, 4);
+  std::memcpy(rec.data() + 6, &size, 2);
+  rec[16] = 42;
+  Record r;
+  ASSERT_TRUE(RecordView(rec, &r));
+  EXPECT_EQ(r.type, kRecordLost);
+  EXPECT_EQ(r.body.size(), 24u);
+  uint64_t lost = 0;
+  ASSERT_TRUE(ParseLost(r, &lost));
+  EXPECT_EQ(lost, 42u);
+  // A header whose size is beyond the bytes, or below its own 8 bytes, is no record.
+  EXPECT_FALSE(RecordView(std::span<const uint8_t>(rec).first(rec.size() - 8), &r));
+  const uint16_t tiny = 4;
+  std::memcpy(rec.data() + 6, &tiny, 2);
+  EXPECT_FALSE(RecordView(rec, &r));
+  EXPECT_FALSE(RecordView(std::span<const uint8_t>(rec).first(7), &r));
 }
 
 namespace {
