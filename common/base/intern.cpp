@@ -21,7 +21,6 @@ std::string_view Interner::Store(std::string_view s) {
     size_t size = s.size() > kBlockSize / 4 ? s.size() : kBlockSize;
     // Not zero-filled: a block's pages are touched only as strings fill it.
     blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
-    arena_bytes_ += size;
     if (size == s.size()) {  // a large string gets a block of its own
       std::memcpy(blocks_.back().get(), s.data(), s.size());
       return {blocks_.back().get(), s.size()};

@@ -150,7 +150,6 @@ class Recorder {
   void StopCommand();
   void CountRecord(std::span<const uint8_t> rec);
 
-  bool cpu_wide() const { return cpu_wide_; }
   /// The command is the target (not -a/-C/-p/-t with a command, which only sets the time).
   bool attach_command() const {
     return !opt_.command.empty() && !cpu_wide_ && opt_.pids.empty() && opt_.tids.empty();

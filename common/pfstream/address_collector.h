@@ -26,7 +26,6 @@ class AddressCollector {
   void OnRecord(std::span<const uint8_t> record);
   /// The symbols that name every distinct address seen.
   EmbeddedSymbols Resolve();
-  size_t addresses() const { return seen_.size(); }
   /// The latest time seen in any record (the symbol records are stamped with it).
   uint64_t last_time() const { return last_time_; }
 
