@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/teardown.h"
 #include "base/thread_name.h"
+#include "collapse/test_seams.h"
 #include "formats/sniff.h"
 #include "io/line_reader.h"
 #include "io/page_ahead.h"
@@ -669,9 +670,11 @@ class Collapser {
                 if (batch.items.empty() && run_size == 0) {
                   // The folding thread is busy starting (its first batches) or has batches
                   // waiting: unwound here. Else it is about to wait: left to it.
-                  unwind_here = opt_.two_stage_unwind == 0
+                  // (Tests force either thread: collapse/test_seams.h.)
+                  const auto forced = test_seams::two_stage_unwinder.load();
+                  unwind_here = forced == test_seams::TwoStageUnwinder::kByLoad
                                     ? sent < 4 || channel.size() >= 2
-                                    : opt_.two_stage_unwind < 0;
+                                    : forced == test_seams::TwoStageUnwinder::kReadingThread;
                 }
                 if (r.type != kRecordSample) {
                   unwind_run();  // with the maps before this record
