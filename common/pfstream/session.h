@@ -133,12 +133,6 @@ class Session {
   void Prefetch(const PerfDataReader& reader);
   /// Ends Prefetch's thread (what it has not begun is made when first needed).
   void StopPrefetch();
-  /// What Prefetch's thread was given to load (for tests).
-  struct PrefetchPlan {
-    size_t binaries = 0;
-    bool kernel = false, unwind_tables = false, dwarf = false;
-  };
-  const PrefetchPlan& prefetch_plan() const { return prefetch_plan_; }
   /// Samples the tables handed to libdw.
   uint64_t libdw_fallbacks() const { return libdw_fallbacks_; }
 
@@ -234,7 +228,13 @@ class Session {
   static Prep::Names MakeNames(Prep& p);
   std::unordered_map<std::string, std::unique_ptr<Prep>> preps_;
   std::string prep_key_;  // FindPrep's key, reused
+  // What Prefetch's thread was given to load (tests read it through SessionTestPeer).
+  struct PrefetchPlan {
+    size_t binaries = 0;
+    bool kernel = false, unwind_tables = false, dwarf = false;
+  };
   PrefetchPlan prefetch_plan_;
+  friend struct SessionTestPeer;  // tests/unit/unwind_test.cpp
   std::thread prefetch_worker_;
   std::atomic<bool> stop_prefetch_{false};
   // binutils' addr2line, which perf runs once per binary and asks once per address, names a

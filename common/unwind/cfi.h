@@ -87,13 +87,6 @@ class CfiTable {
   /// An expression a row refers to.
   std::span<const uint8_t> Expression(uint16_t index) const;
 
-  /// Number of FDEs indexed, and of FDEs compiled so far.
-  size_t fde_count() const { return fdes_.size(); }
-  size_t compiled_count() const { return compiled_; }
-  /// Where the FDE index came from: ".eh_frame_hdr", ".eh_frame", ".debug_frame" or "".
-  /// (.debug_frame also backs an .eh_frame index, for pcs none of its FDEs cover.)
-  const char* source() const { return source_; }
-
  private:
   struct Fde {
     uint64_t pc_begin;
@@ -125,8 +118,11 @@ class CfiTable {
   bool debug_indexed_ = false;      // .debug_frame was read (into one of the two)
   std::vector<CfiRow> rows_;
   std::vector<std::span<const uint8_t>> expressions_;
-  size_t compiled_ = 0;
+  size_t compiled_ = 0;  // FDEs compiled so far
+  // Where the FDE index came from: ".eh_frame_hdr", ".eh_frame", ".debug_frame" or "".
+  // (.debug_frame also backs an .eh_frame index, for pcs none of its FDEs cover.)
   const char* source_ = "";
+  friend struct CfiTableTestPeer;  // tests/unit/unwind_test.cpp
 };
 
 /// Evaluates a DWARF location expression on x86-64 (the operations CFI uses: literals,
