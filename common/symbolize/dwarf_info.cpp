@@ -356,6 +356,11 @@ bool DecompressedImage(std::string_view file, bool lines, uint64_t aside_bytes,
 }  // namespace
 
 std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Options& options) {
+  return Open(path, options, TestChoices());
+}
+
+std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Options& options,
+                                           const TestChoices& choices) {
   auto h = std::make_unique<Handle>();
   h->fd = OpenRegularFile(path);
   if (h->fd < 0) return nullptr;
@@ -371,7 +376,7 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
       from_cache = true;
     } else {
       std::unique_ptr<elf::ElfBytes> file = elf::ElfBytes::Map(path);
-      if (!DecompressedImage(file->data(), options.lines, options.inflate_aside_bytes,
+      if (!DecompressedImage(file->data(), options.lines, choices.inflate_aside_bytes,
                              &h->image)) {
         h->image = ImageBuffer();
       } else if (!key.empty()) {
@@ -406,9 +411,9 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
   info->h_ = std::move(h);
   info->demangle_ = options.demangle;
   info->lines_ = options.lines;
-  info->libdw_walk_ = options.libdw_walk;
+  info->libdw_walk_ = choices.libdw_walk;
   info->from_cache_ = from_cache;
-  if (!options.libdw_walk && !cache.empty()) {
+  if (!choices.libdw_walk && !cache.empty()) {
     info->index_dir_ = cache;
     info->index_key_ = FileCacheKey(info->h_->fd, 'u', kSavedIndexKind);
     if (options.keep_locations) {
