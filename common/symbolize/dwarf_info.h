@@ -1,29 +1,34 @@
 #pragma once
-// Inline frames and source lines from a binary's DWARF (.debug_info, .debug_line), read with
-// elfutils' libdw, for `perf script`'s inline frames and -F +srcline.
+// Inline frames and source lines from a binary's DWARF (.debug_info, .debug_line), for
+// `perf script`'s inline frames and -F +srcline.
 //
-// For an address, the scopes libdw finds (dwarf_addrdie, dwarf_getscopes) are walked from the
-// innermost out: each DW_TAG_inlined_subroutine is a function inlined there, named from its
-// abstract origin (the linkage name, demangled as perf names symbols, else DW_AT_name). That
-// is what binutils' addr2line gets wrong (2.40 repeats the outer function's name for the
-// inlined one), so perf's inline frames are wrong where pf's are right. The source line is
-// the line table's row for the address: the file's base name and the line, as perf prints it.
+// For an address, the function holding it is found, and the inlined subroutines of its
+// inline tree that hold the address are taken from the innermost out: each is a function
+// inlined there, named from its abstract origin (the linkage name, demangled as perf names
+// symbols, else DW_AT_name). That is what binutils' addr2line gets wrong (2.40 repeats the
+// outer function's name for the inlined one), so perf's inline frames are wrong where pf's
+// are right. The source line is the line table's row for the address: the file's base name
+// and the line, as perf prints it.
 //
-// dwarf_getscopes walks a CU's whole DIE tree for every address, which on a large C++ CU costs
-// hundreds of microseconds (perf's addr2line pays the like per address). Instead each CU is
-// walked once, the first time one of its addresses is asked for: its functions (with their
-// address ranges, sorted) and, under each, its inlined subroutines in tree order with their
-// depths. An address then costs a binary search for its function and a pass over that
-// function's inline tree (as gimli's addr2line does). Results are cached per address.
+// Asking libdw for the scopes of each address (dwarf_addrdie, dwarf_getscopes) walks a CU's
+// whole DIE tree every time: hundreds of microseconds on a large C++ CU (perf's addr2line pays
+// the like per address). Instead each CU is indexed once, the first time one of its addresses
+// is asked for: its functions (with their address ranges, sorted) and, under each, its
+// inlined subroutines in tree order with their depths. An address then costs a binary search
+// for its function and a pass over that function's inline tree (as gimli's addr2line does).
+// Answers are cached per address.
 //
-// The walk reads .debug_info itself (abbreviations decoded once per DIE, where libdw's
-// dwarf_child/dwarf_siblingof decode each DIE again per call), first without entering
-// functions (their subtrees jumped over by DW_AT_sibling); a function's inline tree is read
-// when one of its addresses is looked up. libdw still gives the ranges of DW_AT_ranges,
-// names and lines, and walks the units the fast walk does not read (split and type units).
-// Folding a recording of a large C++ program took 0.14 s instead of 0.36. A file whose debug
-// sections are compressed is handed to libdw decompressed by pf (libdeflate; zstd too, which
-// libdw 0.188 cannot read), without the sections never read here.
+// The walk reads .debug_info itself (each DIE's abbreviation decoded once, where libdw's
+// dwarf_child/dwarf_siblingof decode it again per call), first without entering functions
+// (their subtrees jumped over by DW_AT_sibling); a function's inline tree is read when one of
+// its addresses is looked up. The CU of an address (.debug_aranges, else the CUs' own ranges),
+// names and range lists are read here too. libdw remains for the line tables, for what the
+// walk leaves to it (split and type units, links to other units, forms it does not read), and
+// as the oracle the tests compare the walk with. Folding a recording of a large C++ program
+// took 0.14 s instead of 0.36. A file whose debug sections are compressed is handed to libdw
+// decompressed by pf (libdeflate; zstd too, which libdw 0.188 cannot read), without the
+// sections never read here; the inflated image, the CU indexes and (for the tools) the
+// answers are kept in the cache on disk (dwarf_cache.h) for later runs.
 
 #include <cstdint>
 #include <memory>
