@@ -373,7 +373,9 @@ class Printer {
     return out;
   }
 
-  void Other(const Record& r) {
+  /// A record other than a sample (maps, tasks, ...): replayed into the Session, and printed
+  /// when --show-mmap-events or --show-task-events asks for it.
+  void SideBand(const Record& r) {
     session_.OnRecord(reader_, r);
     bool mmap = r.type == kRecordMmap || r.type == kRecordMmap2;
     bool task = r.type == kRecordComm || r.type == kRecordFork || r.type == kRecordExit;
@@ -647,7 +649,7 @@ uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptio
     if (r.type == kRecordSample) {
       printer.Sample(r);
     } else {
-      printer.Other(r);
+      printer.SideBand(r);
     }
   });
   if (warnings) *warnings = printer.warnings();

@@ -122,7 +122,7 @@ void Session::Prefetch(const PerfDataReader& reader) {
   for (const PerfDataReader::BuildId& b : reader.build_ids()) {
     if (b.path.empty() || b.path[0] != '/') continue;  // the kernel, [vdso]
     std::string id = BuildIdOf(reader, b.path);
-    Symbolizer::Ahead* ahead = sym_.LoadAhead(b.path, id);
+    Symbolizer::BinaryPrefetch* ahead = sym_.PrefetchBinary(b.path, id);
     if (ahead == nullptr) continue;
     auto prep = std::make_unique<Prep>();
     prep->ahead = ahead;

@@ -199,10 +199,10 @@ class Session {
     std::unique_ptr<Addr2lineNames> names;
   };
   std::unordered_map<std::string, NamesEntry> names_;  // by file path
-  // What Prefetch's thread loads for a binary (with the symbolizer's Ahead), by path + '\0' +
-  // build-id: for the processes of this file system; not changed once the thread starts.
+  // What Prefetch's thread loads for a binary (with the symbolizer's BinaryPrefetch), by path +
+  // '\0' + build-id: for the processes of this file system; not changed once the thread starts.
   struct Prep {
-    Symbolizer::Ahead* ahead = nullptr;
+    Symbolizer::BinaryPrefetch* ahead = nullptr;
     struct Cfi {
       std::shared_ptr<const elf::ElfImage> image;
       std::unique_ptr<CfiTable> table;
