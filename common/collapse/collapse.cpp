@@ -1,3 +1,12 @@
+// pf-collapse's engine (collapse.h). Each input is sniffed and folded by its kind into a stack
+// tree: folded text is summed; perf script text is cut into blocks at sample boundaries and
+// folded by several threads at once, each into its own tree, merged at the end; a recording
+// (perf.data or a pf-record stream) is replayed through a Session and its samples named
+// exactly as `pf-script | pf-collapse` would name them, samples that share a key (thread,
+// maps, call chain) folding as the first did. A large recording is read and unwound on one
+// thread while another names and folds, the two handing batches through a bounded queue. The
+// trees are then merged, filtered once per distinct stack, and written sorted.
+
 #include "collapse/collapse.h"
 
 #include <algorithm>

@@ -1,4 +1,7 @@
 #pragma once
+// The collapse module (common/collapse/): pf-collapse's engine, which reads every input format
+// into one stack tree; pf-flamegraph, pf-dot and pf-diff read their inputs through it.
+//
 // pf-collapse's entry point: read every input (perf script text or folded stacks, in any
 // mix, compressed or not), fold them into one stack tree, filter, write sorted folded text.
 

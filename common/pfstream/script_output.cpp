@@ -1,3 +1,10 @@
+// `perf script` text from a recording (script_output.h). Records are replayed in time order, as
+// perf's ordered events deliver them; a sample is printed as perf 6.1 prints it (its header
+// with the fields -F selects, in perf's widths, then the call chain, one frame a line), and the
+// other records update the Session and are printed when --show-mmap-events or
+// --show-task-events asks. The text is built with fixed formats into one buffer per sample, so
+// it is byte-identical to perf's, which the tests check against perf itself.
+
 #include "pfstream/script_output.h"
 
 #include <algorithm>

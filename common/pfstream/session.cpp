@@ -1,3 +1,13 @@
+// Replaying a recording's threads and maps to name its samples (session.h). Processes are kept
+// by pid with their comm per thread and their maps in an ordered table, updated by COMM, FORK,
+// EXIT and MMAP/MMAP2 records as perf updates them, so a sample is named with the maps of its
+// moment. A sample's call chain comes from the recorded one or, for a sample with a stack
+// copy, from the unwinder (unwind/); each frame is then resolved to its binary and symbol
+// through the Symbolizer, with inline frames and source lines from DWARF when asked. What the
+// binaries will need (unwind tables, symbols, DWARF) can be loaded ahead on a helper thread
+// (Prefetch); each is taken from there when first needed, or made here if the helper has not
+// begun it, so prefetching only ever saves time.
+
 #include "pfstream/session.h"
 
 #include "base/thread_name.h"

@@ -1,3 +1,12 @@
+// Inline frames and source lines from DWARF (dwarf_info.h explains the plan and why libdw
+// alone was too slow). In order below: the debug file opened, its compressed sections
+// inflated into one ELF image (kept in the cache on disk); the fast walk of .debug_info, which
+// indexes a CU's functions without entering them and reads a function's inline tree when one
+// of its addresses is asked for, with libdw's DIE functions for what it leaves; the CU indexes
+// and the answers kept on disk, each restored entry checked against the DWARF before use;
+// names, range lists and .debug_aranges read here; and Lookup, which puts them together for an
+// address, with the line from libdw's line table.
+
 #include "symbolize/dwarf_info.h"
 
 #include <dwarf.h>

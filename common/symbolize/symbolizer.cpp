@@ -1,3 +1,11 @@
+// The front door of symbolization (symbolizer.h). Each binary is found once per (root, path,
+// build-id) and kept with its names interned, so the hot path (a frame whose binary is known)
+// is a hash lookup and a binary search. A process in another mount namespace is resolved
+// through /proc/PID/root; the vdso from perf's build-id cache or this process's own; kernel
+// addresses from kallsyms, read on a thread of its own when asked ahead (PrefetchKernelSymbols)
+// since the kernel takes tens of milliseconds to print it. What a helper thread loads ahead of
+// need (BinaryPrefetch) is taken from it when first needed, so prefetching only saves time.
+
 #include "symbolize/symbolizer.h"
 
 #include <sys/auxv.h>

@@ -1,4 +1,8 @@
 #pragma once
+// The unwind module (common/unwind/): DWARF unwinding of the user stacks copied into samples:
+// CFI compiled into tables (this file), the walk (unwinder.h), and libdw's unwinder as
+// fallback and oracle (libdw_unwinder.h).
+//
 // Call frame information of one x86-64 ELF module, compiled into rows that unwinding reads
 // with a lookup, an add and a load per frame.
 //
