@@ -1,4 +1,9 @@
 #pragma once
+// The base module (common/base/): what every other module may use and that depends on no
+// other: the error types (error.h), string interning (intern.h), counted skips
+// (diagnostics.h), bounds-checked byte and DWARF readers (byte_cursor.h, dwarf_reader.h),
+// checksums, and small helpers for threads, prefetching and the end of the process.
+//
 // A bounds-checked cursor over bytes in the machine's (little-endian) order, for the binary
 // readers (perf.data records, embedded symbol tables, the cache's entries): every read says
 // whether it fitted. PutRaw writes what it reads.

@@ -1,7 +1,9 @@
 #pragma once
-// The one error type of the library. Library code never prints and never exits: it throws
-// pf::Error, and the tool boundary (cli::RunTool) turns it into `pf-x: error: WHERE: what`
-// and exit status 1.
+// The errors of the library. Library code never prints and never exits: it throws pf::Error
+// for bad data or a failed operation, pf::UsageError for a bad option or argument, and
+// writers throw pf::PipeClosed when the reader of the output went away. The tool boundary
+// (cli::Tool::Run, cli/cli.h) turns them into `pf-x: error: WHERE: what` and exit status 1,
+// one line plus a hint and exit status 2, and a quiet exit status 0.
 
 #include <cstdint>
 #include <stdexcept>

@@ -29,8 +29,6 @@ class Interner {
   bool Find(std::string_view s, StrId* id) const;
   std::string_view Name(StrId id) const { return names_[id.value]; }
   size_t size() const { return names_.size(); }
-  /// Bytes held by the arena (for cache limits).
-  size_t arena_bytes() const { return arena_bytes_; }
 
  private:
   struct Slot {
@@ -45,7 +43,6 @@ class Interner {
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* block_pos_ = nullptr;
   size_t block_left_ = 0;
-  size_t arena_bytes_ = 0;
 };
 
 /// XXH3 of a byte string (the project's one string hash).

@@ -1,3 +1,10 @@
+// What a run keeps until the process exits (teardown.h). A process-wide, never-destroyed list
+// holds the groups handed to KeepGroupUntilExit and counts the mappings UnmapWhenDone leaves in
+// place, under one mutex (these calls are rare: once a run, once a mapping). Both are bounded
+// (a few groups, 256 mappings, 1 GiB) so that a long-lived caller that forgets to say the
+// process ends cannot grow without limit, and both fall back to destroying at once when the
+// process does not end after its work or when AddressSanitizer must see every destructor.
+
 #include "base/teardown.h"
 
 #include <sys/mman.h>

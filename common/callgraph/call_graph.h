@@ -1,4 +1,8 @@
 #pragma once
+// The callgraph module (common/callgraph/): pf-dot's call graph, built from a stack tree,
+// filtered and pruned as gprof2dot and pprof do, and written as DOT (call_graph.h); label
+// elision (names.h); rendering through Graphviz's library when the build has it (graphviz.h).
+//
 // pf-dot's model: a call graph of functions built from a stack tree, pruned, and written as
 // Graphviz DOT in the manner of gprof2dot.
 //

@@ -1,3 +1,8 @@
+// Laying out DOT with Graphviz's own library (graphviz.h), for pf-dot --format=svg/png/pdf:
+// the text pf-dot would print is handed to agmemread, laid out with dot and rendered to
+// memory, so the result is what `dot -Tsvg` gives without running a program. Compiled only
+// when the build found libgvc.
+
 #include "callgraph/graphviz.h"
 
 #include "base/error.h"

@@ -1,3 +1,11 @@
+// The boundary every tool shares (cli.h). Tool::Run adds the common options to the tool's
+// groups, parses with Boost.ProgramOptions (negative values for unsigned options refused: Boost
+// would wrap them), answers --help, --version and the hidden --pf-options (the option table the
+// shell completions are generated from), then runs the tool's body inside the one catch that
+// maps pf::UsageError to status 2, pf::Error and any other exception to status 1, and a closed
+// pipe to a quiet 0. The helpers below it (input formats by gprof2dot's names, the output format
+// from -o's suffix, perf's ./perf.data default) are here so that every tool says them alike.
+
 #include "cli/cli.h"
 
 #include <sys/stat.h>

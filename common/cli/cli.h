@@ -1,4 +1,7 @@
 #pragma once
+// The cli module (common/cli/): what the tools share at their boundary, from option parsing
+// to exit statuses, so that every tool behaves alike.
+//
 // What every pf tool shares at its boundary: Boost.ProgramOptions parsing with --help,
 // --version, -o/--output and -q/--quiet; the messages `pf-x: error: ...` and
 // `pf-x: warning: ...`; exit status 0 (success), 1 (runtime or data error) and 2 (usage).

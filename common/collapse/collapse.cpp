@@ -1,3 +1,12 @@
+// pf-collapse's engine (collapse.h). Each input is sniffed and folded by its kind into a stack
+// tree: folded text is summed; perf script text is cut into blocks at sample boundaries and
+// folded by several threads at once, each into its own tree, merged at the end; a recording
+// (perf.data or a pf-record stream) is replayed through a Session and its samples named
+// exactly as `pf-script | pf-collapse` would name them, samples that share a key (thread,
+// maps, call chain) folding as the first did. A large recording is read and unwound on one
+// thread while another names and folds, the two handing batches through a bounded queue. The
+// trees are then merged, filtered once per distinct stack, and written sorted.
+
 #include "collapse/collapse.h"
 
 #include <algorithm>
@@ -16,6 +25,7 @@
 #include "base/error.h"
 #include "base/teardown.h"
 #include "base/thread_name.h"
+#include "collapse/test_seams.h"
 #include "formats/sniff.h"
 #include "io/line_reader.h"
 #include "io/page_ahead.h"
@@ -670,9 +680,11 @@ class Collapser {
                 if (batch.items.empty() && run_size == 0) {
                   // The folding thread is busy starting (its first batches) or has batches
                   // waiting: unwound here. Else it is about to wait: left to it.
-                  unwind_here = opt_.two_stage_unwind == 0
+                  // (Tests force either thread: collapse/test_seams.h.)
+                  const auto forced = test_seams::two_stage_unwinder.load();
+                  unwind_here = forced == test_seams::TwoStageUnwinder::kByLoad
                                     ? sent < 4 || channel.size() >= 2
-                                    : opt_.two_stage_unwind < 0;
+                                    : forced == test_seams::TwoStageUnwinder::kReadingThread;
                 }
                 if (r.type != kRecordSample) {
                   unwind_run();  // with the maps before this record

@@ -1,4 +1,7 @@
 #pragma once
+// The collapse module (common/collapse/): pf-collapse's engine, which reads every input format
+// into one stack tree; pf-flamegraph, pf-dot and pf-diff read their inputs through it.
+//
 // pf-collapse's entry point: read every input (perf script text or folded stacks, in any
 // mix, compressed or not), fold them into one stack tree, filter, write sorted folded text.
 
@@ -25,9 +28,6 @@ struct CollapseOptions {
   // A perf.data file this large or larger is read and unwound on one thread while another
   // names and folds its samples (when threads allow two); a smaller one is folded on one.
   uint64_t two_stage_bytes = 8 << 20;
-  // Which thread of the two unwinds the samples' stack copies: 0, each batch by the threads'
-  // loads; for tests, -1 the reading thread, 1 the folding thread.
-  int two_stage_unwind = 0;
   std::string format = "auto";  // auto, perf-script, folded
   // Where a recording's binaries and kernel symbols are looked for (the fuzz target keeps
   // away from the live kernel's: reading /proc/kallsyms costs its kernel milliseconds).

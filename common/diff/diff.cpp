@@ -1,3 +1,9 @@
+// pf-diff (diff.h). Both inputs are collapsed to stack trees (so pf-diff reads whatever
+// pf-collapse reads), optionally with hex addresses stripped, and put into one tree with two
+// weight columns; --normalize scales BEFORE's column to AFTER's total. The result is written as
+// sorted `stack BEFORE AFTER` lines, or, with --report, as the functions whose self and total
+// weights changed most, each function counted once per stack so recursion is not counted twice.
+
 #include "diff/diff.h"
 
 #include <sys/stat.h>

@@ -1,4 +1,6 @@
 #pragma once
+// The diff module (common/diff/): pf-diff's differential profiles and change reports.
+//
 // pf-diff: two profiles (anything pf-collapse reads) into a differential profile — folded
 // lines with two counts, `stack BEFORE AFTER`, as FlameGraph's difffolded.pl and inferno's
 // diff-folded write them, but sorted — or a report of the functions that changed most.

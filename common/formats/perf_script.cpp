@@ -1,3 +1,10 @@
+// Folding `perf script` text as stackcollapse-perf.pl does (perf_script.h gives the rules). A
+// sample is an event line and its stack lines up to an empty line. The Perl script's two regular
+// expressions are matched by hand-written scanners with the same leftmost-first results (re2
+// takes the rare line that needs backtracking), each stack line's frame name is transformed once
+// and cached by its text, and a whole sample seen before under the same comm is recognised by a
+// hash of its text and added to its leaf directly: a line then costs about a hash and a probe.
+
 #include "formats/perf_script.h"
 
 #include <re2/re2.h>

@@ -1,4 +1,7 @@
 #pragma once
+// The formats module (common/formats/): the text formats other tools write, read into the
+// stack tree (perf script text here), and the sniffing that tells the formats apart (sniff.h).
+//
 // Folding `perf script` text, as FlameGraph's stackcollapse-perf.pl does it.
 //
 // The Perl script is the reference: users diff our output against it. Its two regular

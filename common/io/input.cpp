@@ -1,3 +1,11 @@
+// The byte sources (input.h). A regular file is mapped whole and handed out as one chunk
+// (MADV_SEQUENTIAL, and huge pages where the kernel offers them): the readers above then work
+// on string_views into the mapping with no copy. Anything else (a pipe, a terminal, a device)
+// is read in large blocks into a buffer the source owns. Compression is recognised from the
+// first bytes (gzip's and zstd's magic), never from a name, and undone by a source that wraps
+// the raw one, so no reader knows whether its input was compressed. ReleaseInput gives back
+// the pages of a mapping already parsed, so a large input does not stay resident.
+
 #include "io/input.h"
 
 #include <fcntl.h>

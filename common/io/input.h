@@ -1,4 +1,8 @@
 #pragma once
+// The io module (common/io/): bytes in and out: input sources (input.h), line and block
+// splitting (line_reader.h), buffered output and safe -o files (output.h), read-ahead of
+// mapped pages (page_ahead.h).
+//
 // Input: files by mmap (stdin too when redirected from one), pipes in large reads, gzip and
 // zstd undone transparently (recognised by their magic bytes, never by file name). Everything
 // above this layer sees a ByteSource: a sequence of chunks of bytes.

@@ -1,3 +1,11 @@
+// Cutting input into blocks of whole lines (line_reader.h). A mapped file is cut into views of
+// the mapping: each block ends at the first boundary (a newline, or an empty line in sample
+// mode) after the target size, and the search for empty lines remembers how far it got, so
+// input with few of them is still scanned once. A stream is copied into owned buffers and the
+// partial line at the end of a chunk carries over to the next block; a stream line longer than
+// the cap is dropped and counted instead of buffered. Line numbers are counted per block so
+// that errors in blocks parsed on other threads still name their line.
+
 #include "io/line_reader.h"
 
 #include <algorithm>

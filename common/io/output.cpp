@@ -1,3 +1,11 @@
+// The sinks and the buffered writer (output.h). Writes loop over short writes and turn EPIPE
+// into pf::PipeClosed. OpenOutput decides how `-o PATH` is written without ever destroying
+// what the user has there: it follows symlinks to their target, writes through anything that
+// is not a regular file, rewrites a hard-linked file in place, and otherwise writes
+// PATH.pf-partial.PID beside the target and renames it into place at commit, keeping the old
+// file's owner and mode (partial files left by a killed run are removed). BufferedWriter
+// appends into one large buffer, flushed when full: the tools write millions of short pieces.
+
 #include "io/output.h"
 
 #include <dirent.h>

@@ -1,3 +1,10 @@
+// Advice for a refused perf_event_open or ring-buffer mmap (advice.h). The environment that
+// decides (perf_event_paranoid, kptr_restrict, the capabilities, the locked-memory limit,
+// whether this looks like a container) is read once into a PerfEnvironment; the functions that
+// turn an errno into sentences are pure over it, so every message is tested without the
+// kernel refusing anything. Each message says what was refused, why, and the command that
+// changes it, as rr does for its own perf_event_open failures.
+
 #include "perf/advice.h"
 
 #include <unistd.h>

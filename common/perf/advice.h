@@ -1,4 +1,8 @@
 #pragma once
+// The perf module (common/perf/): pf-record's side of the kernel: perf_event_open sessions
+// and the recording loop (recorder.h), ring buffers, event names, CPU lists, /proc synthesis,
+// and the advice given when the kernel refuses.
+//
 // What the kernel allows a profiler, and what to tell a person when perf_event_open(2)
 // refuses. Every errno of perf_event_open and of mapping its ring buffer is turned into a
 // sentence that says what was refused, why, and the exact command that changes it.

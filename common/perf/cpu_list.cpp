@@ -1,3 +1,8 @@
+// CPU lists (cpu_list.h): the kernel's "0,2-3" notation parsed strictly (a malformed list is a
+// usage error naming the bad part), and the online and configured CPU counts read from sysfs,
+// which pf-record needs to open one event per CPU and to describe the machine in the stream's
+// header as perf does.
+
 #include "perf/cpu_list.h"
 
 #include <unistd.h>

@@ -1,3 +1,8 @@
+// Event names (events.h). A table of the events perf names (software, hardware and their
+// aliases), each with the perf_event_attr type and config it stands for; a spec is a name
+// from it and perf's modifiers (:u, :k, :p...). The reverse, the name perf prints for an
+// attribute, is what makes `perf script` show pf-record's events as it shows its own.
+
 #include "perf/events.h"
 
 #include "base/error.h"

@@ -1,3 +1,10 @@
+// What existed before a recording began, from /proc (proc.h lists the records). Each process
+// is read as it is now: its threads, their comms and parents, its executable maps and the
+// build-id of each mapped file (read from the ELF notes through /proc/PID/root, once per
+// file), then written as the COMM, FORK and MMAP2 records perf synthesizes. Processes and
+// threads can exit while they are read, so every read may fail, and a failure skips that entry
+// instead of ending the recording. The kernel's text range comes from /proc/kallsyms.
+
 #include "perf/proc.h"
 
 #include <dirent.h>

@@ -1,3 +1,12 @@
+// pf-record's engine (recorder.h lists the passes). A Recorder owns everything one recording
+// opens (the command's process, the event descriptors, the ring buffers, the output) and
+// Run() calls the passes in order, so the whole life of a recording reads in one function and
+// the destructor can undo whatever a failed pass left. Signals only write a byte into a pipe
+// the loop polls, so SIGINT ends a recording between two passes and the stream stays whole.
+// Each ring is drained into the stream as the kernel wrote it; DWARF samples go through the
+// SampleRewriter (unwound, or trimmed), and the records are watched by the AddressCollector
+// that writes the symbol table at the end.
+
 #include "perf/recorder.h"
 
 #include <fcntl.h>
@@ -155,7 +164,6 @@ class Recorder {
   void StopCommand();
   void CountRecord(std::span<const uint8_t> rec);
 
-  bool cpu_wide() const { return cpu_wide_; }
   /// The command is the target (not -a/-C/-p/-t with a command, which only sets the time).
   bool attach_command() const {
     return !opt_.command.empty() && !cpu_wide_ && opt_.pids.empty() && opt_.tids.empty();

@@ -1,3 +1,7 @@
+// Mapping a perf event's ring buffer (ring_buffer.h): one metadata page and a power of two of
+// data pages, mapped writable so that the reader can publish data_tail and the kernel never
+// overwrites unread records. Draining is in the header, inlined into the recorder's loop.
+
 #include "perf/ring_buffer.h"
 
 #include <linux/perf_event.h>

@@ -78,7 +78,6 @@ class RingBuffer {
   /// Returns 0, or the errno of mmap.
   int Map(int fd, size_t data_pages);
   bool mapped() const { return base_ != nullptr; }
-  size_t data_bytes() const { return data_.size(); }
   /// Whether a malformed record was ever seen (the rest of that pass was skipped).
   bool corrupt() const { return corrupt_; }
 

@@ -1,3 +1,9 @@
+// The symbols that travel with a pf-record stream (address_collector.h). Every record written
+// goes through OnRecord: attributes and map records feed a Session, and each sample's distinct
+// (process, address) pairs are kept. Only at the end are they resolved, once each, where the
+// binaries and the kernel are, into the embedded symbol table: resolving while recording would
+// cost the recorded machine CPU at the moment it is measured.
+
 #include "pfstream/address_collector.h"
 
 #include <algorithm>

@@ -1,4 +1,9 @@
 #pragma once
+// The pfstream module (common/pfstream/): the perf.data / pfs stream: its reader
+// (perf_data.h) and writer (perf_writer.h), the replay of a recording's threads and maps to
+// name samples (session.h), perf script's text (script_output.h), sample selection, and
+// pf-record's processing of its own stream (this file, online_unwind.h, record_decoder.h).
+//
 // What pf-record needs to make a recording portable: it watches every record it writes,
 // keeps the threads and maps (a Session) and the distinct addresses samples hit, and at the
 // end resolves them, where the binaries and the kernel are, into the symbol table that
@@ -26,7 +31,6 @@ class AddressCollector {
   void OnRecord(std::span<const uint8_t> record);
   /// The symbols that name every distinct address seen.
   EmbeddedSymbols Resolve();
-  size_t addresses() const { return seen_.size(); }
   /// The latest time seen in any record (the symbol records are stamped with it).
   uint64_t last_time() const { return last_time_; }
 

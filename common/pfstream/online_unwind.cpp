@@ -1,3 +1,10 @@
+// pf-record's rewriting of DWARF samples (online_unwind.h). The stream declares each event with
+// the layout the rewritten samples have (StreamAttr), so readers never see the kernel's. A
+// sample is unwound with a Session kept up to date by every non-sample record written
+// (Observe), and rewritten as a frame-pointer sample would be: its call chain, then the same
+// fields without the registers and the stack copy. In kTrim mode the copy is only cut to the
+// bytes the kernel filled.
+
 #include "pfstream/online_unwind.h"
 
 #include <cstring>

@@ -48,7 +48,6 @@ class SampleRewriter {
   uint64_t bytes_out() const { return bytes_out_; }
   /// Unwound samples whose stack copy ended before their outermost frame.
   uint64_t truncated() const;
-  const Session& session() const { return session_; }
 
  private:
   Mode mode_;

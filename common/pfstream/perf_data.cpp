@@ -1,3 +1,11 @@
+// The perf.data reader (perf_data.h). A file's header is checked as perf checks it and a
+// little further before any offset in it is trusted; file mode needs random access, so a file
+// is used mapped (a stream is read whole first), while a pipe's records are read as they come.
+// Every record's size is checked against what remains, and a record that does not fit ends
+// the reading with truncated() set, since a cut stream is the common case of a Ctrl-C.
+// Samples are parsed field by field by the event's sample_type, every read bounds-checked
+// through Cursor; the events, features and build-ids are read into plain structs once.
+
 #include "pfstream/perf_data.h"
 
 #include <zstd.h>

@@ -1,3 +1,10 @@
+// Writing the pipe format (perf_writer.h). Each record is built in one buffer: Begin writes a
+// header whose size Emit fills in once the body is known, padding the record to 8 bytes; the
+// synthesized records end with the sample_id fields their event promises. Feature records are
+// written in the layouts perf's header.c reads (strings with their padded length, the event
+// descriptions with their ids), so `perf script -i -` reads a pf-record stream as one of its
+// own.
+
 #include "pfstream/perf_writer.h"
 
 #include <cstring>

@@ -1,3 +1,7 @@
+// Decoding pf-record's own output as it is written (record_decoder.h): the HEADER_ATTR records
+// give the events, and every later record is copied into an aligned buffer shaped as the
+// PerfDataReader hands records out, so that the same sample parser serves both.
+
 #include "pfstream/record_decoder.h"
 
 #include <cstring>

@@ -1,3 +1,10 @@
+// `perf script` text from a recording (script_output.h). Records are replayed in time order, as
+// perf's ordered events deliver them; a sample is printed as perf 6.1 prints it (its header
+// with the fields -F selects, in perf's widths, then the call chain, one frame a line), and the
+// other records update the Session and are printed when --show-mmap-events or
+// --show-task-events asks. The text is built with fixed formats into one buffer per sample, so
+// it is byte-identical to perf's, which the tests check against perf itself.
+
 #include "pfstream/script_output.h"
 
 #include <algorithm>
@@ -376,7 +383,9 @@ class Printer {
     return out;
   }
 
-  void Other(const Record& r) {
+  /// A record other than a sample (maps, tasks, ...): replayed into the Session, and printed
+  /// when --show-mmap-events or --show-task-events asks for it.
+  void SideBand(const Record& r) {
     session_.OnRecord(reader_, r);
     bool mmap = r.type == kRecordMmap || r.type == kRecordMmap2;
     bool task = r.type == kRecordComm || r.type == kRecordFork || r.type == kRecordExit;
@@ -639,7 +648,7 @@ uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptio
     if (r.type == kRecordSample) {
       printer.Sample(r);
     } else {
-      printer.Other(r);
+      printer.SideBand(r);
     }
   });
   if (warnings) *warnings = printer.warnings();

@@ -1,3 +1,13 @@
+// Replaying a recording's threads and maps to name its samples (session.h). Processes are kept
+// by pid with their comm per thread and their maps in an ordered table, updated by COMM, FORK,
+// EXIT and MMAP/MMAP2 records as perf updates them, so a sample is named with the maps of its
+// moment. A sample's call chain comes from the recorded one or, for a sample with a stack
+// copy, from the unwinder (unwind/); each frame is then resolved to its binary and symbol
+// through the Symbolizer, with inline frames and source lines from DWARF when asked. What the
+// binaries will need (unwind tables, symbols, DWARF) can be loaded ahead on a helper thread
+// (Prefetch); each is taken from there when first needed, or made here if the helper has not
+// begun it, so prefetching only ever saves time.
+
 #include "pfstream/session.h"
 
 #include "base/thread_name.h"
@@ -87,23 +97,23 @@ void Session::StopPrefetch() {
 }
 
 void Session::Prefetch(const PerfDataReader& reader) {
-  if (prefetch_worker_.joinable() || !preps_.empty()) return;
+  if (prefetch_worker_.joinable() || !binary_prefetches_.empty()) return;
   // Unwind tables for stack copies; inline frames are added to frames unwound from them only
   // (see Frames): a frame-pointer recording needs DWARF for source lines alone.
   bool stack_copies = false;
   for (const EventAttr& a : reader.attrs()) stack_copies |= a.sample_stack_user != 0;
   prefetch_plan_.unwind_tables = stack_copies;
   prefetch_plan_.dwarf = (inline_ && stack_copies) || srcline_;
-  std::vector<Prep*> jobs;
+  std::vector<BinaryPrefetch*> jobs;
   for (const PerfDataReader::BuildId& b : reader.build_ids()) {
     if (b.path.empty() || b.path[0] != '/') continue;  // the kernel, [vdso]
     std::string id = BuildIdOf(reader, b.path);
-    Symbolizer::Ahead* ahead = sym_.LoadAhead(b.path, id);
-    if (ahead == nullptr) continue;
-    auto prep = std::make_unique<Prep>();
-    prep->ahead = ahead;
-    jobs.push_back(prep.get());
-    preps_.emplace(b.path + '\0' + id, std::move(prep));
+    Symbolizer::BinaryPrefetch* from_symbolizer = sym_.PrefetchBinary(b.path, id);
+    if (from_symbolizer == nullptr) continue;
+    auto prefetch = std::make_unique<BinaryPrefetch>();
+    prefetch->from_symbolizer = from_symbolizer;
+    jobs.push_back(prefetch.get());
+    binary_prefetches_.emplace(b.path + '\0' + id, std::move(prefetch));
   }
   prefetch_plan_.binaries = jobs.size();
   // Kernel symbols on a thread of their own: the first kernel frame may come at once, and
@@ -117,7 +127,7 @@ void Session::Prefetch(const PerfDataReader& reader) {
     NameThisThread("pf-prefetch");
     // What fails here fails again, and is reported, where the main thread asks for it.
     auto each = [&](auto&& load) {
-      for (Prep* p : jobs) {
+      for (BinaryPrefetch* p : jobs) {
         if (stop_prefetch_) return;
         try {
           load(*p);
@@ -125,14 +135,15 @@ void Session::Prefetch(const PerfDataReader& reader) {
         }
       }
     };
-    if (plan.unwind_tables) each([](Prep& p) { p.cfi.Offer([&] { return MakeCfi(p); }); });
-    each([](Prep& p) { p.ahead->LoadSymbols(); });
+    if (plan.unwind_tables)
+      each([](BinaryPrefetch& p) { p.cfi.Offer([&] { return MakeCfi(p); }); });
+    each([](BinaryPrefetch& p) { p.from_symbolizer->LoadSymbols(); });
     if (plan.dwarf) {
-      each([this](Prep& p) { p.dwarf.Offer([&] { return MakeDwarf(p); }); });
+      each([this](BinaryPrefetch& p) { p.dwarf.Offer([&] { return MakeDwarf(p); }); });
       // addr2line's names are asked for every frame of a binary without DWARF, and for few
       // of one with it (where DWARF does not place an address): left to the main thread.
-      each([](Prep& p) {
-        if (p.ahead->DebugInfoPath().empty()) p.names.Offer([&] { return MakeNames(p); });
+      each([](BinaryPrefetch& p) {
+        if (p.from_symbolizer->DebugInfoPath().empty()) p.names.Offer([&] { return MakeNames(p); });
       });
     }
   };
@@ -142,24 +153,24 @@ void Session::Prefetch(const PerfDataReader& reader) {
   }
 }
 
-Session::Prep* Session::FindPrep(uint32_t pid, const MapEntry& m) {
-  if (preps_.empty() || !sym_.InThisFileSystem(pid)) return nullptr;
-  prep_key_.assign(m.path).push_back('\0');
-  prep_key_.append(m.build_id);
-  auto it = preps_.find(prep_key_);
-  return it == preps_.end() ? nullptr : it->second.get();
+Session::BinaryPrefetch* Session::FindBinaryPrefetch(uint32_t pid, const MapEntry& m) {
+  if (binary_prefetches_.empty() || !sym_.InThisFileSystem(pid)) return nullptr;
+  binary_prefetch_key_.assign(m.path).push_back('\0');
+  binary_prefetch_key_.append(m.build_id);
+  auto it = binary_prefetches_.find(binary_prefetch_key_);
+  return it == binary_prefetches_.end() ? nullptr : it->second.get();
 }
 
-Session::Prep::Cfi Session::MakeCfi(Prep& p) {
-  Prep::Cfi c;
-  c.image = p.ahead->RuntimeImage();
+Session::BinaryPrefetch::Cfi Session::MakeCfi(BinaryPrefetch& p) {
+  BinaryPrefetch::Cfi c;
+  c.image = p.from_symbolizer->RuntimeImage();
   if (c.image) c.table = CfiTable::FromElf(c.image);
   return c;
 }
 
-Session::Prep::Dwarf Session::MakeDwarf(Prep& p) const {
-  Prep::Dwarf d;
-  d.path = p.ahead->DebugInfoPath();
+Session::BinaryPrefetch::Dwarf Session::MakeDwarf(BinaryPrefetch& p) const {
+  BinaryPrefetch::Dwarf d;
+  d.path = p.from_symbolizer->DebugInfoPath();
   if (!d.path.empty()) {
     d.info = DwarfInfo::Open(d.path, DwarfOptions(srcline_));
     if (d.info) d.info->Prepare();
@@ -171,8 +182,9 @@ Session::Prep::Dwarf Session::MakeDwarf(Prep& p) const {
 // hands addr2line the file it read symbols from), else the binary's when that is a file (not
 // the vdso). Path "" when there is none; the names are not built yet.
 template <typename RuntimeImage>
-Session::Prep::Names Session::NamesFile(std::string debug_path, RuntimeImage runtime_image) {
-  Prep::Names n;
+Session::BinaryPrefetch::Names Session::NamesFile(std::string debug_path,
+                                                  RuntimeImage runtime_image) {
+  BinaryPrefetch::Names n;
   n.path = std::move(debug_path);
   if (n.path.empty()) {
     n.entry.image = runtime_image();
@@ -183,13 +195,14 @@ Session::Prep::Names Session::NamesFile(std::string debug_path, RuntimeImage run
   return n;
 }
 
-void Session::BuildNames(Prep::Names& n) {
+void Session::BuildNames(BinaryPrefetch::Names& n) {
   if (!n.entry.image) n.entry.image = elf::ElfImage::Open(n.path);
   n.entry.names = Addr2lineNames::Load(*n.entry.image, n.path);
 }
 
-Session::Prep::Names Session::MakeNames(Prep& p) {
-  Prep::Names n = NamesFile(p.ahead->DebugInfoPath(), [&p] { return p.ahead->RuntimeImage(); });
+Session::BinaryPrefetch::Names Session::MakeNames(BinaryPrefetch& p) {
+  BinaryPrefetch::Names n = NamesFile(p.from_symbolizer->DebugInfoPath(),
+                                      [&p] { return p.from_symbolizer->RuntimeImage(); });
   if (!n.path.empty()) BuildNames(n);
   return n;
 }
@@ -505,8 +518,8 @@ CfiTable* Session::CfiFor(uint32_t pid, MapEntry& m) {
   if (!image) return nullptr;
   auto& table = cfi_tables_[image.get()];
   if (!table) {
-    if (Prep* p = FindPrep(pid, m)) {
-      Prep::Cfi& c = p->cfi.Get([p] { return MakeCfi(*p); });
+    if (BinaryPrefetch* p = FindBinaryPrefetch(pid, m)) {
+      BinaryPrefetch::Cfi& c = p->cfi.Get([p] { return MakeCfi(*p); });
       if (c.image == image) table = std::move(c.table);
     }
     if (!table) table = CfiTable::FromElf(image);
@@ -738,8 +751,8 @@ void Session::Frames(const Sample& s, std::span<const uint64_t> chain,
 DwarfInfo* Session::DwarfFor(uint32_t pid, MapEntry& m) {
   if (m.dwarf_loaded) return m.dwarf;
   m.dwarf_loaded = true;
-  if (Prep* p = FindPrep(pid, m)) {
-    Prep::Dwarf& d = p->dwarf.Get([this, p] { return MakeDwarf(*p); });
+  if (BinaryPrefetch* p = FindBinaryPrefetch(pid, m)) {
+    BinaryPrefetch::Dwarf& d = p->dwarf.Get([this, p] { return MakeDwarf(*p); });
     if (d.info && !dwarf_[d.path]) dwarf_[d.path] = std::move(d.info);
   }
   std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);
@@ -758,15 +771,15 @@ Addr2lineNames* Session::NamesFor(uint32_t pid, MapEntry& m) {
   if (m.names_loaded) return m.names;
   m.names_loaded = true;
   if (m.path.empty() || m.path[0] == '[') return nullptr;  // perf asks nothing about [vdso]
-  if (Prep* p = FindPrep(pid, m)) {
+  if (BinaryPrefetch* p = FindBinaryPrefetch(pid, m)) {
     try {
-      Prep::Names& n = p->names.Get([p] { return MakeNames(*p); });
+      BinaryPrefetch::Names& n = p->names.Get([p] { return MakeNames(*p); });
       if (n.entry.names && !names_[n.path].names) names_[n.path] = std::move(n.entry);
     } catch (const Error&) {  // tried again below, as it would be without the prefetch
     }
   }
-  Prep::Names n = NamesFile(sym_.DebugInfoPath(m.path, m.build_id, pid),
-                            [&] { return sym_.RuntimeImage(m.path, m.build_id, pid); });
+  BinaryPrefetch::Names n = NamesFile(sym_.DebugInfoPath(m.path, m.build_id, pid),
+                                      [&] { return sym_.RuntimeImage(m.path, m.build_id, pid); });
   if (n.path.empty()) return nullptr;
   NamesEntry& e = names_[n.path];
   if (!e.names) {

@@ -133,12 +133,6 @@ class Session {
   void Prefetch(const PerfDataReader& reader);
   /// Ends Prefetch's thread (what it has not begun is made when first needed).
   void StopPrefetch();
-  /// What Prefetch's thread was given to load (for tests).
-  struct PrefetchPlan {
-    size_t binaries = 0;
-    bool kernel = false, unwind_tables = false, dwarf = false;
-  };
-  const PrefetchPlan& prefetch_plan() const { return prefetch_plan_; }
   /// Samples the tables handed to libdw.
   uint64_t libdw_fallbacks() const { return libdw_fallbacks_; }
 
@@ -205,10 +199,12 @@ class Session {
     std::unique_ptr<Addr2lineNames> names;
   };
   std::unordered_map<std::string, NamesEntry> names_;  // by file path
-  // What Prefetch's thread loads for a binary (with the symbolizer's Ahead), by path + '\0' +
-  // build-id: for the processes of this file system; not changed once the thread starts.
-  struct Prep {
-    Symbolizer::Ahead* ahead = nullptr;
+  // What Prefetch's thread loads for a binary, by path + '\0' + build-id: for the processes of
+  // this file system; not changed once the thread starts. The session's part (unwind tables,
+  // DWARF, addr2line's names) is here; the symbolizer's (symbols, runtime image, debug file)
+  // is its own BinaryPrefetch.
+  struct BinaryPrefetch {
+    Symbolizer::BinaryPrefetch* from_symbolizer = nullptr;
     struct Cfi {
       std::shared_ptr<const elf::ElfImage> image;
       std::unique_ptr<CfiTable> table;
@@ -225,16 +221,22 @@ class Session {
     Claim<Dwarf> dwarf;
     Claim<Names> names;
   };
-  Prep* FindPrep(uint32_t pid, const MapEntry& m);
-  static Prep::Cfi MakeCfi(Prep& p);
-  Prep::Dwarf MakeDwarf(Prep& p) const;
+  BinaryPrefetch* FindBinaryPrefetch(uint32_t pid, const MapEntry& m);
+  static BinaryPrefetch::Cfi MakeCfi(BinaryPrefetch& p);
+  BinaryPrefetch::Dwarf MakeDwarf(BinaryPrefetch& p) const;
   template <typename RuntimeImage>
-  static Prep::Names NamesFile(std::string debug_path, RuntimeImage runtime_image);
-  static void BuildNames(Prep::Names& n);
-  static Prep::Names MakeNames(Prep& p);
-  std::unordered_map<std::string, std::unique_ptr<Prep>> preps_;
-  std::string prep_key_;  // FindPrep's key, reused
+  static BinaryPrefetch::Names NamesFile(std::string debug_path, RuntimeImage runtime_image);
+  static void BuildNames(BinaryPrefetch::Names& n);
+  static BinaryPrefetch::Names MakeNames(BinaryPrefetch& p);
+  std::unordered_map<std::string, std::unique_ptr<BinaryPrefetch>> binary_prefetches_;
+  std::string binary_prefetch_key_;  // FindBinaryPrefetch's key, reused
+  // What Prefetch's thread was given to load (tests read it through SessionTestPeer).
+  struct PrefetchPlan {
+    size_t binaries = 0;
+    bool kernel = false, unwind_tables = false, dwarf = false;
+  };
   PrefetchPlan prefetch_plan_;
+  friend struct SessionTestPeer;  // tests/unit/unwind_test.cpp
   std::thread prefetch_worker_;
   std::atomic<bool> stop_prefetch_{false};
   // binutils' addr2line, which perf runs once per binary and asks once per address, names a

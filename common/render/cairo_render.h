@@ -1,4 +1,8 @@
 #pragma once
+// The render module (common/render/): flame graphs: the layout (flame.h, layout.h), colours
+// (palette.h), text measurement, and the writers: SVG (svg_writer.h) and, through Cairo, PNG
+// and PDF (this file).
+//
 // PNG and PDF flame graphs, drawn with Cairo from the same FlameLayout the SVG writer uses.
 
 #include "io/output.h"

@@ -1,3 +1,10 @@
+// From a stack tree to a flame graph's layout (flame.h). The stacks are merged into frames as
+// flamegraph.pl's flow() merges them (FlowBuilder): a frame is a run of neighbouring stacks that
+// share a prefix, the stacks visited in sorted order, or in the input's order with
+// --flamechart. Frames narrower than --minwidth are pruned as soon as their parent closes, so
+// memory follows what will be drawn. The layout then gives each frame its box in pixels, its
+// colour and its details line, for the SVG and Cairo writers to draw without further decisions.
+
 #include "render/flame.h"
 
 #include <algorithm>

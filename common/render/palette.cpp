@@ -1,3 +1,10 @@
+// Colours as flamegraph.pl picks them (palette.h). Each palette (hot, mem, io, java, js, ...)
+// is its Perl function reproduced, down to the random numbers: Perl's srand and rand are
+// emulated (drand48 seeded as Perl seeds it), so that --hash and the name-hash colours are the
+// very ones the Perl script draws, and plain random colours come from a seeded generator. The
+// language palettes choose a hue from the frame's annotation and name. A consistent palette
+// (--cp) keeps the colour each name got in palette.map, in the Perl script's format.
+
 #include "render/palette.h"
 
 #include <cmath>

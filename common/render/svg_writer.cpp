@@ -1,3 +1,9 @@
+// The flame graph's SVG (svg_writer.h). The document is written in one pass over the layout:
+// the header with the embedded JavaScript and CSS (share/, compiled in), then one <g> per frame
+// with its title, rectangle and label, every text XML-escaped. Labels are shortened to what
+// fits the frame's width as measured by text_measure.h, and numbers are printed with fixed
+// formats, so the output is byte-for-byte deterministic.
+
 #include "render/svg_writer.h"
 
 #include <cctype>

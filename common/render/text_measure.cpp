@@ -1,3 +1,10 @@
+// How wide a label is (text_measure.h). flamegraph.pl guesses from a fixed average character
+// width; pf measures the text in the font the SVG names, with Cairo's unhinted metrics (as a
+// browser lays the SVG out), so a label is cut where it really stops fitting. ASCII advances
+// are measured up front into a table, so the width of a typical frame name is one lookup per
+// byte; other characters are measured once and cached, and bytes Cairo would refuse count as
+// U+FFFD, as they are drawn.
+
 #include "render/text_measure.h"
 
 #include <cairo.h>

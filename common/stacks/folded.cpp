@@ -1,3 +1,9 @@
+// Reading and writing folded stacks (folded.h). A line is parsed without allocation: the count
+// (or two) is read from the right, since frame names may contain spaces, and the frames are
+// interned and added to the tree as one stack. The writer walks the tree depth first and orders
+// each node's children so that the lines come out bytewise sorted without building them as
+// strings (see "Writing folded stacks in bytewise order" in docs/DESIGN.md).
+
 #include "stacks/folded.h"
 
 #include <algorithm>

@@ -1,4 +1,8 @@
 #pragma once
+// The stacks module (common/stacks/): the profile model every tool shares: the stack prefix
+// tree (stack_tree.h) with its weights and unit (weight.h), the folded format (this file),
+// and the filters over stacks (stack_filter.h).
+//
 // The folded stack format (man/pf-folded.5): one stack per line, frames root to leaf joined
 // by ';', then whitespace and a count, or two counts for a differential profile. Readers sum
 // repeated stacks; the writer prints stacks sorted bytewise, as `sort` with LC_ALL=C and

@@ -1,3 +1,8 @@
+// The stack filters (stack_filter.h). Filters run once per distinct stack: the tree is walked
+// and each stack rebuilt into a new tree, with --include/--exclude matched against the stack's
+// folded text and --hide dropping the matching frames (their weight going to the caller). All
+// patterns are re2, so a hostile pattern or frame name cannot make a run take exponential time.
+
 #include "stacks/stack_filter.h"
 
 #include <re2/re2.h>

@@ -1,3 +1,10 @@
+// The stack prefix tree (stack_tree.h). Nodes live in flat arrays indexed by id (parent, frame,
+// self weights) and children are found through one open-addressing table keyed by (parent,
+// frame), whose 8-byte slots hold the child id and part of the key's hash: a lookup rarely
+// leaves the slot array. A stack is inserted by walking down while its prefix exists, then
+// adding its new suffix in one batch. Merge and the transforms rely on ids being created
+// parents first, so one pass in id order can map a whole tree onto another.
+
 #include "stacks/stack_tree.h"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// Weights (weight.h): fixed-point parsing of folded counts (exact decimal digits, never a
+// double), saturating sums, and the printing of a weight with its decimals as the input wrote
+// it, so that integer input goes through byte-identical and decimal input sums exactly.
+
 #include "stacks/weight.h"
 
 #include <cstddef>

@@ -1,3 +1,10 @@
+// addr2line's names from a symbol table (addr2line_names.h states BFD's rule). The table
+// addr2line reads (.symtab, else .dynsym) is indexed once into candidates sorted by address,
+// with names read only for the answers, so an answer is a binary search and a short scan where
+// addr2line searches the table for every address. The index is kept in the cache on disk
+// (dwarf_cache.h) under a tag that changes with the candidate rules, and an entry read back is
+// bounds-checked as it is restored.
+
 #include "symbolize/addr2line_names.h"
 
 #include <elf.h>

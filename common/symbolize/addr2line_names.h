@@ -1,4 +1,8 @@
 #pragma once
+// The symbolize module (common/symbolize/): addresses to names as perf prints them: the front
+// door (symbolizer.h), ELF reading and symbol tables, DWARF inline frames and lines, kallsyms,
+// JIT maps, demangling, symbols embedded in a stream, and the cache on disk they share.
+//
 // The function name binutils' addr2line gives an address from a binary's symbol table, where
 // the binary has no DWARF function for it: perf script asks addr2line -i -f about every
 // frame to print inline frames, and when that name differs from the symbol perf chose for

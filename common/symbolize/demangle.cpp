@@ -1,3 +1,9 @@
+// Demangling as perf does it (demangle.h). libiberty's cplus_demangle is called with no
+// options, exactly as perf's build calls it, since any option changes what it prints; around
+// it, the passes perf adds for Rust (the legacy hash and $-escapes, undone here as perf's own
+// Rust pass undoes them) and, for names libiberty leaves alone, OCaml's mangling. Symbol
+// versions (`@GLIBCXX_3.4`) are cut first, as perf cuts them.
+
 #include "symbolize/demangle.h"
 
 #include <cctype>

@@ -1,3 +1,11 @@
+// The cache on disk (dwarf_cache.h). Entries are files named by a hash of the source file's
+// identity and of what the entry holds, written to a temporary name and renamed, so a reader
+// sees a whole entry or none, and never one made from another version of the file. A trailer
+// at the end holds the size and a checksum that MapCachedImage checks before handing the
+// mapping out. Stores may run on a thread of their own (joined at exit), so a first run does
+// not wait for the disk; now and then the oldest entries are removed to keep the directory
+// under its size limit.
+
 #include "symbolize/dwarf_cache.h"
 
 #include <fcntl.h>

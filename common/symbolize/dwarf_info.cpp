@@ -1,3 +1,12 @@
+// Inline frames and source lines from DWARF (dwarf_info.h explains the plan and why libdw
+// alone was too slow). In order below: the debug file opened, its compressed sections
+// inflated into one ELF image (kept in the cache on disk); the fast walk of .debug_info, which
+// indexes a CU's functions without entering them and reads a function's inline tree when one
+// of its addresses is asked for, with libdw's DIE functions for what it leaves; the CU indexes
+// and the answers kept on disk, each restored entry checked against the DWARF before use;
+// names, range lists and .debug_aranges read here; and Lookup, which puts them together for an
+// address, with the line from libdw's line table.
+
 #include "symbolize/dwarf_info.h"
 
 #include <dwarf.h>
@@ -356,6 +365,11 @@ bool DecompressedImage(std::string_view file, bool lines, uint64_t aside_bytes,
 }  // namespace
 
 std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Options& options) {
+  return Open(path, options, TestChoices());
+}
+
+std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Options& options,
+                                           const TestChoices& choices) {
   auto h = std::make_unique<Handle>();
   h->fd = OpenRegularFile(path);
   if (h->fd < 0) return nullptr;
@@ -371,7 +385,7 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
       from_cache = true;
     } else {
       std::unique_ptr<elf::ElfBytes> file = elf::ElfBytes::Map(path);
-      if (!DecompressedImage(file->data(), options.lines, options.inflate_aside_bytes,
+      if (!DecompressedImage(file->data(), options.lines, choices.inflate_aside_bytes,
                              &h->image)) {
         h->image = ImageBuffer();
       } else if (!key.empty()) {
@@ -406,9 +420,9 @@ std::unique_ptr<DwarfInfo> DwarfInfo::Open(const std::string& path, const Option
   info->h_ = std::move(h);
   info->demangle_ = options.demangle;
   info->lines_ = options.lines;
-  info->libdw_walk_ = options.libdw_walk;
+  info->libdw_walk_ = choices.libdw_walk;
   info->from_cache_ = from_cache;
-  if (!options.libdw_walk && !cache.empty()) {
+  if (!choices.libdw_walk && !cache.empty()) {
     info->index_dir_ = cache;
     info->index_key_ = FileCacheKey(info->h_->fd, 'u', kSavedIndexKind);
     if (options.keep_locations) {

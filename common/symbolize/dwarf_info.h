@@ -1,29 +1,34 @@
 #pragma once
-// Inline frames and source lines from a binary's DWARF (.debug_info, .debug_line), read with
-// elfutils' libdw, for `perf script`'s inline frames and -F +srcline.
+// Inline frames and source lines from a binary's DWARF (.debug_info, .debug_line), for
+// `perf script`'s inline frames and -F +srcline.
 //
-// For an address, the scopes libdw finds (dwarf_addrdie, dwarf_getscopes) are walked from the
-// innermost out: each DW_TAG_inlined_subroutine is a function inlined there, named from its
-// abstract origin (the linkage name, demangled as perf names symbols, else DW_AT_name). That
-// is what binutils' addr2line gets wrong (2.40 repeats the outer function's name for the
-// inlined one), so perf's inline frames are wrong where pf's are right. The source line is
-// the line table's row for the address: the file's base name and the line, as perf prints it.
+// For an address, the function holding it is found, and the inlined subroutines of its
+// inline tree that hold the address are taken from the innermost out: each is a function
+// inlined there, named from its abstract origin (the linkage name, demangled as perf names
+// symbols, else DW_AT_name). That is what binutils' addr2line gets wrong (2.40 repeats the
+// outer function's name for the inlined one), so perf's inline frames are wrong where pf's
+// are right. The source line is the line table's row for the address: the file's base name
+// and the line, as perf prints it.
 //
-// dwarf_getscopes walks a CU's whole DIE tree for every address, which on a large C++ CU costs
-// hundreds of microseconds (perf's addr2line pays the like per address). Instead each CU is
-// walked once, the first time one of its addresses is asked for: its functions (with their
-// address ranges, sorted) and, under each, its inlined subroutines in tree order with their
-// depths. An address then costs a binary search for its function and a pass over that
-// function's inline tree (as gimli's addr2line does). Results are cached per address.
+// Asking libdw for the scopes of each address (dwarf_addrdie, dwarf_getscopes) walks a CU's
+// whole DIE tree every time: hundreds of microseconds on a large C++ CU (perf's addr2line pays
+// the like per address). Instead each CU is indexed once, the first time one of its addresses
+// is asked for: its functions (with their address ranges, sorted) and, under each, its
+// inlined subroutines in tree order with their depths. An address then costs a binary search
+// for its function and a pass over that function's inline tree (as gimli's addr2line does).
+// Answers are cached per address.
 //
-// The walk reads .debug_info itself (abbreviations decoded once per DIE, where libdw's
-// dwarf_child/dwarf_siblingof decode each DIE again per call), first without entering
-// functions (their subtrees jumped over by DW_AT_sibling); a function's inline tree is read
-// when one of its addresses is looked up. libdw still gives the ranges of DW_AT_ranges,
-// names and lines, and walks the units the fast walk does not read (split and type units).
-// Folding a recording of a large C++ program took 0.14 s instead of 0.36. A file whose debug
-// sections are compressed is handed to libdw decompressed by pf (libdeflate; zstd too, which
-// libdw 0.188 cannot read), without the sections never read here.
+// The walk reads .debug_info itself (each DIE's abbreviation decoded once, where libdw's
+// dwarf_child/dwarf_siblingof decode it again per call), first without entering functions
+// (their subtrees jumped over by DW_AT_sibling); a function's inline tree is read when one of
+// its addresses is looked up. The CU of an address (.debug_aranges, else the CUs' own ranges),
+// names and range lists are read here too. libdw remains for the line tables, for what the
+// walk leaves to it (split and type units, links to other units, forms it does not read), and
+// as the oracle the tests compare the walk with. Folding a recording of a large C++ program
+// took 0.14 s instead of 0.36. A file whose debug sections are compressed is handed to libdw
+// decompressed by pf (libdeflate; zstd too, which libdw 0.188 cannot read), without the
+// sections never read here; the inflated image, the CU indexes and (for the tools) the
+// answers are kept in the cache on disk (dwarf_cache.h) for later runs.
 
 #include <cstdint>
 #include <memory>
@@ -60,13 +65,9 @@ class DwarfInfo {
   struct Options {
     bool demangle = true;     ///< C++ and Rust names as perf prints them
     bool lines = true;        ///< read line tables (else srcline and call_sites stay empty)
-    bool libdw_walk = false;  ///< index CUs through libdw's DIE functions (tests compare)
     /// Write a new cache entry on a thread of its own (StoreCachedImageLater) rather than
     /// before returning: a first run need not wait for the disk.
     bool store_later = false;
-    /// A compressed section this large is inflated on a thread of its own while the others
-    /// are (the largest one only; tests lower it).
-    uint64_t inflate_aside_bytes = uint64_t{1} << 20;
     /// Keep the answers (Locations) in the cache on disk, and take a later run's from there
     /// (see "The answers kept on disk" in dwarf_info.cpp): what the tools do. Off by
     /// default, so that a test of the walk tests the walk.
@@ -78,9 +79,6 @@ class DwarfInfo {
   static std::unique_ptr<DwarfInfo> Open(const std::string& path) { return Open(path, {}); }
   ~DwarfInfo();
 
-  /// True when the sections came inflated from the cache on disk (see dwarf_cache.h).
-  bool from_cache() const { return from_cache_; }
-
   /// Reads the index every Lookup needs first (.debug_aranges), ahead of the first Lookup:
   /// for a helper thread that hands the DwarfInfo on (a DwarfInfo is not thread-safe).
   void Prepare();
@@ -89,7 +87,8 @@ class DwarfInfo {
   const Location& Lookup(uint64_t vaddr);
 
   /// The offset of the DIE of the CU whose .debug_aranges entry holds `vaddr` (what libdw's
-  /// dwarf_addrdie finds), or -1. With libdw_walk, libdw's answer.
+  /// dwarf_addrdie finds), or -1. (Tests that open the DWARF for libdw's DIE walk get libdw's
+  /// answer.)
   int64_t ArangesUnitAt(uint64_t vaddr);
 
   /// The CU indexes made or restored so far, as the cache on disk keeps them (see "The CU
@@ -110,17 +109,6 @@ class DwarfInfo {
   /// `owner`), each read when its address is first asked for. False, and none taken, when
   /// `bytes` is not a whole saved set.
   bool RestoreLocations(std::shared_ptr<const char> owner, std::string_view bytes);
-  /// Lookups answered from saved answers.
-  size_t locations_restored() const { return locations_restored_; }
-
-  /// CUs indexed so far, how many of them were restored from a saved index, and how many
-  /// through libdw's DIE functions.
-  size_t units() const { return units_.size(); }
-  size_t units_restored() const { return units_restored_; }
-  size_t libdw_walks() const { return libdw_walks_; }
-  /// Names and range lists read through libdw in CUs the fast walk reads (forms it leaves
-  /// to libdw).
-  size_t libdw_reads() const { return libdw_reads_; }
 
  public:
   struct Unit;      // (internal: one CU's index)
@@ -128,6 +116,17 @@ class DwarfInfo {
 
  private:
   DwarfInfo() = default;
+  // What only tests choose (through DwarfInfoTestPeer, tests/unit/dwarf_info_test.cpp, which
+  // also reads the counters below): CUs indexed through libdw's DIE functions, the oracle
+  // the fast walk is compared with; and the size from which the largest compressed section
+  // is inflated on a thread of its own while the others are (tests lower it).
+  struct TestChoices {
+    bool libdw_walk = false;
+    uint64_t inflate_aside_bytes = uint64_t{1} << 20;
+  };
+  static std::unique_ptr<DwarfInfo> Open(const std::string& path, const Options& options,
+                                         const TestChoices& choices);
+  friend struct DwarfInfoTestPeer;
   struct Handle;
   struct CuRef;  // a CU's DIE: its offset, and libdw's handle when one was needed
   void* DieOf(CuRef& cu);
@@ -169,19 +168,21 @@ class DwarfInfo {
   std::shared_ptr<const char> saved_locations_owner_;
   std::string_view saved_locations_;  // a whole saved set, or empty
   size_t saved_location_count_ = 0;
-  size_t locations_restored_ = 0;
+  size_t locations_restored_ = 0;  // Lookups answered from saved answers
   std::shared_ptr<const char> saved_owner_;
   std::string_view saved_bytes_;
   std::vector<SavedUnit> saved_;  // by CU offset
-  size_t units_restored_ = 0;
+  size_t units_restored_ = 0;  // CUs (of units_) whose index was restored
   friend void StoreChangedIndexes();
 
   std::unique_ptr<Handle> h_;
   bool demangle_ = true;
   bool lines_ = true;
   bool libdw_walk_ = false;
-  bool from_cache_ = false;
-  size_t libdw_walks_ = 0;
+  bool from_cache_ = false;  // the sections came inflated from the cache on disk
+  size_t libdw_walks_ = 0;   // CUs indexed through libdw's DIE functions
+  // Names and range lists read through libdw in CUs the fast walk reads (forms it leaves to
+  // libdw).
   size_t libdw_reads_ = 0;
   std::unique_ptr<Sections> sections_;
   std::unordered_map<uint64_t, Location> cache_;

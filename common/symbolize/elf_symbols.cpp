@@ -1,3 +1,11 @@
+// A binary's symbols as perf names them (elf_symbols.h gives the rules and their sources). The
+// rules that decide which symbol owns an address are perf's, and perf keeps its symbols in a
+// red-black tree whose shape decides which of two overlapping symbols a lookup finds: the
+// tree's insertions are replayed (RbReplay) to give the same answer, and the result is turned
+// into sorted, non-overlapping ranges (SymbolRanges) that a lookup binary-searches. Reading a
+// large table (libc with its debug file) takes milliseconds, so the finished ranges and names
+// are kept in the cache on disk and restored, bounds-checked, when the file is unchanged.
+
 #include "symbolize/elf_symbols.h"
 
 #include <elf.h>

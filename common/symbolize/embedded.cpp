@@ -1,3 +1,9 @@
+// The symbol table a pf-record stream carries (embedded.h gives the layout). Lookups are
+// binary searches over per-binary ranges sorted by start. The table is written as KSYMBOL
+// notes perf ignores, one per symbol, and AddNote rebuilds it from them one note at a time, so
+// a stream cut short keeps the symbols of the notes it holds; Encode and Decode give a compact
+// form with every read bounds-checked.
+
 #include "symbolize/embedded.h"
 
 #include <algorithm>

@@ -1,3 +1,10 @@
+// Kernel symbols from kallsyms text (kallsyms.h gives perf's rules and the lazy plan). The
+// text is tens of thousands of lines and a run looks up a few hundred addresses, so the core
+// kernel's lines, which the kernel prints sorted, are binary-searched in the text itself and
+// only the few lines around an answer are parsed; the module lines after them are parsed into
+// a table. Text that breaks the assumption (out of order, overlapping, all zero) is parsed
+// whole, and the tests hold both ways to the same answers.
+
 #include "symbolize/kallsyms.h"
 
 #include <elf.h>

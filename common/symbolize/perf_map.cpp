@@ -1,3 +1,8 @@
+// JIT symbol maps (perf_map.h lists perf's quirks, reproduced here on purpose). Each line is
+// parsed with a hand-written strtoull(..., 16) so that whatever perf accepts is accepted and
+// names come out as perf prints them; the entries then go through the same range rules as an
+// ELF table (SymbolRanges), so that overlapping entries of reused JIT memory resolve as in perf.
+
 #include "symbolize/perf_map.h"
 
 #include <elf.h>

@@ -1,3 +1,7 @@
+// A section's bytes, inflated when the section is compressed (section_data.h): SHF_COMPRESSED
+// sections carry an Elf64_Chdr naming zlib or zstd and the inflated size, which is checked
+// against a cap before any memory is taken, so a hostile header cannot ask for gigabytes.
+
 #include "symbolize/section_data.h"
 
 #include <elf.h>

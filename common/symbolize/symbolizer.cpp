@@ -1,3 +1,11 @@
+// The front door of symbolization (symbolizer.h). Each binary is found once per (root, path,
+// build-id) and kept with its names interned, so the hot path (a frame whose binary is known)
+// is a hash lookup and a binary search. A process in another mount namespace is resolved
+// through /proc/PID/root; the vdso from perf's build-id cache or this process's own; kernel
+// addresses from kallsyms, read on a thread of its own when asked ahead (PrefetchKernelSymbols)
+// since the kernel takes tens of milliseconds to print it. What a helper thread loads ahead of
+// need (BinaryPrefetch) is taken from it when first needed, so prefetching only saves time.
+
 #include "symbolize/symbolizer.h"
 
 #include <sys/auxv.h>
@@ -157,47 +165,49 @@ ElfLoadOptions Symbolizer::LoadOptions(const std::string& root, std::string_view
   return load;
 }
 
-Symbolizer::Ahead::Ahead(const Symbolizer& owner, std::string_view path,
-                         std::string_view build_id)
+Symbolizer::BinaryPrefetch::BinaryPrefetch(const Symbolizer& owner, std::string_view path,
+                                           std::string_view build_id)
     : options_(owner.options_),
       path_(path),
       build_id_(build_id),
       load_(owner.LoadOptions("", build_id)) {}
 
-Symbolizer::Ahead::~Ahead() = default;
+Symbolizer::BinaryPrefetch::~BinaryPrefetch() = default;
 
-void Symbolizer::Ahead::LoadSymbols() {
+void Symbolizer::BinaryPrefetch::LoadSymbols() {
   symbols_.Offer([this] { return Symbolizer::LoadSymbols(path_, load_); });
 }
 
-std::unique_ptr<ElfSymbols> Symbolizer::Ahead::TakeSymbols() {
+std::unique_ptr<ElfSymbols> Symbolizer::BinaryPrefetch::TakeSymbols() {
   return std::move(symbols_.Get([this] { return Symbolizer::LoadSymbols(path_, load_); }));
 }
 
-std::shared_ptr<const elf::ElfImage> Symbolizer::Ahead::RuntimeImage() {
+std::shared_ptr<const elf::ElfImage> Symbolizer::BinaryPrefetch::RuntimeImage() {
   return image_.Get([this] { return FindRuntimeImage(options_, "", path_, build_id_); });
 }
 
-std::string Symbolizer::Ahead::DebugInfoPath() {
+std::string Symbolizer::BinaryPrefetch::DebugInfoPath() {
   return debug_path_.Get(
       [this] { return FindDebugInfo(options_.symfs, path_, build_id_, options_.build_id_cache); });
 }
 
-Symbolizer::Ahead* Symbolizer::LoadAhead(std::string_view path, std::string_view build_id) {
+Symbolizer::BinaryPrefetch* Symbolizer::PrefetchBinary(std::string_view path,
+                                                       std::string_view build_id) {
   if (path.empty() || path[0] != '/' || UsesPerfMap(path)) return nullptr;
   std::string key = std::string(path) + '\0' + std::string(build_id);
-  auto [it, added] = ahead_.try_emplace(std::move(key));
+  auto [it, added] = binary_prefetches_.try_emplace(std::move(key));
   if (!added) return nullptr;
-  it->second = std::make_unique<Ahead>(*this, path, build_id);
+  it->second = std::make_unique<BinaryPrefetch>(*this, path, build_id);
   return it->second.get();
 }
 
-Symbolizer::Ahead* Symbolizer::FindAhead(std::string_view path, std::string_view build_id) {
-  if (ahead_.empty()) return nullptr;
-  ahead_key_.assign(path).push_back('\0');
-  ahead_key_.append(build_id);
-  auto it = ahead_.find(ahead_key_);
-  return it == ahead_.end() ? nullptr : it->second.get();
+Symbolizer::BinaryPrefetch* Symbolizer::FindBinaryPrefetch(std::string_view path,
+                                                           std::string_view build_id) {
+  if (binary_prefetches_.empty()) return nullptr;
+  prefetch_key_.assign(path).push_back('\0');
+  prefetch_key_.append(build_id);
+  auto it = binary_prefetches_.find(prefetch_key_);
+  return it == binary_prefetches_.end() ? nullptr : it->second.get();
 }
 
 Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_view build_id,
@@ -217,8 +227,9 @@ Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_vi
   }
 
   auto binary = std::make_unique<Binary>();
-  Ahead* ahead = root.empty() ? FindAhead(path, build_id) : nullptr;
-  binary->symbols = ahead ? ahead->TakeSymbols() : LoadSymbols(path, LoadOptions(root, build_id));
+  BinaryPrefetch* prefetch = root.empty() ? FindBinaryPrefetch(path, build_id) : nullptr;
+  binary->symbols =
+      prefetch ? prefetch->TakeSymbols() : LoadSymbols(path, LoadOptions(root, build_id));
   Binary* raw = binary.get();
   binaries_.push_back(std::move(binary));
   by_path_.emplace(key, raw);
@@ -371,9 +382,9 @@ std::shared_ptr<const elf::ElfImage> Symbolizer::RuntimeImage(std::string_view p
   std::string root = IsVdso(path) ? std::string() : RootOf(pid);
   std::string key = root + std::string(path) + '\0' + std::string(build_id);
   if (auto it = runtime_images_.find(key); it != runtime_images_.end()) return it->second;
-  Ahead* ahead = root.empty() ? FindAhead(path, build_id) : nullptr;
+  BinaryPrefetch* prefetch = root.empty() ? FindBinaryPrefetch(path, build_id) : nullptr;
   std::shared_ptr<const elf::ElfImage> found =
-      ahead ? ahead->RuntimeImage() : FindRuntimeImage(options_, root, path, build_id);
+      prefetch ? prefetch->RuntimeImage() : FindRuntimeImage(options_, root, path, build_id);
   runtime_images_.emplace(std::move(key), found);
   return found;
 }
@@ -427,9 +438,9 @@ std::string Symbolizer::DebugInfoPath(std::string_view path, std::string_view bu
   std::string root = options_.symfs.empty() ? RootOf(pid) : options_.symfs;
   std::string key = root + std::string(path) + '\0' + std::string(build_id);
   if (auto it = debug_info_paths_.find(key); it != debug_info_paths_.end()) return it->second;
-  Ahead* ahead = RootOf(pid).empty() ? FindAhead(path, build_id) : nullptr;
-  std::string found = ahead ? ahead->DebugInfoPath()
-                            : FindDebugInfo(root, path, build_id, options_.build_id_cache);
+  BinaryPrefetch* prefetch = RootOf(pid).empty() ? FindBinaryPrefetch(path, build_id) : nullptr;
+  std::string found = prefetch ? prefetch->DebugInfoPath()
+                               : FindDebugInfo(root, path, build_id, options_.build_id_cache);
   debug_info_paths_.emplace(std::move(key), found);
   return found;
 }

@@ -121,10 +121,10 @@ class Symbolizer {
   /// DWARF is. The symbolizer takes each from here when it first needs it: made by the helper
   /// (waited for, if the helper has begun it) or else made on the symbolizer's thread. Its
   /// members are safe on any thread.
-  class Ahead {
+  class BinaryPrefetch {
    public:
-    Ahead(const Symbolizer& owner, std::string_view path, std::string_view build_id);
-    ~Ahead();
+    BinaryPrefetch(const Symbolizer& owner, std::string_view path, std::string_view build_id);
+    ~BinaryPrefetch();
     void LoadSymbols();
     std::shared_ptr<const elf::ElfImage> RuntimeImage();
     std::string DebugInfoPath();
@@ -140,12 +140,12 @@ class Symbolizer {
     Claim<std::string> debug_path_;
   };
   /// True when process `pid` sees this file system (always with --symfs): its binaries are
-  /// the ones an Ahead loads.
+  /// the ones a BinaryPrefetch loads.
   bool InThisFileSystem(uint32_t pid) { return RootOf(pid).empty(); }
-  /// The Ahead of binary (path, build_id), for a helper thread: call before the helper starts
-  /// (the symbolizer keeps it). Null for a binary not looked up by path (the vdso, JIT
-  /// code) or asked for already.
-  Ahead* LoadAhead(std::string_view path, std::string_view build_id);
+  /// The BinaryPrefetch of binary (path, build_id), for a helper thread: call before the helper
+  /// starts (the symbolizer keeps it). Null for a binary not looked up by path (the vdso, JIT code)
+  /// or asked for already.
+  BinaryPrefetch* PrefetchBinary(std::string_view path, std::string_view build_id);
   /// The binary's image as RuntimeImage finds it under `root`, uncached: safe on any thread.
   static std::shared_ptr<const elf::ElfImage> FindRuntimeImage(const Options& options,
                                                                const std::string& root,
@@ -170,7 +170,7 @@ class Symbolizer {
   static std::unique_ptr<ElfSymbols> LoadSymbols(std::string_view path,
                                                  const ElfLoadOptions& load);
   ElfLoadOptions LoadOptions(const std::string& root, std::string_view build_id) const;
-  Ahead* FindAhead(std::string_view path, std::string_view build_id);
+  BinaryPrefetch* FindBinaryPrefetch(std::string_view path, std::string_view build_id);
   Binary* LoadVdso(std::string_view build_id);
   const std::string& RootOf(uint32_t pid);
   Symbol NameIn(Binary* binary, uint64_t file_offset);
@@ -195,8 +195,8 @@ class Symbolizer {
   std::unordered_map<std::string, std::shared_ptr<const elf::ElfImage>> runtime_images_;
   std::unordered_map<std::string, std::string> debug_info_paths_;
   // By path + '\0' + build-id; not changed once a helper may use them.
-  std::unordered_map<std::string, std::unique_ptr<Ahead>> ahead_;
-  std::string ahead_key_;  // FindAhead's key, reused
+  std::unordered_map<std::string, std::unique_ptr<BinaryPrefetch>> binary_prefetches_;
+  std::string prefetch_key_;  // FindBinaryPrefetch's key, reused
 };
 
 }  // namespace pf

@@ -1,3 +1,12 @@
+// Compiling CFI (cfi.h describes the rows and where the rules come from). FDEs are indexed
+// from .eh_frame_hdr's sorted table when there is one (no parsing up front), else by one scan;
+// .debug_frame is indexed only when .eh_frame has no FDEs or on the first pc it does not cover.
+// An FDE is compiled the first time a pc in it is looked up: the CIE's and the FDE's
+// instructions are run by an interpreter of every DW_CFA_ operation, and each row is reduced to
+// the three rules x86-64 unwinding needs, DWARF expressions kept aside for
+// cfi_expression.inl to evaluate. Malformed CFI makes an FDE unusable, never a crash: every read
+// goes through the bounds-checked DwarfReader.
+
 #include "unwind/cfi.h"
 
 #include <algorithm>

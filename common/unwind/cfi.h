@@ -1,4 +1,8 @@
 #pragma once
+// The unwind module (common/unwind/): DWARF unwinding of the user stacks copied into samples:
+// CFI compiled into tables (this file), the walk (unwinder.h), and libdw's unwinder as
+// fallback and oracle (libdw_unwinder.h).
+//
 // Call frame information of one x86-64 ELF module, compiled into rows that unwinding reads
 // with a lookup, an add and a load per frame.
 //
@@ -87,13 +91,6 @@ class CfiTable {
   /// An expression a row refers to.
   std::span<const uint8_t> Expression(uint16_t index) const;
 
-  /// Number of FDEs indexed, and of FDEs compiled so far.
-  size_t fde_count() const { return fdes_.size(); }
-  size_t compiled_count() const { return compiled_; }
-  /// Where the FDE index came from: ".eh_frame_hdr", ".eh_frame", ".debug_frame" or "".
-  /// (.debug_frame also backs an .eh_frame index, for pcs none of its FDEs cover.)
-  const char* source() const { return source_; }
-
  private:
   struct Fde {
     uint64_t pc_begin;
@@ -125,8 +122,11 @@ class CfiTable {
   bool debug_indexed_ = false;      // .debug_frame was read (into one of the two)
   std::vector<CfiRow> rows_;
   std::vector<std::span<const uint8_t>> expressions_;
-  size_t compiled_ = 0;
+  size_t compiled_ = 0;  // FDEs compiled so far
+  // Where the FDE index came from: ".eh_frame_hdr", ".eh_frame", ".debug_frame" or "".
+  // (.debug_frame also backs an .eh_frame index, for pcs none of its FDEs cover.)
   const char* source_ = "";
+  friend struct CfiTableTestPeer;  // tests/unit/unwind_test.cpp
 };
 
 /// Evaluates a DWARF location expression on x86-64 (the operations CFI uses: literals,

@@ -1,3 +1,9 @@
+// The libdw unwinder (libdw_unwinder.h). libdw pulls what it needs through callbacks: the
+// thread's initial registers, reads of stack memory, and the frames as they are found. The
+// callbacks reach the sample being unwound through a pointer set before each walk, since a
+// Dwfl's state can be attached only once; memory reads are served from the stack copy with the
+// same bounds as the table unwinder, so the two can be compared frame by frame.
+
 #include "unwind/libdw_unwinder.h"
 
 #include <elfutils/libdwfl.h>

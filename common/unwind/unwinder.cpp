@@ -1,3 +1,9 @@
+// The table unwinder (unwinder.h). A Walk holds the registers unwinding needs (rip, rsp, rbp)
+// and steps one frame at a time: the module of the pc, its CFI row, the CFA, the return
+// address loaded from the stack copy. Every load is checked against the copy and ends the
+// walk with a reason (UnwindEnd) rather than a guess. UnwindUserStacks walks several stacks in
+// turn, so that the table lookups of one stack overlap the memory loads of another.
+
 #include "unwind/unwinder.h"
 
 #include <algorithm>

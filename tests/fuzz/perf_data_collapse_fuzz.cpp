@@ -12,20 +12,23 @@
 
 #include "base/error.h"
 #include "collapse/collapse.h"
+#include "collapse/test_seams.h"
 #include "io/input.h"
 #include "io/output.h"
 
 namespace {
 
+using pf::test_seams::TwoStageUnwinder;
+
 // The folded text, or nothing when the input was refused.
-std::optional<std::string> Fold(const std::string& input, int unwind) {
+std::optional<std::string> Fold(const std::string& input, TwoStageUnwinder unwind) {
+  pf::test_seams::ForceTwoStageUnwinder force(unwind);
   try {
     std::vector<std::unique_ptr<pf::ByteSource>> sources;
     sources.push_back(pf::MemoryInput(input, "fuzz"));
     pf::CollapseOptions options;
     options.threads = 2;
     options.two_stage_bytes = 0;
-    options.two_stage_unwind = unwind;
     options.symbols.kallsyms = "/nonexistent/kallsyms";  // as the perf_data target
     options.symbols.use_build_id_cache = false;
     options.symbols.symfs = "/nonexistent-symfs";
@@ -43,8 +46,9 @@ std::optional<std::string> Fold(const std::string& input, int unwind) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string copy(reinterpret_cast<const char*>(data), size);  // 8-byte aligned by malloc
-  std::optional<std::string> shared = Fold(copy, 0);
-  for (int unwind : {-1, 1}) {
+  std::optional<std::string> shared = Fold(copy, TwoStageUnwinder::kByLoad);
+  for (TwoStageUnwinder unwind :
+       {TwoStageUnwinder::kReadingThread, TwoStageUnwinder::kFoldingThread}) {
     if (Fold(copy, unwind) != shared) std::abort();  // the stages disagree
   }
   return 0;

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "collapse/test_seams.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
@@ -28,6 +29,13 @@ struct GoldenCase {
 void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.input << " --" << c.option; }
 
 namespace {
+
+using test_seams::ForceTwoStageUnwinder;
+using test_seams::TwoStageUnwinder;
+// Every way the two stages share the unwinding, the tools' last.
+constexpr TwoStageUnwinder kEveryUnwinder[] = {TwoStageUnwinder::kReadingThread,
+                                               TwoStageUnwinder::kFoldingThread,
+                                               TwoStageUnwinder::kByLoad};
 
 CollapseOptions OptionsFor(const std::string& o) {
   CollapseOptions opt;
@@ -345,12 +353,12 @@ TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
     EXPECT_FALSE(out_one.data().empty());
     // Unwound (here: the recorded chains read) by the reading thread, the folding one, or
     // as their loads share it.
-    for (int unwind : {-1, 1, 0}) {
-      SCOPED_TRACE(unwind);
+    for (TwoStageUnwinder unwind : kEveryUnwinder) {
+      SCOPED_TRACE(static_cast<int>(unwind));
+      ForceTwoStageUnwinder force(unwind);
       CollapseOptions two;
       two.threads = 2;
       two.two_stage_bytes = 0;
-      two.two_stage_unwind = unwind;
       StringSink out_two;
       CollapseReport report_two;
       CollapseFiles({path}, two, out_two, &report_two);
@@ -408,7 +416,8 @@ struct PerfFile {
   }
 };
 
-std::string FoldFile(const std::string& bytes, int threads, int unwind = 0,
+std::string FoldFile(const std::string& bytes, int threads,
+                     TwoStageUnwinder unwind = TwoStageUnwinder::kByLoad,
                      CollapseReport* report_out = nullptr) {
   // (Named by the process: ctest runs tests side by side, and they all fold through here.)
   const std::string path = ::testing::TempDir() + "/made." + std::to_string(getpid()) + ".data";
@@ -416,7 +425,7 @@ std::string FoldFile(const std::string& bytes, int threads, int unwind = 0,
   CollapseOptions o;
   o.threads = threads;
   o.two_stage_bytes = 0;
-  o.two_stage_unwind = unwind;
+  ForceTwoStageUnwinder force(unwind);
   StringSink out;
   CollapseReport report;
   CollapseFiles({path}, o, out, &report);
@@ -442,7 +451,9 @@ TEST(Collapse, TwoStagesNameThreadsAsOneThreadDoes) {
   const std::string file = f.File(true);
   const std::string one = FoldFile(file, 1);
   EXPECT_EQ(one, ":100;[unknown] 2\nfoo;[unknown] 1\n");
-  for (int unwind : {-1, 1, 0}) EXPECT_EQ(FoldFile(file, 2, unwind), one) << unwind;
+  for (TwoStageUnwinder unwind : kEveryUnwinder) {
+    EXPECT_EQ(FoldFile(file, 2, unwind), one) << static_cast<int>(unwind);
+  }
 }
 
 // Samples without a call chain of a key folded sample by sample (a one-letter comm before a
@@ -469,7 +480,8 @@ TEST(Collapse, SamplesThatDifferInTheirIpAloneAreFoldedThroughTextOnce) {
   for (int threads : {1, 2}) {
     SCOPED_TRACE(threads);
     CollapseReport report;
-    EXPECT_EQ(FoldFile(f.File(true), threads, 0, &report), "loop 40\nother 1\n");
+    EXPECT_EQ(FoldFile(f.File(true), threads, TwoStageUnwinder::kByLoad, &report),
+              "loop 40\nother 1\n");
     EXPECT_EQ(report.samples, 41u);
     EXPECT_EQ(report.text_folds, 2u);
   }

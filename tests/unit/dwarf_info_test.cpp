@@ -34,6 +34,25 @@
 #include "test_util.h"
 
 namespace pf {
+
+// What only tests choose for a DwarfInfo or read of it (a friend: not in its interface).
+struct DwarfInfoTestPeer {
+  /// CUs indexed through libdw's DIE functions: the oracle of the fast walk.
+  static std::unique_ptr<DwarfInfo> OpenWalkedByLibdw(const std::string& path) {
+    return DwarfInfo::Open(path, {}, {.libdw_walk = true});
+  }
+  /// The largest compressed section inflated on a thread of its own from `bytes` on.
+  static std::unique_ptr<DwarfInfo> OpenInflatingAside(const std::string& path, uint64_t bytes) {
+    return DwarfInfo::Open(path, {}, {.inflate_aside_bytes = bytes});
+  }
+  static bool FromCache(const DwarfInfo& d) { return d.from_cache_; }
+  static size_t Units(const DwarfInfo& d) { return d.units_.size(); }
+  static size_t UnitsRestored(const DwarfInfo& d) { return d.units_restored_; }
+  static size_t LibdwWalks(const DwarfInfo& d) { return d.libdw_walks_; }
+  static size_t LibdwReads(const DwarfInfo& d) { return d.libdw_reads_; }
+  static size_t LocationsRestored(const DwarfInfo& d) { return d.locations_restored_; }
+};
+
 namespace {
 
 std::string Program(const std::string& name) { return std::string(PF_PROGRAMS_DIR) + "/" + name; }
@@ -84,18 +103,18 @@ void ExpectScanMatchesLibdw(const std::string& path, uint64_t step, size_t min_i
   SCOPED_TRACE(path);
   test::ScopedCacheDir scoped;  // empty: every CU is walked, none restored
   auto scan = DwarfInfo::Open(path);
-  auto libdw = DwarfInfo::Open(path, {.libdw_walk = true});
+  auto libdw = DwarfInfoTestPeer::OpenWalkedByLibdw(path);
   ASSERT_TRUE(scan && libdw);
   TextRange text = TextOf(path);
   ASSERT_LT(text.lo, text.hi);
   EXPECT_GE(ExpectSameLookups(*scan, *libdw, text, step), min_inlined);
   // Every CU was read by the fast walk (else this compared libdw with itself).
-  EXPECT_GT(scan->units(), 0u);
-  EXPECT_EQ(scan->libdw_walks(), 0u);
-  EXPECT_EQ(libdw->libdw_walks(), libdw->units());
+  EXPECT_GT(DwarfInfoTestPeer::Units(*scan), 0u);
+  EXPECT_EQ(DwarfInfoTestPeer::LibdwWalks(*scan), 0u);
+  EXPECT_EQ(DwarfInfoTestPeer::LibdwWalks(*libdw), DwarfInfoTestPeer::Units(*libdw));
   // Names and range lists too were read here.
-  EXPECT_EQ(scan->libdw_reads(), 0u);
-  EXPECT_EQ(scan->units_restored(), 0u);
+  EXPECT_EQ(DwarfInfoTestPeer::LibdwReads(*scan), 0u);
+  EXPECT_EQ(DwarfInfoTestPeer::UnitsRestored(*scan), 0u);
 }
 
 TEST(DwarfInfo, CuWalkMatchesLibdwOnCxxDwarf5) {
@@ -172,14 +191,14 @@ TEST(DwarfInfo, CuIndexesKeptInTheCache) {
     {
       auto first = DwarfInfo::Open(path);
       ExpectSameLookups(*first, *walked, text, 1);
-      EXPECT_EQ(first->units_restored(), 0u);
+      EXPECT_EQ(DwarfInfoTestPeer::UnitsRestored(*first), 0u);
       EXPECT_EQ(index_entries(), 0u);
     }
     EXPECT_EQ(index_entries(), 1u);
     auto second = DwarfInfo::Open(path);
     ExpectSameLookups(*second, *walked, text, 1);
-    EXPECT_GT(second->units(), 0u);
-    EXPECT_EQ(second->units_restored(), second->units());
+    EXPECT_GT(DwarfInfoTestPeer::Units(*second), 0u);
+    EXPECT_EQ(DwarfInfoTestPeer::UnitsRestored(*second), DwarfInfoTestPeer::Units(*second));
     const std::string saved = second->SavedIndex();
     auto restore = [&](const std::string& bytes, DwarfInfo& into) {
       auto copy = std::make_shared<std::string>(bytes);
@@ -191,7 +210,7 @@ TEST(DwarfInfo, CuIndexesKeptInTheCache) {
       ASSERT_TRUE(restore(saved, *again));
       EXPECT_EQ(again->SavedIndex(), saved);
       ExpectSameLookups(*again, *walked, text, 1);
-      EXPECT_EQ(again->units_restored(), again->units());
+      EXPECT_EQ(DwarfInfoTestPeer::UnitsRestored(*again), DwarfInfoTestPeer::Units(*again));
     }
     // The first function's DIE (after the magic, the count and one CU header) put at 0, out
     // of its CU: that CU is walked again.
@@ -201,7 +220,7 @@ TEST(DwarfInfo, CuIndexesKeptInTheCache) {
       auto again = DwarfInfo::Open(path);
       ASSERT_TRUE(restore(bad, *again));
       ExpectSameLookups(*again, *walked, text, 1);
-      EXPECT_LT(again->units_restored(), again->units());
+      EXPECT_LT(DwarfInfoTestPeer::UnitsRestored(*again), DwarfInfoTestPeer::Units(*again));
     }
     // Cut, one byte more, a count too large, CUs out of order: not taken.
     {
@@ -213,7 +232,7 @@ TEST(DwarfInfo, CuIndexesKeptInTheCache) {
       EXPECT_FALSE(restore(more, *again));
       EXPECT_FALSE(restore("", *again));
       ExpectSameLookups(*again, *walked, text, 1);
-      EXPECT_EQ(again->units_restored(), 0u);
+      EXPECT_EQ(DwarfInfoTestPeer::UnitsRestored(*again), 0u);
     }
     if (saved[8] >= 2) {
       std::string swapped = saved;
@@ -242,28 +261,28 @@ TEST(DwarfInfo, LocationsKeptInTheCache) {
     {  // The first half of .text: none restored, all kept.
       auto first = DwarfInfo::Open(path, keep);
       ExpectSameLookups(*first, *walked, {text.lo, text.lo + half}, 1);
-      EXPECT_EQ(first->locations_restored(), 0u);
+      EXPECT_EQ(DwarfInfoTestPeer::LocationsRestored(*first), 0u);
       EXPECT_EQ(location_entries(), 0u);
     }
     EXPECT_EQ(location_entries(), 1u);
     {  // All of it: the first half restored, the rest made, and all kept.
       auto second = DwarfInfo::Open(path, keep);
       ExpectSameLookups(*second, *walked, text, 1);
-      EXPECT_EQ(second->locations_restored(), half);
+      EXPECT_EQ(DwarfInfoTestPeer::LocationsRestored(*second), half);
     }
     auto third = DwarfInfo::Open(path, keep);
     third->Prepare();
     ExpectSameLookups(*third, *walked, text, 1);
-    EXPECT_EQ(third->locations_restored(), all);
-    EXPECT_EQ(third->units(), 0u) << "a CU was read for a restored answer";
+    EXPECT_EQ(DwarfInfoTestPeer::LocationsRestored(*third), all);
+    EXPECT_EQ(DwarfInfoTestPeer::Units(*third), 0u) << "a CU was read for a restored answer";
     // Other options, other answers: not these.
     auto no_lines = DwarfInfo::Open(path, {.lines = false, .keep_locations = true});
     no_lines->Lookup(text.lo);
-    EXPECT_EQ(no_lines->locations_restored(), 0u);
+    EXPECT_EQ(DwarfInfoTestPeer::LocationsRestored(*no_lines), 0u);
     // Not kept: neither taken nor written.
     auto not_kept = DwarfInfo::Open(path);
     not_kept->Lookup(text.lo);
-    EXPECT_EQ(not_kept->locations_restored(), 0u);
+    EXPECT_EQ(DwarfInfoTestPeer::LocationsRestored(*not_kept), 0u);
 
     const std::string saved = third->SavedLocations();
     setenv("PF_CACHE_DIR", "", 1);
@@ -276,7 +295,7 @@ TEST(DwarfInfo, LocationsKeptInTheCache) {
       ASSERT_TRUE(restore(saved, *again));
       EXPECT_EQ(again->SavedLocations(), saved);
       ExpectSameLookups(*again, *walked, text, 1);
-      EXPECT_EQ(again->locations_restored(), all);
+      EXPECT_EQ(DwarfInfoTestPeer::LocationsRestored(*again), all);
     }
     // The first answer (after the magic, the count and the rows) made unreadable (its
     // linkage flag 2): that one is made again, the others taken.
@@ -290,7 +309,7 @@ TEST(DwarfInfo, LocationsKeptInTheCache) {
       auto again = DwarfInfo::Open(path, keep);
       ASSERT_TRUE(restore(bad, *again));
       ExpectSameLookups(*again, *walked, text, 1);
-      EXPECT_EQ(again->locations_restored(), all - 1);
+      EXPECT_EQ(DwarfInfoTestPeer::LocationsRestored(*again), all - 1);
     }
     // Cut, one byte more, a count too large, addresses out of order: not taken.
     {
@@ -305,7 +324,7 @@ TEST(DwarfInfo, LocationsKeptInTheCache) {
       EXPECT_FALSE(restore(swapped, *again));
       EXPECT_FALSE(restore("", *again));
       ExpectSameLookups(*again, *walked, text, 1);
-      EXPECT_EQ(again->locations_restored(), 0u);
+      EXPECT_EQ(DwarfInfoTestPeer::LocationsRestored(*again), 0u);
     }
   }
 }
@@ -315,7 +334,7 @@ TEST(DwarfInfo, LocationsKeptInTheCache) {
 void ExpectArangesAsLibdw(const std::string& path, size_t min_aranges) {
   SCOPED_TRACE(path);
   auto own = DwarfInfo::Open(path);
-  auto libdw = DwarfInfo::Open(path, {.libdw_walk = true});
+  auto libdw = DwarfInfoTestPeer::OpenWalkedByLibdw(path);
   ASSERT_TRUE(own && libdw);
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
@@ -472,9 +491,9 @@ TEST(DwarfInfo, SectionsInflatedAsideReadAsPlainOnes) {
   ASSERT_TRUE(b);
   for (uint64_t aside : {uint64_t{0}, uint64_t{1} << 40}) {
     SCOPED_TRACE(aside);
-    auto a = DwarfInfo::Open(gz, {.inflate_aside_bytes = aside});
+    auto a = DwarfInfoTestPeer::OpenInflatingAside(gz, aside);
     ASSERT_TRUE(a);
-    EXPECT_FALSE(a->from_cache());
+    EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*a));
     EXPECT_GE(ExpectSameLookups(*a, *b, TextOf(plain), 1), 500u);
   }
 }
@@ -498,26 +517,26 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
   const std::string plain_path = Program("inline_cxx_dwarf4");
   auto plain = DwarfInfo::Open(plain_path);
   ASSERT_TRUE(plain);
-  EXPECT_FALSE(plain->from_cache());
+  EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*plain));
   EXPECT_TRUE(entries().empty()) << "an uncompressed file was cached";
 
   auto first = DwarfInfo::Open(gz);
   ASSERT_TRUE(first);
-  EXPECT_FALSE(first->from_cache());
+  EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*first));
   ASSERT_EQ(entries().size(), 1u);
   const std::string entry = entries()[0];
   auto second = DwarfInfo::Open(gz);
   ASSERT_TRUE(second);
-  EXPECT_TRUE(second->from_cache());
+  EXPECT_TRUE(DwarfInfoTestPeer::FromCache(*second));
   EXPECT_GE(ExpectSameLookups(*second, *plain, TextOf(plain_path), 1), 500u);
   // An entry used after a day is marked used again (the trim keeps it the longest).
   const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(48);
   std::filesystem::last_write_time(entry, old);
-  EXPECT_TRUE(DwarfInfo::Open(gz)->from_cache());
+  EXPECT_TRUE(DwarfInfoTestPeer::FromCache(*DwarfInfo::Open(gz)));
   EXPECT_GT(std::filesystem::last_write_time(entry), old + std::chrono::hours(24));
   // Without line tables: an entry of its own.
   auto no_lines = DwarfInfo::Open(gz, {.lines = false});
-  EXPECT_FALSE(no_lines->from_cache());
+  EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*no_lines));
   EXPECT_EQ(entries().size(), 2u);
 
   // A byte changed in the entry: not used, and written again.
@@ -531,17 +550,17 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
     f.write(&c, 1);
   }
   auto after_flip = DwarfInfo::Open(gz);
-  EXPECT_FALSE(after_flip->from_cache());
+  EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*after_flip));
   EXPECT_GE(ExpectSameLookups(*after_flip, *plain, TextOf(plain_path), 1), 500u);
-  EXPECT_TRUE(DwarfInfo::Open(gz)->from_cache());
+  EXPECT_TRUE(DwarfInfoTestPeer::FromCache(*DwarfInfo::Open(gz)));
   // A cut entry: not used.
   std::filesystem::resize_file(entry, std::filesystem::file_size(entry) - 1);
-  EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
-  EXPECT_TRUE(DwarfInfo::Open(gz)->from_cache());
+  EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*DwarfInfo::Open(gz)));
+  EXPECT_TRUE(DwarfInfoTestPeer::FromCache(*DwarfInfo::Open(gz)));
   // The file changed (a new modification time): a new entry.
   std::filesystem::last_write_time(gz, std::filesystem::last_write_time(gz) +
                                            std::chrono::seconds(5));
-  EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
+  EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*DwarfInfo::Open(gz)));
   EXPECT_EQ(entries().size(), 3u);
   // A memory file (no name outlives it): not cached.
   {
@@ -551,14 +570,14 @@ TEST(DwarfInfo, InflatedSectionsAreCachedOnDisk) {
     ASSERT_GE(fd, 0);
     ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
     std::string path = "/proc/self/fd/" + std::to_string(fd);
-    EXPECT_FALSE(DwarfInfo::Open(path)->from_cache());
-    EXPECT_FALSE(DwarfInfo::Open(path)->from_cache());
+    EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*DwarfInfo::Open(path)));
+    EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*DwarfInfo::Open(path)));
     EXPECT_EQ(entries().size(), 3u);
     close(fd);
   }
   // PF_CACHE_DIR set empty: no cache.
   setenv("PF_CACHE_DIR", "", 1);
-  EXPECT_FALSE(DwarfInfo::Open(gz)->from_cache());
+  EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*DwarfInfo::Open(gz)));
 }
 
 // An entry stored later is written by its own thread, which keeps the image alive until then;
@@ -585,12 +604,12 @@ TEST(DwarfCache, StoresLaterOnAThreadOfTheirOwn) {
   {
     auto first = DwarfInfo::Open(gz, {.store_later = true});
     ASSERT_TRUE(first);
-    EXPECT_FALSE(first->from_cache());
+    EXPECT_FALSE(DwarfInfoTestPeer::FromCache(*first));
     EXPECT_GE(ExpectSameLookups(*first, *plain, TextOf(Program("inline_cxx_dwarf4")), 1), 500u);
   }  // (closed before its entry may be written)
   FinishCacheStores();
   auto second = DwarfInfo::Open(gz, {.store_later = true});
-  EXPECT_TRUE(second->from_cache());
+  EXPECT_TRUE(DwarfInfoTestPeer::FromCache(*second));
   EXPECT_GE(ExpectSameLookups(*second, *plain, TextOf(Program("inline_cxx_dwarf4")), 1), 500u);
 }
 

@@ -29,6 +29,20 @@
 #include "unwind/unwinder.h"
 
 namespace pf {
+
+// What the tests read of a CfiTable: the FDEs indexed and compiled, and where the index came
+// from (a friend of CfiTable: not in its interface).
+struct CfiTableTestPeer {
+  static size_t FdeCount(const CfiTable& t) { return t.fdes_.size(); }
+  static size_t CompiledCount(const CfiTable& t) { return t.compiled_; }
+  static const char* Source(const CfiTable& t) { return t.source_; }
+};
+
+// What a Session's Prefetch planned to load (a friend of Session: not in its interface).
+struct SessionTestPeer {
+  static const Session::PrefetchPlan& PrefetchPlan(const Session& s) { return s.prefetch_plan_; }
+};
+
 namespace {
 
 // --- building .eh_frame by hand --------------------------------------------------------------
@@ -119,8 +133,8 @@ TEST(UnwindCfi, RunsThePrologueAndEpilogueRules) {
              0x4a, 0x0c, 0x07, 0x08, 0xc6}));  // +10: CFA = rsp+8, rbp restored
   std::string eh = b.Finish();
   auto t = CfiTable::FromSections(eh, 0x2000, {}, 0, {});
-  ASSERT_EQ(t->fde_count(), 1u);
-  EXPECT_STREQ(t->source(), ".eh_frame");
+  ASSERT_EQ(CfiTableTestPeer::FdeCount(*t), 1u);
+  EXPECT_STREQ(CfiTableTestPeer::Source(*t), ".eh_frame");
   CfiRow row;
   ASSERT_TRUE(t->Find(0x1000, &row));
   EXPECT_EQ(row.cfa, CfiRow::kCfaReg);
@@ -142,7 +156,7 @@ TEST(UnwindCfi, RunsThePrologueAndEpilogueRules) {
   EXPECT_EQ(row.rbp, CfiRow::kSame);
   EXPECT_FALSE(t->Find(0x1020, &row));  // past the FDE
   EXPECT_FALSE(t->Find(0xfff, &row));
-  EXPECT_EQ(t->compiled_count(), 1u);
+  EXPECT_EQ(CfiTableTestPeer::CompiledCount(*t), 1u);
 }
 
 TEST(UnwindCfi, RememberAndRestoreState) {
@@ -181,7 +195,7 @@ TEST(UnwindCfi, PltExpressionAndSignalFrames) {
              0x10, 0x10, 0x03, 0x77, 0xa8, 0x01}));  // rip at rsp + 168
   std::string eh = b.Finish();
   auto t = CfiTable::FromSections(eh, 0x2000, {}, 0, {});
-  ASSERT_EQ(t->fde_count(), 2u);
+  ASSERT_EQ(CfiTableTestPeer::FdeCount(*t), 2u);
   CfiRow row;
   ASSERT_TRUE(t->Find(0x1105, &row));
   ASSERT_EQ(row.cfa, CfiRow::kCfaExpr);
@@ -241,7 +255,7 @@ TEST(UnwindCfi, ReadsDebugFrameWhenThereIsNoEhFrame) {
   for (int version : {1, 4}) {
     std::string d = DebugFrame(version, {{0x401000, 0x20, Ops({0x41, 0x0e, 0x10})}});
     auto t = CfiTable::FromSections({}, 0, {}, 0, d);
-    EXPECT_STREQ(t->source(), ".debug_frame") << "version " << version;
+    EXPECT_STREQ(CfiTableTestPeer::Source(*t), ".debug_frame") << "version " << version;
     CfiRow row;
     ASSERT_TRUE(t->Find(0x401000, &row)) << "version " << version;
     EXPECT_EQ(row.cfa_offset, 8);
@@ -262,7 +276,7 @@ TEST(UnwindCfi, DebugFrameCoversWhatEhFrameDoesNot) {
   std::string eh = b.Finish();
   std::string d = DebugFrame(4, {{0x1000, 0x40, ""}, {0x3000, 0x40, Ops({0x42, 0x0e, 0x18})}});
   auto t = CfiTable::FromSections(eh, 0x9000, {}, 0, d);
-  EXPECT_STREQ(t->source(), ".eh_frame");
+  EXPECT_STREQ(CfiTableTestPeer::Source(*t), ".eh_frame");
   CfiRow row;
   ASSERT_TRUE(t->Find(0x1005, &row));  // .eh_frame's rules win where both cover a pc
   EXPECT_EQ(row.cfa_offset, 16);
@@ -276,8 +290,8 @@ TEST(UnwindCfi, DebugFrameCoversWhatEhFrameDoesNot) {
   bare.Cie(kCieProgram);
   std::string only_cie = bare.Finish();
   auto u = CfiTable::FromSections(only_cie, 0x9000, {}, 0, d);
-  EXPECT_STREQ(u->source(), ".debug_frame");
-  EXPECT_EQ(u->fde_count(), 2u);
+  EXPECT_STREQ(CfiTableTestPeer::Source(*u), ".debug_frame");
+  EXPECT_EQ(CfiTableTestPeer::FdeCount(*u), 2u);
 }
 
 TEST(UnwindCfi, CorruptInputGivesNoRowsNotACrash) {
@@ -667,14 +681,14 @@ TEST(UnwindCfi, HdrIndexAgreesWithAScanOnARealBinary) {
   if (UnwindProg().empty()) GTEST_SKIP() << "PF_CALLPATH (or PF_UNWIND_PROG) is not set";
   std::shared_ptr<const elf::ElfImage> image = elf::ElfImage::Open(UnwindProg());
   auto with_hdr = CfiTable::FromElf(image);
-  EXPECT_STREQ(with_hdr->source(), ".eh_frame_hdr");
+  EXPECT_STREQ(CfiTableTestPeer::Source(*with_hdr), ".eh_frame_hdr");
   int eh = image->FindSection(".eh_frame");
   ASSERT_GE(eh, 0);
   const elf::Section& s = image->sections()[static_cast<size_t>(eh)];
   auto scanned = CfiTable::FromSections(image->SectionData(s), s.addr, {}, 0, {});
-  EXPECT_STREQ(scanned->source(), ".eh_frame");
-  ASSERT_EQ(with_hdr->fde_count(), scanned->fde_count());
-  ASSERT_GT(with_hdr->fde_count(), 10u);
+  EXPECT_STREQ(CfiTableTestPeer::Source(*scanned), ".eh_frame");
+  ASSERT_EQ(CfiTableTestPeer::FdeCount(*with_hdr), CfiTableTestPeer::FdeCount(*scanned));
+  ASSERT_GT(CfiTableTestPeer::FdeCount(*with_hdr), 10u);
   // Every pc of .text: the same rows either way, and every pc covered.
   int text = image->FindSection(".text");
   ASSERT_GE(text, 0);
@@ -1005,9 +1019,9 @@ TEST(Prefetch, LoadsOnlyWhatWillBeRead) {
     Session session(symbolizer);
     session.SetSrcline(srcline);
     session.Prefetch(reader);
-    EXPECT_GE(session.prefetch_plan().binaries, 1u);
-    EXPECT_EQ(session.prefetch_plan().dwarf, srcline) << "srcline " << srcline;
-    EXPECT_FALSE(session.prefetch_plan().unwind_tables);
+    EXPECT_GE(SessionTestPeer::PrefetchPlan(session).binaries, 1u);
+    EXPECT_EQ(SessionTestPeer::PrefetchPlan(session).dwarf, srcline) << "srcline " << srcline;
+    EXPECT_FALSE(SessionTestPeer::PrefetchPlan(session).unwind_tables);
   }
 }
 
@@ -1030,7 +1044,7 @@ TEST(PrefetchKernel, OnlyWhenTheBuildIdTableNamesTheKernel) {
     Symbolizer symbolizer(Symbolizer::Options{});
     Session session(symbolizer);
     session.Prefetch(reader);
-    EXPECT_EQ(session.prefetch_plan().kernel, std::string(name) == "pipe.data");
+    EXPECT_EQ(SessionTestPeer::PrefetchPlan(session).kernel, std::string(name) == "pipe.data");
   }
 }
 
