@@ -199,11 +199,7 @@ class Collapser {
         tree.Merge(folder.tree());
       }
       other_event_samples_ += folder.other_event_samples() + fold.filtered_hits();
-      for (const std::string& e : folder.other_events()) {
-        if (std::find(other_events_.begin(), other_events_.end(), e) == other_events_.end()) {
-          other_events_.push_back(e);
-        }
-      }
+      NoteOtherEvents(folder.other_events());
       if (reader.truncated()) {
         report_->warnings.push_back(
             TruncatedWarning(source.name(), reader, fold.samples(), "folded"));
@@ -293,11 +289,7 @@ class Collapser {
       samples += f->samples();
       others += f->other_event_samples();
       other_event_samples_ += f->other_event_samples();
-      for (const std::string& e : f->other_events()) {
-        if (std::find(other_events_.begin(), other_events_.end(), e) == other_events_.end()) {
-          other_events_.push_back(e);
-        }
-      }
+      NoteOtherEvents(f->other_events());
       if (event_filter_.empty()) event_filter_ = f->event_filter();
     }
     std::sort(other_events_.begin(), other_events_.end());
@@ -310,6 +302,15 @@ class Collapser {
                       kFormatsPfReads);
     }
     report_->samples += samples;
+  }
+
+  // The events whose samples were left out, each named once (TakeTree's notice).
+  void NoteOtherEvents(const std::vector<std::string>& events) {
+    for (const std::string& e : events) {
+      if (std::find(other_events_.begin(), other_events_.end(), e) == other_events_.end()) {
+        other_events_.push_back(e);
+      }
+    }
   }
 
   // A text input cannot be selected from: its samples do not carry what the selection reads.
