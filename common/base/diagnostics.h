@@ -7,6 +7,11 @@
 
 namespace pf {
 
+/// "1 line", "2 lines": `n` and the noun that goes with it.
+inline std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 struct SkipCount {
   uint64_t count = 0;
   std::string first_file;

@@ -381,7 +381,10 @@ std::string CallGraphColor(const std::string& colormap, double w, double skew) {
   return RgbHex(rgb);
 }
 
-CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
+namespace {
+
+// The options BuildCallGraph checks before it reads the tree.
+void CheckGraphOptions(const StackTree& tree, const CallGraphOptions& o) {
   if (tree.columns() != 1) {
     throw Error("differential input (two count columns) cannot be drawn as a call graph");
   }
@@ -397,15 +400,30 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
     }
   }
   FindTheme(o.colormap);
-  PathWalker walker(tree, o);
-  CallGraph g;
+}
 
-  // Pass 1: exact totals, self weights and direct edges.
-  std::vector<int32_t> func_of(tree.names().size(), -1);  // frame name id -> function
+// The functions (distinct frame names) of the paths kept, numbered as first seen, with their
+// exact totals and self weights, and the direct edges between them.
+struct Functions {
+  std::vector<int32_t> func_of;  // frame name id -> function
   std::vector<std::string_view> names;
   std::vector<uint32_t> name_ids;  // function -> frame name id
   std::vector<uint64_t> totals, selfs;
   std::unordered_map<uint64_t, uint64_t> direct;  // PairKey(caller, callee) -> weight
+};
+
+// Pass 1: exact totals, self weights and direct edges (and the graph's total and counts).
+Functions CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
+                         CallGraph* graph) {
+  CallGraph& g = *graph;
+  Functions fs;
+  std::vector<int32_t>& func_of = fs.func_of;
+  std::vector<std::string_view>& names = fs.names;
+  std::vector<uint32_t>& name_ids = fs.name_ids;
+  std::vector<uint64_t>& totals = fs.totals;
+  std::vector<uint64_t>& selfs = fs.selfs;
+  std::unordered_map<uint64_t, uint64_t>& direct = fs.direct;
+  func_of.assign(tree.names().size(), -1);
   std::vector<uint32_t> path, funcs;
   std::vector<uint64_t> pairs;
   for (NodeId n = 1; n < tree.size(); ++n) {
@@ -446,13 +464,20 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
   g.unit = tree.unit();
   g.all_nodes = names.size();
   g.all_edges = direct.size();
+  return fs;
+}
 
-  // Choose the nodes: --root/--leaf reach, the node threshold, then the largest --nodecount.
+// The functions to draw, largest first: --root/--leaf reach, the node threshold, then the
+// largest --nodecount.
+std::vector<uint32_t> ChooseNodes(const Functions& fs, const CallGraphOptions& o,
+                                  uint64_t total) {
+  const std::vector<std::string_view>& names = fs.names;
+  const std::vector<uint64_t>& totals = fs.totals;
   std::vector<bool> allowed(names.size(), true);
   if (!o.root.empty() || !o.leaf.empty()) {
     std::vector<std::vector<uint32_t>> down(names.size()), up(names.size());
     std::vector<uint64_t> keys;
-    for (const auto& [key, w] : direct) keys.push_back(key);
+    for (const auto& [key, w] : fs.direct) keys.push_back(key);
     std::sort(keys.begin(), keys.end());
     for (uint64_t key : keys) {
       uint32_t a = static_cast<uint32_t>(key >> 32), b = static_cast<uint32_t>(key);
@@ -470,21 +495,27 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
   }
   std::vector<uint32_t> candidates;
   for (uint32_t f = 0; f < names.size(); ++f) {
-    double pct =
-        g.total ? 100.0 * static_cast<double>(totals[f]) / static_cast<double>(g.total) : 0;
+    double pct = total ? 100.0 * static_cast<double>(totals[f]) / static_cast<double>(total) : 0;
     if (allowed[f] && pct >= o.node_thres) candidates.push_back(f);
   }
   std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
     return totals[a] != totals[b] ? totals[a] > totals[b] : names[a] < names[b];
   });
   if (o.nodecount > 0 && candidates.size() > o.nodecount) candidates.resize(o.nodecount);
+  return candidates;
+}
 
-  // Kept nodes, sorted by id (a hash of the name; a collision gets a suffix).
+// The chosen functions become the graph's nodes, sorted by id (a hash of the name; a
+// collision gets a suffix). Returns each function's node (-1: not drawn).
+std::vector<int32_t> AddNodes(const StackTree& tree, const Functions& fs,
+                              const std::vector<uint32_t>& candidates, CallGraph* graph) {
+  CallGraph& g = *graph;
+  const std::vector<std::string_view>& names = fs.names;
   for (uint32_t f : candidates) {
     g.nodes.push_back(
-        {std::string(names[f]), "N" + Hex16(HashBytes(names[f])), totals[f], selfs[f], {}});
+        {std::string(names[f]), "N" + Hex16(HashBytes(names[f])), fs.totals[f], fs.selfs[f], {}});
     std::string_view module;
-    if (tree.Module(StrId{name_ids[f]}, &module)) g.nodes.back().module = module;
+    if (tree.Module(StrId{fs.name_ids[f]}, &module)) g.nodes.back().module = module;
   }
   std::vector<uint32_t> order(g.nodes.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -503,14 +534,22 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
   }
   g.nodes = std::move(sorted);
   g.dropped_nodes = g.all_nodes - g.nodes.size();
+  return node_of;
+}
 
-  // Pass 2: link each kept frame to the next kept frame below it, once per sample.
+// Pass 2: link each kept frame to the next kept frame below it, once per sample; a link that
+// skipped dropped frames in every sample is residual (dotted). Links below the edge
+// threshold are dropped.
+void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
+               const Functions& fs, const std::vector<int32_t>& node_of, CallGraph* graph) {
+  CallGraph& g = *graph;
   struct Link {
     uint64_t weight = 0;
     bool direct = false;
   };
   std::unordered_map<uint64_t, Link> links;  // PairKey(node, node)
   std::vector<std::pair<uint64_t, bool>> hops;
+  std::vector<uint32_t> path;
   for (NodeId n = 1; n < tree.size(); ++n) {
     uint64_t w = tree.self(n);
     if (w == 0 || !walker.Path(n, &path)) continue;
@@ -518,7 +557,7 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
     int32_t prev = -1;
     bool skipped = false;
     for (uint32_t frame : path) {
-      int32_t node = node_of[func_of[frame]];
+      int32_t node = node_of[fs.func_of[frame]];
       if (node < 0) {
         skipped = true;
         continue;
@@ -548,6 +587,20 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
     return a.from != b.from ? a.from < b.from : a.to < b.to;
   });
   g.dropped_edges = g.all_edges > solid ? g.all_edges - solid : 0;
+}
+
+}  // namespace
+
+CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
+  CheckGraphOptions(tree, o);
+  PathWalker walker(tree, o);
+  CallGraph g;
+  // Pass 1: exact totals, self weights and direct edges.
+  Functions functions = CountFunctions(tree, o, walker, &g);
+  // Choose the nodes, and number them in id order.
+  std::vector<int32_t> node_of = AddNodes(tree, functions, ChooseNodes(functions, o, g.total), &g);
+  // Pass 2: link each kept frame to the next kept frame below it, once per sample.
+  LinkNodes(tree, o, walker, functions, node_of, &g);
   return g;
 }
 

@@ -273,22 +273,23 @@ WeightInfo InfoOf(const StackTree& tree) {
   return WeightInfo{tree.decimals(), tree.unit(), tree.saturated()};
 }
 
-FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const FlameOptions& o,
-                const WeightInfo& wi, std::vector<std::string>* warnings) {
-  if (warnings && (wi.saturated || flow.saturated())) {
-    warnings->push_back(SaturationWarning(wi.saturated + flow.saturated()));
-  }
+// flamegraph.pl's margins: left and right, between frames, above the frames (the title, and
+// the subtitle when there is one) and below them (the details line).
+constexpr double kXpad = 10, kFramepad = 1;
+double Ypad1(double fontsize) { return fontsize * 3; }
+double Ypad2(double fontsize) { return fontsize * 2 + 10; }
+double Ypad3(double fontsize) { return fontsize * 2; }
+
+// The page around the frames: its size, titles and background, and what the counts are.
+FlameLayout LayPage(const std::vector<FlowBuilder::Frame>& frames, uint64_t timemax,
+                    bool differential, const FlameOptions& o, const WeightInfo& wi) {
   FlameLayout L;
   // The counts are shown as flamegraph.pl shows them ("N samples", rounded), with the
   // profile's unit unless --countname names one; nanoseconds read as times ("12.3 ms").
-  const double unscale = 1.0 / static_cast<double>(Pow10(wi.decimals));
-  const bool as_time = o.countname.empty() && wi.unit == WeightUnit::kNanoseconds;
   const std::string countname = o.countname.empty() ? std::string(UnitName(wi.unit)) : o.countname;
-  const double xpad = 10, framepad = 1;
   const double fs = o.fontsize;
-  const double ypad1 = fs * 3, ypad2 = fs * 2 + 10, ypad3 = fs * 2;
   L.width = o.width;
-  L.xpad = xpad;
+  L.xpad = kXpad;
   L.fontsize = fs;
   L.fonttype = o.fonttype;
   L.countname = countname;
@@ -312,104 +313,153 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
     throw UsageError("--bgcolors: unknown colour '" + o.bgcolors +
                      "' (yellow, blue, green, grey or #rrggbb)");
   }
-  const auto& frames = flow.frames();
   uint32_t depthmax = 0;
   for (const auto& f : frames) depthmax = std::max(depthmax, f.depth);
-  L.height = (depthmax + 1) * o.frameheight + ypad1 + ypad2 + (L.subtitle.empty() ? 0 : ypad3);
-  const double top = ypad1 + (L.subtitle.empty() ? 0 : ypad3);
-  const double wpt = (o.width - 2 * xpad) / static_cast<double>(timemax);
+  L.height = (depthmax + 1) * o.frameheight + Ypad1(fs) + Ypad2(fs) +
+             (L.subtitle.empty() ? 0 : Ypad3(fs));
+  return L;
+}
 
-  Colorer colorer(o.palette, static_cast<ColorMode>(o.color_mode));
-  PaletteMap pmap;
-  bool use_map = !o.palette_file.empty();
-  if (use_map) {
-    size_t bad = pmap.Load(o.palette_file);
-    if (bad && warnings) {
-      warnings->push_back(o.palette_file + ": ignored " + std::to_string(bad) +
-                          " lines with invalid format");
-    }
-  }
-  std::unordered_map<std::string, FrameAttrs> nameattr;
-  std::unordered_map<std::string_view, int32_t> attr_index;  // name -> index in L.attrs
-  if (!o.nameattr_file.empty()) nameattr = ReadNameAttrs(o.nameattr_file, warnings);
-  TextMeasurer measure(o.fonttype, fs);
-  const double total_scaled = static_cast<double>(timemax) * unscale * o.factor;
+// How each frame is drawn: its box, its title (name, count, percentage, and the change in a
+// differential graph), its colour, --nameattr's attributes, and its label fitted with the
+// font's metrics. Frames are drawn on the page LayPage laid out.
+class FrameDrawer {
+ public:
+  FrameDrawer(const FlameOptions& o, const WeightInfo& wi, double max_abs_delta, FlameLayout* L,
+              std::vector<std::string>* warnings)
+      : o_(o),
+        wi_(wi),
+        L_(*L),
+        unscale_(1.0 / static_cast<double>(Pow10(wi.decimals))),
+        as_time_(o.countname.empty() && wi.unit == WeightUnit::kNanoseconds),
+        top_(Ypad1(o.fontsize) + (L->subtitle.empty() ? 0 : Ypad3(o.fontsize))),
+        wpt_((o.width - 2 * kXpad) / static_cast<double>(L->total)),
+        total_scaled_(static_cast<double>(L->total) * unscale_ * o.factor),
+        max_abs_delta_(max_abs_delta),
+        colorer_(o.palette, static_cast<ColorMode>(o.color_mode)),
+        use_map_(LoadPaletteMap(warnings)),
+        nameattr_(o.nameattr_file.empty() ? std::unordered_map<std::string, FrameAttrs>()
+                                          : ReadNameAttrs(o.nameattr_file, warnings)),
+        measure_(o.fonttype, o.fontsize) {}
 
-  L.frames.reserve(frames.size());
-  for (const auto& f : frames) {
+  FrameBox Draw(const FlowBuilder::Frame& f) {
     FrameBox b;
     bool root = f.depth == 0;
     std::string_view shown = root ? std::string_view("all") : Display(f.name);
     b.name = std::string(shown);
     b.depth = f.depth;
     b.start = f.start;
-    b.count = root ? timemax : f.width;
+    b.count = root ? L_.total : f.width;
     b.delta = f.delta;
-    double x1 = xpad + static_cast<double>(f.start) * wpt;
-    double x2 = xpad + (static_cast<double>(f.start) + static_cast<double>(b.count)) * wpt;
+    double x1 = kXpad + static_cast<double>(f.start) * wpt_;
+    double x2 = kXpad + (static_cast<double>(f.start) + static_cast<double>(b.count)) * wpt_;
     b.x = x1;
     b.w = x2 - x1;
-    b.h = o.frameheight - framepad;
-    b.y = o.inverted ? top + f.depth * o.frameheight
-                     : L.height - ypad2 - (f.depth + 1) * o.frameheight + framepad;
-    // Title: flamegraph.pl's "NAME (N samples, P%)" with thousands separators.
-    const double count_shown = static_cast<double>(b.count) * unscale * o.factor;
-    // (Integers print exactly: a double has 53 bits.)
-    std::string samples = wi.decimals == 0 && o.factor == 1 ? std::to_string(b.count)
-                                                            : Fmt("%.0f", count_shown);
-    std::string samples_txt =
-        as_time ? HumanWeight(static_cast<uint64_t>(std::min(count_shown, 1.8e19)), 0, wi.unit)
-                : WithThousands(samples) + " " + countname;
-    if (root) {
-      b.title = "all (" + samples_txt + ", 100%)";
-      L.total_text = samples_txt;
-    } else {
-      // A part is at most the whole, whatever rounding and saturation did.
-      double part = as_time ? count_shown : std::strtod(samples.c_str(), nullptr);
-      std::string pct = Fmt("%.2f", std::min(100.0, 100 * part / total_scaled));
-      b.title = b.name + " (" + samples_txt + ", " + pct + "%";
-      if (differential) {
-        double d = (o.negate ? -f.delta : f.delta) * unscale * o.factor + 0.0;  // no "-0.00"
-        std::string dp = Fmt("%.2f", 100 * d / total_scaled);
-        if (d > 0) dp = "+" + dp;
-        b.title += "; " + dp + "%";
-      }
-      b.title += ")";
-    }
-    // Colour.
-    if (f.name == "--") {
-      b.fill = Rgb{160, 160, 160};
-    } else if (f.name == "-") {
-      b.fill = Rgb{200, 200, 200};
-    } else if (differential) {
-      b.fill = ScaleColor(f.delta * unscale, std::max(1.0, flow.max_abs_delta() * unscale),
-                          o.negate);
-    } else if (use_map) {
-      b.fill = pmap.Get(f.name, colorer.Color(f.name));
-    } else {
-      b.fill = colorer.Color(f.name);
-    }
+    b.h = o_.frameheight - kFramepad;
+    b.y = o_.inverted ? top_ + f.depth * o_.frameheight
+                      : L_.height - Ypad2(o_.fontsize) - (f.depth + 1) * o_.frameheight + kFramepad;
+    Title(f, &b);
+    b.fill = Fill(f);
     // --nameattr, by the name as in the input (annotation included), as flamegraph.pl.
-    if (!nameattr.empty() && !root) {
-      auto it = nameattr.find(std::string(f.name));
-      if (it != nameattr.end()) {
-        auto [at, fresh] = attr_index.emplace(it->first, static_cast<int32_t>(L.attrs.size()));
-        if (fresh) L.attrs.push_back(it->second);
+    if (!nameattr_.empty() && !root) {
+      auto it = nameattr_.find(std::string(f.name));
+      if (it != nameattr_.end()) {
+        auto [at, fresh] = attr_index_.emplace(it->first, static_cast<int32_t>(L_.attrs.size()));
+        if (fresh) L_.attrs.push_back(it->second);
         b.attrs = at->second;
       }
     }
     // Label fitted with the font's metrics: 3 px of padding each side.
-    b.text_width = measure.Width(b.name);
+    b.text_width = measure_.Width(b.name);
     double room = b.w - 6;
     if (b.text_width <= room) {
       b.label = b.name;
     } else if (room > 0) {
-      size_t n = measure.FitPrefix(b.name, room, "..");
+      size_t n = measure_.FitPrefix(b.name, room, "..");
       if (n > 0) b.label = b.name.substr(0, n) + "..";
     }
-    L.frames.push_back(std::move(b));
+    return b;
   }
-  if (use_map) pmap.Save(o.palette_file);
+
+  /// Keeps the colours chosen (--cp, --palette-file).
+  void Finish() {
+    if (use_map_) pmap_.Save(o_.palette_file);
+  }
+
+ private:
+  // Title: flamegraph.pl's "NAME (N samples, P%)" with thousands separators.
+  void Title(const FlowBuilder::Frame& f, FrameBox* b) {
+    const double count_shown = static_cast<double>(b->count) * unscale_ * o_.factor;
+    // (Integers print exactly: a double has 53 bits.)
+    std::string samples = wi_.decimals == 0 && o_.factor == 1 ? std::to_string(b->count)
+                                                              : Fmt("%.0f", count_shown);
+    std::string samples_txt =
+        as_time_ ? HumanWeight(static_cast<uint64_t>(std::min(count_shown, 1.8e19)), 0, wi_.unit)
+                 : WithThousands(samples) + " " + L_.countname;
+    if (f.depth == 0) {
+      b->title = "all (" + samples_txt + ", 100%)";
+      L_.total_text = samples_txt;
+      return;
+    }
+    // A part is at most the whole, whatever rounding and saturation did.
+    double part = as_time_ ? count_shown : std::strtod(samples.c_str(), nullptr);
+    std::string pct = Fmt("%.2f", std::min(100.0, 100 * part / total_scaled_));
+    b->title = b->name + " (" + samples_txt + ", " + pct + "%";
+    if (L_.differential) {
+      double d = (o_.negate ? -f.delta : f.delta) * unscale_ * o_.factor + 0.0;  // no "-0.00"
+      std::string dp = Fmt("%.2f", 100 * d / total_scaled_);
+      if (d > 0) dp = "+" + dp;
+      b->title += "; " + dp + "%";
+    }
+    b->title += ")";
+  }
+
+  // --cp, --palette-file: the colours chosen before; false without.
+  bool LoadPaletteMap(std::vector<std::string>* warnings) {
+    if (o_.palette_file.empty()) return false;
+    size_t bad = pmap_.Load(o_.palette_file);
+    if (bad && warnings) {
+      warnings->push_back(o_.palette_file + ": ignored " + std::to_string(bad) +
+                          " lines with invalid format");
+    }
+    return true;
+  }
+
+  Rgb Fill(const FlowBuilder::Frame& f) {
+    if (f.name == "--") return Rgb{160, 160, 160};
+    if (f.name == "-") return Rgb{200, 200, 200};
+    if (L_.differential) {
+      return ScaleColor(f.delta * unscale_, std::max(1.0, max_abs_delta_ * unscale_), o_.negate);
+    }
+    if (use_map_) return pmap_.Get(f.name, colorer_.Color(f.name));
+    return colorer_.Color(f.name);
+  }
+
+  const FlameOptions& o_;
+  const WeightInfo& wi_;
+  FlameLayout& L_;
+  const double unscale_;
+  const bool as_time_;
+  const double top_, wpt_, total_scaled_, max_abs_delta_;
+  Colorer colorer_;
+  PaletteMap pmap_;
+  const bool use_map_;
+  std::unordered_map<std::string, FrameAttrs> nameattr_;
+  std::unordered_map<std::string_view, int32_t> attr_index_;  // name -> index in L.attrs
+  TextMeasurer measure_;
+};
+
+FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const FlameOptions& o,
+                const WeightInfo& wi, std::vector<std::string>* warnings) {
+  if (warnings && (wi.saturated || flow.saturated())) {
+    warnings->push_back(SaturationWarning(wi.saturated + flow.saturated()));
+  }
+  const auto& frames = flow.frames();
+  FlameLayout L = LayPage(frames, timemax, differential, o, wi);
+  FrameDrawer draw(o, wi, flow.max_abs_delta(), &L, warnings);
+  L.frames.reserve(frames.size());
+  for (const auto& f : frames) L.frames.push_back(draw.Draw(f));
+  draw.Finish();
   return L;
 }
 

@@ -1,0 +1,116 @@
+#pragma once
+// The fold of a recording's samples (collapse's own; record_fold.cpp says how it works):
+// SampleKeys numbers the samples by their addresses, RecordFold folds each as perf script's
+// text of it would be folded, naming and printing only what an earlier sample did not.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "formats/perf_script.h"
+#include "pfstream/session.h"
+#include "pfstream/script_output.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace pf {
+
+struct Hash128 {
+  size_t operator()(const XXH128_hash_t& k) const { return k.low64; }
+};
+struct Equal128 {
+  bool operator()(const XXH128_hash_t& a, const XXH128_hash_t& b) const {
+    return a.low64 == b.low64 && a.high64 == b.high64;
+  }
+};
+
+// The key of a sample's fold by its addresses: event, thread, comm, maps generation and call
+// chain. Keys are numbered in the order they first appear.
+// (Keys are hashed whole from a buffer: XXH3's streaming calls cost more than the bytes.)
+// (Hash may run on one thread, for a Session that replays the same records, and Number on
+// another.)
+class SampleKeys {
+ public:
+  /// `no_callchain`: the sample recorded no call chain (its ip stands for it).
+  uint32_t Key(Session& session, const Sample& s, std::span<const uint64_t> chain,
+               bool no_callchain, bool* fresh) {
+    return Number(Hash(session, s, chain, no_callchain), fresh);
+  }
+  XXH128_hash_t Hash(Session& session, const Sample& s, std::span<const uint64_t> chain,
+                     bool no_callchain) {
+    std::string_view comm = session.Comm(s.pid, s.tid);
+    uint64_t head[7] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
+                        static_cast<uint64_t>(s.misc & 7), session.MapsGeneration(s.pid),
+                        no_callchain ? s.ip : 0, comm.size()};
+    bytes_.clear();
+    bytes_.append(reinterpret_cast<const char*>(head), sizeof head);
+    bytes_.append(comm);
+    bytes_.append(reinterpret_cast<const char*>(chain.data()), chain.size() * 8);
+    return XXH3_128bits(bytes_.data(), bytes_.size());
+  }
+  uint32_t Number(const XXH128_hash_t& key, bool* fresh) {
+    auto [it, inserted] = ids_.try_emplace(key, static_cast<uint32_t>(ids_.size()));
+    *fresh = inserted;
+    return it->second;
+  }
+
+ private:
+  std::string bytes_;
+  std::unordered_map<XXH128_hash_t, uint32_t, Hash128, Equal128> ids_;
+};
+
+// Folds samples keyed by SampleKeys, in their order: a key's first sample is named and
+// turned into perf script's text; the key's later samples fold as it did.
+class RecordFold {
+ public:
+  RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
+             std::string source_name);
+
+  /// Folds `s`, whose call chain is `chain` and whose key (SampleKeys) is `key`, first seen
+  /// now when `fresh`.
+  void Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,
+            bool fresh);
+
+  PerfScriptFolder& folder() { return folder_; }
+  uint64_t samples() const { return samples_; }
+
+  /// What a sample's weight counts: its period, which is nanoseconds for the cpu-clock and
+  /// task-clock events and events for the others, or 1 (--weight=samples, or no period).
+  WeightUnit UnitOf(const Sample& s) const;
+  /// Samples of other events, folded as an earlier sample of their key (not counted by the
+  /// folder).
+  uint64_t filtered_hits() const { return filtered_hits_; }
+  /// Samples folded through their perf script text.
+  uint64_t text_folds() const { return text_folds_; }
+
+ private:
+  struct Cached {
+    NodeId leaf;
+    bool filtered;
+    bool reuse;  // false: the fold of this key's samples depends on their time (Fold)
+    std::string frames;  // then: the frame lines of their text, after the event line
+  };
+  struct Named {
+    NodeId leaf;
+    bool filtered;
+  };
+
+  void Add(uint32_t key, Cached c);
+  XXH128_hash_t NamedKey(const Sample& s, std::string_view comm);
+
+  const PerfScriptOptions& opt_;
+  PerfScriptFolder folder_;
+  std::string source_name_;
+  ScriptFields fields_;
+  std::vector<Cached> cache_;  // by key
+  std::unordered_map<XXH128_hash_t, Named, Hash128, Equal128> named_;
+  std::vector<ResolvedFrame> frames_;
+  std::string text_, ids_text_, bytes_;
+  uint64_t samples_ = 0, filtered_hits_ = 0, text_folds_ = 0;
+};
+
+}  // namespace pf
