@@ -216,6 +216,15 @@ void RefuseOutputAmongInputs(const Context& ctx) {
   }
 }
 
+std::string JoinedList(const po::variables_map& vm, const char* name) {
+  std::string joined;
+  if (!vm.count(name)) return joined;
+  for (const std::string& v : SplitList(vm[name].as<std::vector<std::string>>())) {
+    joined += (joined.empty() ? "" : ",") + v;
+  }
+  return joined;
+}
+
 std::vector<std::string> SplitList(const std::vector<std::string>& values) {
   std::vector<std::string> out;
   for (const std::string& v : values) {

@@ -62,6 +62,9 @@ void RefuseOutputAmongInputs(const Context& ctx);
 std::vector<std::string> InputsOrPerfData(std::vector<std::string> inputs, bool stdin_is_terminal,
                                           bool perf_data_exists);
 
+/// A repeatable, comma-separated option's values joined with commas ("" when not given).
+std::string JoinedList(const po::variables_map& vm, const char* name);
+
 /// A comma-separated or repeated option value, split.
 std::vector<std::string> SplitList(const std::vector<std::string>& values);
 

@@ -93,19 +93,11 @@ int main(int argc, char** argv) {
     if (vm.count("hide")) opt.filter.hide = vm["hide"].as<std::vector<std::string>>();
     opt.format = pf::cli::InputFormat(vm, "format");
     opt.threads = vm.count("threads") ? vm["threads"].as<unsigned>() : 0;
-    auto list = [&](const char* name) {
-      std::string joined;
-      if (!vm.count(name)) return joined;
-      for (const std::string& v : pf::cli::SplitList(vm[name].as<std::vector<std::string>>())) {
-        joined += (joined.empty() ? "" : ",") + v;
-      }
-      return joined;
-    };
-    opt.select.comms = list("comms");
-    opt.select.pids = list("pids");
+    opt.select.comms = pf::cli::JoinedList(vm, "comms");
+    opt.select.pids = pf::cli::JoinedList(vm, "pids");
     opt.select.pid_option = "--pids";
     opt.select.tid_option = "--tids";
-    opt.select.tids = list("tids");
+    opt.select.tids = pf::cli::JoinedList(vm, "tids");
     if (vm.count("cpu")) opt.select.cpus = vm["cpu"].as<std::string>();
     if (vm.count("time")) opt.select.time = vm["time"].as<std::string>();
     if (vm.count("nthreads")) {

@@ -65,17 +65,9 @@ int main(int argc, char** argv) {
       o.fields = pf::cli::SplitList(vm["fields"].as<std::vector<std::string>>());
       pf::CheckFieldNames(o.fields);
     }
-    auto list = [&](const char* name) {
-      std::string joined;
-      if (!vm.count(name)) return joined;
-      for (const std::string& v : pf::cli::SplitList(vm[name].as<std::vector<std::string>>())) {
-        joined += (joined.empty() ? "" : ",") + v;
-      }
-      return joined;
-    };
-    o.select.comms = list("comms");
-    o.select.pids = list("pid");
-    o.select.tids = list("tid");
+    o.select.comms = pf::cli::JoinedList(vm, "comms");
+    o.select.pids = pf::cli::JoinedList(vm, "pid");
+    o.select.tids = pf::cli::JoinedList(vm, "tid");
     if (vm.count("cpu")) o.select.cpus = vm["cpu"].as<std::string>();
     if (vm.count("time")) o.select.time = vm["time"].as<std::string>();
     o.select.reltime = vm.count("reltime");
