@@ -12,6 +12,17 @@ shift
 mkdir -p "$out/bash" "$out/zsh"
 
 # zsh's _arguments description: no newline, and [ ] \ ' escaped for the single quotes.
+# One arm of the bash function's `case $prev`: the options given after REPLY, answered with
+# REPLY (nothing when there are none).
+bash_value_arm() {
+  local reply=$1
+  shift
+  [ $# -gt 0 ] || return 0
+  echo "    $(IFS='|'; echo "$*"))"
+  echo "      $reply"
+  echo "      return 0 ;;"
+}
+
 zsh_text() {
   local s=${1//\\/\\\\}
   s=${s//\[/\\[}
@@ -118,21 +129,9 @@ for bin in "$@"; do
     echo "  # The value of an option (--output FILE, --output=FILE): files or folders where it"
     echo "  # names one, nothing otherwise."
     echo "  case \$prev in"
-    if [ "${#file_valued[@]}" -gt 0 ]; then
-      echo "    $(IFS='|'; echo "${file_valued[*]}"))"
-      echo "      COMPREPLY=(\$(compgen -f -- \"\$cur\"))"
-      echo "      return 0 ;;"
-    fi
-    if [ "${#dir_valued[@]}" -gt 0 ]; then
-      echo "    $(IFS='|'; echo "${dir_valued[*]}"))"
-      echo "      COMPREPLY=(\$(compgen -d -- \"\$cur\"))"
-      echo "      return 0 ;;"
-    fi
-    if [ "${#valued[@]}" -gt 0 ]; then
-      echo "    $(IFS='|'; echo "${valued[*]}"))"
-      echo "      COMPREPLY=()"
-      echo "      return 0 ;;"
-    fi
+    bash_value_arm "COMPREPLY=(\$(compgen -f -- \"\$cur\"))" "${file_valued[@]}"
+    bash_value_arm "COMPREPLY=(\$(compgen -d -- \"\$cur\"))" "${dir_valued[@]}"
+    bash_value_arm "COMPREPLY=()" "${valued[@]}"
     echo "  esac"
     echo "  if [[ \$cur == -* ]]; then"
     echo "    COMPREPLY=(\$(compgen -W '${words[*]}' -- \"\$cur\"))"
