@@ -24,7 +24,7 @@
 #include "pfstream/perf_data.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwinder.h"
 

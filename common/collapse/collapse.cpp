@@ -7,7 +7,7 @@
 // script text would be (recording.cpp). Inputs of every kind merge into one tree, as long as
 // they have as many counts per line (a differential profile has two). The filters (--include,
 // --exclude, --hide) run once on the merged tree, and an empty result is explained
-// (empty_result.cpp). The first event type seen is the one folded unless --event-filter names
+// (stacks/read_report.cpp). The first event type seen is the one folded unless --event-filter names
 // one; the samples of the others are counted and said at the end.
 
 #include "collapse/collapse.h"
@@ -38,10 +38,12 @@ std::string SkippedMessage(const SkipCount& s, const char* what) {
 
 using BlockQueue = BoundedQueue<std::pair<Block, std::string>>;
 
-class Collapser {
+}  // namespace
+
+class Collapser::Impl {
  public:
   // Compiles the filters first, so a bad pattern fails before any input is read.
-  Collapser(const CollapseOptions& options, CollapseReport* report)
+  Impl(const CollapseOptions& options, ReadReport* report)
       : opt_(options), report_(report), filter_(options.filter), select_(options.select) {
     threads_ = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     event_filter_ = options.perf.event_filter;
@@ -323,7 +325,7 @@ class Collapser {
   }
 
   const CollapseOptions& opt_;
-  CollapseReport* report_;
+  ReadReport* report_;
   StackFilter filter_;
   SampleSelection select_;
   unsigned threads_;
@@ -333,31 +335,17 @@ class Collapser {
   std::vector<std::string> other_events_;
 };
 
-}  // namespace
+Collapser::Collapser(const CollapseOptions& options, ReadReport* report)
+    : impl_(std::make_unique<Impl>(options, report)) {}
 
-StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
-                              const CollapseOptions& options, CollapseReport* report) {
-  Collapser c(options, report);
-  std::vector<std::string> paths = inputs.empty() ? std::vector<std::string>{"-"} : inputs;
-  for (const std::string& p : paths) {
-    std::unique_ptr<ByteSource> src = OpenInput(p);
-    c.Add(*src);
-  }
-  return c.TakeTree();
-}
+Collapser::~Collapser() = default;
 
-void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
-                   ByteSink& out, CollapseReport* report) {
-  StackTree tree = CollapseFilesToTree(inputs, options, report);
-  if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));
-  BufferedWriter w(out);
-  WriteFolded(tree, w);
-  w.Flush();
-  out.Commit();
-}
+void Collapser::Add(ByteSource& source) { impl_->Add(source); }
+
+StackTree Collapser::TakeTree() { return impl_->TakeTree(); }
 
 void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
-                     const CollapseOptions& options, ByteSink& out, CollapseReport* report) {
+                     const CollapseOptions& options, ByteSink& out, ReadReport* report) {
   Collapser c(options, report);
   for (auto& s : sources) c.Add(*s);
   StackTree tree = c.TakeTree();

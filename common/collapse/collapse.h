@@ -1,9 +1,8 @@
 #pragma once
-// The collapse module (common/collapse/): pf-collapse's engine, which reads every input format
-// into one stack tree; pf-flamegraph, pf-dot and pf-diff read their inputs through it.
-//
-// pf-collapse's entry point: read every input (perf script text or folded stacks, in any
-// mix, compressed or not), fold them into one stack tree, filter, write sorted folded text.
+// The collapse module (common/collapse/): reads every input format pf reads (recordings, perf
+// script text, folded stacks, in any mix, compressed or not) into one stack tree and filters
+// it. The app layer's file entry points (app/collapse_files.h) open the inputs and hand
+// them here; pf-collapse, pf-flamegraph, pf-dot and pf-diff all read through it.
 
 #include <memory>
 #include <string>
@@ -13,6 +12,7 @@
 #include "io/input.h"
 #include "io/output.h"
 #include "pfstream/sample_selection.h"
+#include "stacks/read_report.h"
 #include "stacks/stack_filter.h"
 #include "symbolize/symbolizer.h"
 
@@ -34,54 +34,25 @@ struct CollapseOptions {
   Symbolizer::Options symbols;
 };
 
-struct CollapseReport {
-  std::vector<std::string> warnings;  // for "pf-collapse: warning: ..."
-  std::vector<std::string> notices;   // for "pf-collapse: notice: ..."
-  uint64_t samples = 0;               // perf script samples folded
-  // Samples of recordings folded through perf script's text (the others, as an earlier
-  // sample that named the same frames was).
-  uint64_t text_folds = 0;
-  uint64_t folded_lines = 0;          // folded lines merged
-  uint64_t two_stage_inputs = 0;      // recordings read on one thread, folded on another
-  std::vector<std::string> pf_comments;  // "# pf-..." lines of folded inputs
-  // What an empty result is explained with (EmptyResultReason).
-  uint64_t inputs = 0;                // inputs read
-  uint64_t empty_inputs = 0;          // of them, with no data at all
-  uint64_t recordings = 0;            // of them, recordings (perf.data, pf-record streams)
-  uint64_t skipped_lines = 0;         // lines that were neither stacks nor samples
-  uint64_t other_event_samples = 0;   // samples left out as of another event
-  std::string event;                  // the event whose samples were kept
-  std::vector<std::string> filters;   // the filter options given (--include, ...)
-  std::string selection;              // the selection of recordings' samples (--comms, ...)
-  bool empty = false;                 // the result holds no stack with a weight
-  // Set only when the result is empty: the stacks read, before the filters.
-  uint64_t stacks_read = 0;           // distinct stacks
-  uint64_t weight_read = 0;           // their weight
-  uint32_t deepest_read = 0;          // frames in the deepest
+/// Reads inputs of any format pf reads into one stack tree: Add each input in order, then
+/// TakeTree once. Throws pf::Error for unreadable or unusable input (Add), pf::UsageError
+/// for a bad filter pattern (the constructor, before any input is read).
+class Collapser {
+ public:
+  Collapser(const CollapseOptions& options, ReadReport* report);
+  ~Collapser();
+  void Add(ByteSource& source);
+  /// The folded result, filtered; notices added to the report.
+  StackTree TakeTree();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
-/// Why a result holds no stacks, said alike by every tool: the input was empty, held no
-/// samples or no stacks, its counts were all 0, or a filter left nothing. `dropped_by`
-/// names the tool's own filter when it is the one that left nothing (e.g. "--base=main");
-/// empty otherwise.
-std::string EmptyResultReason(const CollapseReport& report, std::string_view dropped_by);
-
-/// Notes in `report` that the result is empty, with what `read` (the stacks before the
-/// filter that left nothing) held. The collapse does it for its own filters; a tool whose
-/// own filter leaves nothing calls it with the tree it filtered.
-void NoteEmptyResult(const StackTree& read, CollapseReport* report);
-
-/// Folds `inputs` (opened in order; "-" is stdin) and writes the result to `out`.
-/// Throws pf::Error for unreadable or unusable input.
-void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
-                   ByteSink& out, CollapseReport* report);
-
-/// Folds `inputs` into a stack tree instead of writing it (pf-flamegraph, pf-dot).
-StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
-                              const CollapseOptions& options, CollapseReport* report);
-
-/// The same over sources the caller opened (tests and fuzzers pass memory).
+/// Folds `sources` (opened by the caller; tests and fuzzers pass memory) and writes sorted
+/// folded text to `out`.
 void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
-                     const CollapseOptions& options, ByteSink& out, CollapseReport* report);
+                     const CollapseOptions& options, ByteSink& out, ReadReport* report);
 
 }  // namespace pf

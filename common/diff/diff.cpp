@@ -1,12 +1,10 @@
-// pf-diff (diff.h). Both inputs are collapsed to stack trees (so pf-diff reads whatever
-// pf-collapse reads), optionally with hex addresses stripped, and put into one tree with two
-// weight columns; --normalize scales BEFORE's column to AFTER's total. The result is written as
+// pf-diff (diff.h). Both inputs arrive as stack trees (app/diff_files.cpp collapses them, so
+// pf-diff reads whatever pf-collapse reads), optionally with hex addresses stripped, and are
+// put into one tree with two weight columns; --normalize scales BEFORE's column to AFTER's total. The result is written as
 // sorted `stack BEFORE AFTER` lines, or, with --report, as the functions whose self and total
 // weights changed most, each function counted once per stack so recursion is not counted twice.
 
 #include "diff/diff.h"
-
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -17,9 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "formats/sniff.h"
 #include "io/input.h"
-#include "render/flame.h"
 #include "stacks/folded.h"
 
 namespace pf {
@@ -106,26 +102,13 @@ class SortedFolded {
   uint64_t count_ = 0, lines_read_ = 0;
 };
 
-// Two folded files already sorted with one stack per line (what pf-collapse and pf-diff
-// write) are merged line by line, in memory bounded by the output buffer, instead of being
-// loaded into trees: a first pass checks the order and sums the totals, the second writes.
-// Returns false, having written nothing, when the inputs do not qualify.
-bool MergeSortedFolded(const std::string& before, const std::string& after, const DiffOptions& o,
-                       ByteSink& sink, CollapseReport* report) {
-  if (o.strip_hex || o.report || o.input_format == "perf-script") return false;
-  // Only regular files: opening them here and again on the tree path reads nothing twice,
-  // where a pipe would lose what this look consumed.
-  for (const std::string* path : {&before, &after}) {
-    struct stat st;
-    if (*path == "-" || stat(path->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  }
-  std::unique_ptr<ByteSource> in[2] = {OpenInput(before), OpenInput(after)};
-  std::string_view data[2];
+}  // namespace
+
+bool MergeSortedFolded(const std::string_view data[2], const std::string& before,
+                       const std::string& after, const DiffOptions& o, ByteSink& sink,
+                       uint64_t* lines) {
   unsigned __int128 total[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
-    if (!in[i]->stable() || !in[i]->releasable()) return false;
-    data[i] = in[i]->Peek();
-    if (SniffFormat(data[i].substr(0, 64 << 10)) != InputFormat::kFolded) return false;
     SortedFolded f(data[i]);
     bool ok = true;
     while (f.Next(&ok)) total[i] += f.count();
@@ -158,9 +141,11 @@ bool MergeSortedFolded(const std::string& before, const std::string& after, cons
   }
   w.Flush();
   sink.Commit();
-  report->folded_lines += b.lines() + a.lines();
+  *lines += b.lines() + a.lines();
   return true;
 }
+
+namespace {
 
 // A weight in a report cell: "1,234" or "1,234.5" (the header names the unit), or a time
 // ("12.3 ms") when the weights are nanoseconds.
@@ -269,26 +254,9 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
 
 }  // namespace
 
-void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& o,
-               ByteSink& sink, CollapseReport* report) {
-  if (MergeSortedFolded(before, after, o, sink, report)) return;
-  // Each profile read with a report of its own, so an empty one is said to be, and why.
-  CollapseReport side[2];
-  CollapseOptions copt;
-  copt.format = o.input_format;
-  StackTree b = CollapseFilesToTree({before}, copt, &side[0]);
-  StackTree a = CollapseFilesToTree({after}, copt, &side[1]);
-  for (int i = 0; i < 2; ++i) {
-    CollapseReport& r = side[i];
-    report->warnings.insert(report->warnings.end(), r.warnings.begin(), r.warnings.end());
-    report->notices.insert(report->notices.end(), r.notices.begin(), r.notices.end());
-    report->samples += r.samples;
-    report->folded_lines += r.folded_lines;
-    if (r.empty) {
-      report->warnings.push_back((i ? "AFTER " + after : "BEFORE " + before) + ": " +
-                                 EmptyResultReason(r, ""));
-    }
-  }
+StackTree DiffTrees(const StackTree& b, const StackTree& a, const std::string& before,
+                    const std::string& after, const DiffOptions& o,
+                    std::vector<std::string>* warnings) {
   if (b.columns() != 1 || a.columns() != 1) {
     throw Error("pf-diff compares two ordinary profiles, not differential ones");
   }
@@ -297,10 +265,10 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
   t.set_unit(CombineUnits(b.unit(), a.unit()));
   if (b.unit() != a.unit() && b.unit() != WeightUnit::kUnspecified &&
       a.unit() != WeightUnit::kUnspecified) {
-    report->warnings.push_back("the profiles weigh different things (" + before + ": " +
-                               std::string(UnitName(b.unit())) + ", " + after + ": " +
-                               std::string(UnitName(a.unit())) +
-                               "): the comparison is of numbers, not of like for like");
+    warnings->push_back("the profiles weigh different things (" + before + ": " +
+                        std::string(UnitName(b.unit())) + ", " + after + ": " +
+                        std::string(UnitName(a.unit())) +
+                        "): the comparison is of numbers, not of like for like");
   }
   AddColumn(b, 0, o.strip_hex, &t);
   AddColumn(a, 1, o.strip_hex, &t);
@@ -320,14 +288,19 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
       t = std::move(scaled);
     }
   }
+  return t;
+}
+
+void WriteDiff(const StackTree& t, const std::string& before, const std::string& after,
+               const DiffOptions& o, ByteSink& sink, std::vector<std::string>* warnings) {
   BufferedWriter w(sink);
   if (o.report) {
-    WriteReport(t, before, after, o, w, &report->warnings);
+    WriteReport(t, before, after, o, w, warnings);
   } else {
     // Which is which, for pf-flamegraph's title (other readers skip '#' lines).
     w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
     WriteFolded(t, w);
-    if (t.saturated()) report->warnings.push_back(SaturationWarning(t.saturated()));
+    if (t.saturated()) warnings->push_back(SaturationWarning(t.saturated()));
   }
   w.Flush();
   sink.Commit();

@@ -6,9 +6,11 @@
 // diff-folded write them, but sorted — or a report of the functions that changed most.
 
 #include <string>
+#include <string_view>
+#include <vector>
 
-#include "collapse/collapse.h"
 #include "io/output.h"
+#include "stacks/stack_tree.h"
 
 namespace pf {
 
@@ -21,8 +23,26 @@ struct DiffOptions {
   std::string input_format = "auto";  // -f: CollapseOptions::format
 };
 
-/// Writes the differential profile (or the report) of `before` and `after` to `out`.
-void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& options,
-               ByteSink& out, CollapseReport* report);
+/// One tree with two weight columns, `b`'s (BEFORE) and `a`'s (AFTER), named `before` and
+/// `after` in warnings; with options.normalize BEFORE is scaled to AFTER's total. Throws
+/// pf::Error for a differential input (two columns already).
+StackTree DiffTrees(const StackTree& b, const StackTree& a, const std::string& before,
+                    const std::string& after, const DiffOptions& options,
+                    std::vector<std::string>* warnings);
+
+/// Writes the differential tree `t` (DiffTrees) as sorted `stack BEFORE AFTER` lines after a
+/// "# pf-diff: before=... after=..." comment, or with options.report the change report.
+void WriteDiff(const StackTree& t, const std::string& before, const std::string& after,
+               const DiffOptions& options, ByteSink& out, std::vector<std::string>* warnings);
+
+/// Two folded texts already sorted with one stack per line (what pf-collapse and pf-diff
+/// write) merged line by line, in memory bounded by the output buffer, instead of being
+/// loaded into trees: a first pass checks the order and sums the totals, the second writes
+/// what WriteDiff would. Returns false, having written nothing, when the texts do not
+/// qualify (unsorted, decimal, differential or too large counts); adds the lines read to
+/// *lines.
+bool MergeSortedFolded(const std::string_view data[2], const std::string& before,
+                       const std::string& after, const DiffOptions& options, ByteSink& out,
+                       uint64_t* lines);
 
 }  // namespace pf

@@ -21,7 +21,7 @@
 #include "base/error.h"
 #include "base/regular_file.h"
 #include "io/line_reader.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "symbolize/kallsyms.h"
 
 namespace pf {

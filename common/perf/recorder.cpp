@@ -36,7 +36,7 @@
 #include "base/version.h"
 #include "io/line_reader.h"
 #include "perf/advice.h"
-#include "perf/cpu_list.h"
+#include "base/cpu_list.h"
 #include "perf/events.h"
 #include "perf/proc.h"
 #include "perf/ring_buffer.h"

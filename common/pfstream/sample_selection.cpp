@@ -11,7 +11,7 @@
 #include <cstdlib>
 
 #include "base/error.h"
-#include "perf/cpu_list.h"
+#include "base/cpu_list.h"
 
 namespace pf {
 

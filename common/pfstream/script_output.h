@@ -83,18 +83,6 @@ void AppendSampleHead(Session& session, const Sample& s, const ScriptFields& fie
 void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver,
                    const std::function<void(const uint8_t*)>& release = {});
 
-/// What RunScript tells its caller to warn about.
-struct ScriptReport {
-  bool truncated = false;  ///< the recording was cut short
-  std::string truncated_warning;  ///< TruncatedWarning, when truncated
-  std::string skipped;     ///< SkippedRecordsWarning, "" when no record was skipped
-  std::vector<std::string> warnings;  ///< fields -F asked for that are not printed
-};
-/// pf-script's entry point: reads the recording at `path` ("-" = stdin), writes its text.
-/// Returns the number of samples; fills *report when given.
-uint64_t RunScript(const std::string& path, const ScriptOptions& options, ByteSink& out,
-                   ScriptReport* report);
-
 /// Replays `reader` through `session` and writes perf script text to `out`.
 /// Returns the number of samples printed.
 uint64_t WriteScript(PerfDataReader& reader, Session& session, const ScriptOptions& options,

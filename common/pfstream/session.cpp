@@ -15,7 +15,7 @@
 #include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_info.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "unwind/cfi.h"
 #include "unwind/libdw_unwinder.h"
 #include "unwind/unwinder.h"

@@ -33,6 +33,7 @@
 
 #include "base/error.h"
 #include "render/text_measure.h"
+#include "stacks/weight.h"
 
 namespace pf {
 
@@ -100,17 +101,6 @@ void CheckStatus(cairo_status_t status, ImageFormat format) {
 
 void SetSource(cairo_t* cr, Rgb c) {
   cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0);
-}
-
-// "1234567" -> "1,234,567", as in the SVG's titles.
-std::string WithThousands(uint64_t v) {
-  std::string digits = std::to_string(v);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 // The image's size in whole pixels (PNG) or points (PDF).
@@ -230,8 +220,9 @@ class Painter {
     const char* kDot = " \xC2\xB7 ";  // U+00B7 MIDDLE DOT
     std::string text = "pf-flamegraph";
     text += kDot;
-    text += layout_.total_text.empty() ? WithThousands(layout_.total) + " " + layout_.countname
-                                       : layout_.total_text;
+    text += layout_.total_text.empty()
+                ? WithThousands(std::to_string(layout_.total)) + " " + layout_.countname
+                : layout_.total_text;
     text += kDot;
     text += "width = share of " + layout_.countname;
     if (layout_.differential) {

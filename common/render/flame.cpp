@@ -15,13 +15,13 @@
 #include <utility>
 
 #include "base/error.h"
-#include "collapse/collapse.h"
-#include "formats/sniff.h"
 #include "io/input.h"
 #include "render/palette.h"
 #include "render/text_measure.h"
 #include "stacks/folded.h"
+#include "stacks/read_report.h"
 #include "stacks/stack_filter.h"
+#include "stacks/weight.h"
 
 namespace pf {
 
@@ -226,15 +226,6 @@ void FlowBuilder::Finish(uint64_t total) {
     }
     std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());
   }
-}
-
-std::string WithThousands(std::string digits) {
-  size_t start = (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) ? 1 : 0;
-  for (ptrdiff_t i = static_cast<ptrdiff_t>(digits.size()) - 3;
-       i > static_cast<ptrdiff_t>(start); i -= 3) {
-    digits.insert(static_cast<size_t>(i), 1, ',');
-  }
-  return digits;
 }
 
 namespace {
@@ -465,8 +456,8 @@ FlameLayout Lay(FlowBuilder& flow, uint64_t timemax, bool differential, const Fl
 
 // Nothing to draw: say why (collapse.h's EmptyResultReason, shared by every tool).
 // `parsed`: stacks read when no collapse report is at hand (folded text read here).
-Error NothingToDraw(const CollapseReport* report, uint64_t parsed) {
-  CollapseReport r;
+Error NothingToDraw(const ReadReport* report, uint64_t parsed) {
+  ReadReport r;
   if (report) {
     r = *report;
   } else {
@@ -529,7 +520,7 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
 }  // namespace
 
 FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
-                            std::vector<std::string>* warnings, const CollapseReport* report) {
+                            std::vector<std::string>* warnings, const ReadReport* report) {
   StackTree storage;
   const StackTree& tree = Transformed(input, o, &storage);
   const int wcol = tree.columns() - 1;  // width from the last column ("after")
@@ -537,7 +528,7 @@ FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
   uint64_t sum = tree.Total(wcol);
   if (sum == 0 && diff && tree.Total(0) > 0) throw AfterAllZero();
   if (sum == 0) {
-    CollapseReport r = report ? *report : CollapseReport{};
+    ReadReport r = report ? *report : ReadReport{};
     if (!r.empty) NoteEmptyResult(input, &r);  // (the collapse noted what its filters had)
     if (!report) r.folded_lines = r.stacks_read;  // a tree from elsewhere: its stacks
     if (input.Total(wcol) == 0 || o.base.empty()) throw NothingToDraw(&r, 0);
@@ -615,40 +606,6 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
   return Lay(flow, timemax, columns == 2, o, wi, warnings);
 }
 
-FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
-                                     const FlameOptions& options,
-                                     std::vector<std::string>* warnings) {
-  // A chart keeps the input order, so the inputs are read whole (charts are small).
-  if (options.input_format == "perf-script") {
-    throw UsageError("--flamechart reads folded stacks only, not -f perf");
-  }
-  std::vector<std::string> texts;
-  for (const std::string& path : inputs.empty() ? std::vector<std::string>{"-"} : inputs) {
-    std::unique_ptr<ByteSource> src = OpenInput(path);
-    std::string text;
-    for (std::string_view c = src->Next(); !c.empty(); c = src->Next()) text.append(c);
-    std::string foreign;
-    InputFormat format = SniffFormat(text, &foreign);
-    if (format == InputFormat::kForeign || format == InputFormat::kBinary) {
-      throw Error(src->name(), (format == InputFormat::kBinary ? std::string("binary data")
-                                                               : "this looks like " + foreign) +
-                                   ", not folded stacks (--flamechart reads folded stacks only)");
-    }
-    texts.push_back(std::move(text));
-  }
-  if (std::all_of(texts.begin(), texts.end(), [](const std::string& t) { return t.empty(); })) {
-    CollapseReport r;
-    r.inputs = r.empty_inputs = texts.size();
-    throw Error(EmptyResultReason(r, ""));
-  }
-  std::vector<std::string_view> views(texts.begin(), texts.end());
-  int columns = 0;  // the first parseable line decides: one count, or two (differential)
-  for (std::string_view t : views) {
-    if (columns == 0) columns = FoldedColumns(t);
-  }
-  return BuildFlameChart(views, columns ? columns : 1, options, warnings);
-}
-
 namespace {
 
 // The length of the common prefix of `a` and `b`, eight bytes at a time.
@@ -665,7 +622,8 @@ size_t Mismatch(std::string_view a, std::string_view b) {
   return i;
 }
 
-// "before=A after=B" from pf-diff's comment line, shown as "A \u2192 B".
+}  // namespace
+
 std::string DiffNames(const std::vector<std::string>& comments) {
   for (const std::string& c : comments) {
     std::string_view v = c;
@@ -678,10 +636,7 @@ std::string DiffNames(const std::vector<std::string>& comments) {
   return "";
 }
 
-// Streams a mapped folded file whose lines are sorted (as pf-collapse, stackcollapse-*.pl
-// and inferno write them) into the frame merger, releasing pages as it goes. Returns false,
-// having drawn nothing, at the first line out of order.
-bool StreamSorted(ByteSource& src, const FlameOptions& options,
+bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
                   std::vector<std::string>* warnings, FlameLayout* layout) {
   FlameOptions o = options;
   std::vector<std::string> comment_lines;
@@ -770,32 +725,6 @@ bool StreamSorted(ByteSource& src, const FlameOptions& options,
   o.diff_names = DiffNames(comment_lines);
   *layout = Lay(flow, timemax, columns == 2, o, WeightInfo{}, warnings);
   return true;
-}
-
-}  // namespace
-
-FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
-                                     const FlameOptions& options,
-                                     std::vector<std::string>* warnings,
-                                     CollapseReport* report) {
-  if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty() &&
-      options.input_format != "perf-script") {
-    std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
-    if (src->stable() && SniffFormat(src->Peek()) == InputFormat::kFolded) {
-      FlameLayout layout;
-      std::vector<std::string> w;
-      if (StreamSorted(*src, options, &w, &layout)) {
-        warnings->insert(warnings->end(), w.begin(), w.end());
-        return layout;
-      }
-    }
-  }
-  CollapseOptions copt;
-  copt.format = options.input_format;
-  StackTree tree = CollapseFilesToTree(inputs, copt, report);
-  FlameOptions o = options;
-  o.diff_names = DiffNames(report->pf_comments);
-  return BuildFlameGraph(tree, o, warnings, report);
 }
 
 }  // namespace pf

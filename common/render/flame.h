@@ -24,12 +24,13 @@
 #include <vector>
 
 #include "base/intern.h"
+#include "io/input.h"
 #include "render/layout.h"
 #include "stacks/stack_tree.h"
 
 namespace pf {
 
-struct CollapseReport;
+struct ReadReport;
 
 struct FlameOptions {
   std::string title;      // empty: "Flame Graph" ("Icicle Graph", "Flame Chart")
@@ -125,28 +126,22 @@ class FlowBuilder {
 /// found, when the tree comes from CollapseFilesToTree). `warnings` collects notes.
 FlameLayout BuildFlameGraph(const StackTree& tree, const FlameOptions& options,
                             std::vector<std::string>* warnings,
-                            const CollapseReport* report = nullptr);
+                            const ReadReport* report = nullptr);
 
 /// The same for a flame chart: stacks in input order, given as folded lines (`data`, one
 /// or more blocks of folded text); merges only neighbours.
 FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int columns,
                             const FlameOptions& options, std::vector<std::string>* warnings);
 
-/// Reads the inputs (folded stacks, or anything pf-collapse reads) and lays out their flame
-/// graph. A single folded file sorted as pf-collapse writes it streams straight into the
-/// frame merger, so memory follows the frames drawn, not the file; anything else is folded
-/// into a stack tree first.
-FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
-                                     const FlameOptions& options,
-                                     std::vector<std::string>* warnings,
-                                     CollapseReport* report);
+/// Streams one folded file whose lines are sorted (as pf-collapse, stackcollapse-*.pl and
+/// inferno write them) into the frame merger, releasing its pages as it goes, so memory
+/// follows the frames drawn, not the file. Returns false, having drawn nothing, when the
+/// lines are not sorted (or hold decimals): the caller folds a stack tree instead.
+bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
+                        std::vector<std::string>* warnings, FlameLayout* layout);
 
-/// Reads folded files (stdin for none or "-") in order and draws their flame chart.
-FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
-                                     const FlameOptions& options,
-                                     std::vector<std::string>* warnings);
-
-/// "1234567" -> "1,234,567".
-std::string WithThousands(std::string digits);
+/// "before=A after=B" from pf-diff's comment line among `comments`, as "A \u2192 B" (the
+/// differential graph's title names both profiles); empty when there is none.
+std::string DiffNames(const std::vector<std::string>& comments);
 
 }  // namespace pf

@@ -9,17 +9,14 @@
 
 namespace pf {
 
-namespace {
-
-// "1234567" -> "1,234,567" (the integer part only).
-std::string Commas(std::string digits) {
-  for (std::ptrdiff_t i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
+std::string WithThousands(std::string digits) {
+  size_t start = (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) ? 1 : 0;
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(digits.size()) - 3;
+       i > static_cast<ptrdiff_t>(start); i -= 3) {
     digits.insert(static_cast<size_t>(i), 1, ',');
   }
   return digits;
 }
-
-}  // namespace
 
 uint64_t Pow10(int d) {
   uint64_t p = 1;
@@ -81,7 +78,7 @@ std::string HumanWeight(uint64_t w, int decimals, WeightUnit unit) {
   }
   std::string s = FormatWeight(w, decimals);
   size_t dot = s.find('.');
-  std::string whole = Commas(s.substr(0, dot));
+  std::string whole = WithThousands(s.substr(0, dot));
   if (dot != std::string::npos) whole += s.substr(dot);
   return whole + " " + std::string(UnitName(unit));
 }

@@ -41,6 +41,9 @@ int64_t SignedChange(uint64_t before, uint64_t after);
 /// `w` (scaled by 10^decimals) as an exact decimal without trailing zeros: "12", "1.5".
 std::string FormatWeight(uint64_t w, int decimals);
 
+/// "1234567" -> "1,234,567"; a leading sign stays in front ("-1,234").
+std::string WithThousands(std::string digits);
+
 /// The unit's name after a count: "samples", "ns", "events".
 std::string_view UnitName(WeightUnit unit);
 

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 
 namespace pf {
 

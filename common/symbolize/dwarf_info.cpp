@@ -38,8 +38,8 @@
 #include "base/version.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_cache.h"
-#include "symbolize/elf_image.h"
-#include "symbolize/section_data.h"
+#include "elf/elf_image.h"
+#include "elf/section_data.h"
 
 namespace pf {
 

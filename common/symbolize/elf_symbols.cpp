@@ -30,7 +30,7 @@
 #include "base/teardown.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_cache.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 
 namespace pf {
 

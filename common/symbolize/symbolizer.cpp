@@ -21,7 +21,7 @@
 #include "base/regular_file.h"
 #include "base/thread_name.h"
 #include "io/line_reader.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/embedded.h"
 #include "symbolize/kallsyms.h"

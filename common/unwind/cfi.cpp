@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "symbolize/elf_image.h"
-#include "symbolize/section_data.h"
+#include "elf/elf_image.h"
+#include "elf/section_data.h"
 #include "base/dwarf_reader.h"
 
 namespace pf {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "unwind/cfi.h"
 #include "unwind/unwinder.h"
 

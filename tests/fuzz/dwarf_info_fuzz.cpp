@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/dwarf_info.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // (Memory files are never cached on disk, so the inputs leave nothing behind.)

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "symbolize/dwarf_info.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 
 namespace pf::fuzz {
 

@@ -15,7 +15,7 @@ std::string Run(std::string_view text, const char* format) {
   std::vector<std::unique_ptr<pf::ByteSource>> in;
   in.push_back(pf::MemoryInput(text, "fuzz"));
   pf::StringSink sink;
-  pf::CollapseReport report;
+  pf::ReadReport report;
   pf::CollapseSources(std::move(in), opt, sink, &report);
   return sink.data();
 }

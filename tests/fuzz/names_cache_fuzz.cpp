@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "symbolize/addr2line_names.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "variants.h"
 
 namespace {

@@ -33,7 +33,7 @@ std::optional<std::string> Fold(const std::string& input, TwoStageUnwinder unwin
     options.symbols.use_build_id_cache = false;
     options.symbols.symfs = "/nonexistent-symfs";
     pf::StringSink sink;
-    pf::CollapseReport report;
+    pf::ReadReport report;
     pf::CollapseSources(std::move(sources), options, sink, &report);
     return sink.data();
   } catch (const pf::Error&) {

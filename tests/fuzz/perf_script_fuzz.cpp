@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     in.push_back(pf::MemoryInput(text, "fuzz"));
     pf::StringSink sink;
-    pf::CollapseReport report;
+    pf::ReadReport report;
     pf::CollapseSources(std::move(in), opt, sink, &report);
   } catch (const pf::Error&) {
   }

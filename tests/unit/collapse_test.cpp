@@ -1,5 +1,6 @@
 // Golden tests over the peer corpus (../shared/corpus/peer, see its README): every
 // collapse-perf case of FlameGraph and inferno, each with one and with two threads.
+#include "app/files.h"
 #include "collapse/collapse.h"
 
 #include <gtest/gtest.h>
@@ -126,7 +127,7 @@ TEST_P(Golden, MatchesThePeer) {
   CollapseOptions opt = OptionsFor(c.option);
   opt.threads = threads;
   StringSink sink;
-  CollapseReport report;
+  ReadReport report;
   CollapseFiles({in_path}, opt, sink, &report);
   // The corpus compares lines right-trimmed; our output has no trailing blanks.
   EXPECT_EQ(sink.data(), expected) << c.input << " --" << c.option;
@@ -154,7 +155,7 @@ TEST(Collapse, LogCasesWarnOnce) {
   if (!test::FileExists(d + "empty-line.txt")) GTEST_SKIP() << "peer corpus not found";
   for (const char* f : {"empty-line.txt", "weird-stack-line.txt"}) {
     StringSink sink;
-    CollapseReport report;
+    ReadReport report;
     CollapseFiles({d + f}, {}, sink, &report);
     ASSERT_EQ(report.warnings.size(), 1u) << f;
     EXPECT_NE(report.warnings[0].find("1 line skipped, first at "), std::string::npos);
@@ -184,7 +185,7 @@ TEST(Collapse, MergesFoldedWithPerfScript) {
   in.push_back(MemoryInput(perf, "b.txt"));
   in.push_back(MemoryInput(folded, "c.folded"));
   StringSink sink;
-  CollapseReport report;
+  ReadReport report;
   CollapseSources(std::move(in), {}, sink, &report);
   EXPECT_EQ(sink.data(), "pp;f 13\nq;g 2\n");
   EXPECT_EQ(report.samples, 1u);
@@ -194,7 +195,7 @@ TEST(Collapse, MergesFoldedWithPerfScript) {
 // An empty result says what happened, not always "is it folded stacks?".
 TEST(Collapse, EmptyResultSaysWhy) {
   auto why = [](std::string_view text, const CollapseOptions& opt = {}) {
-    CollapseReport r;
+    ReadReport r;
     std::string out = test::Collapse(text, opt, &r);
     EXPECT_TRUE(out.empty()) << out;
     EXPECT_TRUE(r.empty);
@@ -221,7 +222,7 @@ TEST(Collapse, EmptyResultSaysWhy) {
             "no samples of cycles (the input's 2 samples are of other events; choose with "
             "--event-filter)");
   // A tool's own filter (pf-flamegraph --base, pf-dot --focus) is named instead.
-  CollapseReport r;
+  ReadReport r;
   test::Collapse("a;b 1\n", {}, &r);
   EXPECT_FALSE(r.empty);
   StackTree t;
@@ -229,7 +230,7 @@ TEST(Collapse, EmptyResultSaysWhy) {
   NoteEmptyResult(t, &r);
   EXPECT_EQ(EmptyResultReason(r, "--base=zzz"), "--base=zzz left none of the 1 stack read");
   // A recording whose samples the selection left out says so, not "the target was idle".
-  CollapseReport selected;
+  ReadReport selected;
   selected.inputs = selected.recordings = 1;
   selected.selection = "--comms, --time";
   EXPECT_EQ(EmptyResultReason(selected, ""), "--comms, --time left none of the recording's samples");
@@ -238,12 +239,12 @@ TEST(Collapse, EmptyResultSaysWhy) {
             "the recording holds no samples (was the target idle, or the recording too short?)");
   CollapseOptions comms;
   comms.select.comms = "x";
-  CollapseReport names;
+  ReadReport names;
   test::Collapse("a;b 1\n", {}, &names);
   EXPECT_EQ(names.selection, "");
   EXPECT_EQ(comms.select.Names(), "--comms");
   // Input that is no stacks at all is an error that names the formats pf reads.
-  CollapseReport junk;
+  ReadReport junk;
   try {
     test::Collapse("garbage\n", {}, &junk);
     ADD_FAILURE() << "garbage was folded";
@@ -262,7 +263,7 @@ TEST(Collapse, DifferentialFoldedMergesByColumn) {
   in.push_back(MemoryInput("a 1 2\n", "diff.folded"));
   in.push_back(MemoryInput("a 1\n", "plain.folded"));
   StringSink sink;
-  CollapseReport report;
+  ReadReport report;
   EXPECT_THROW(CollapseSources(std::move(in), {}, sink, &report), Error);
 }
 
@@ -347,7 +348,7 @@ TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
     CollapseOptions one;
     one.threads = 1;
     StringSink out_one;
-    CollapseReport report_one;
+    ReadReport report_one;
     CollapseFiles({path}, one, out_one, &report_one);
     EXPECT_EQ(report_one.two_stage_inputs, 0u);
     EXPECT_FALSE(out_one.data().empty());
@@ -360,7 +361,7 @@ TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
       two.threads = 2;
       two.two_stage_bytes = 0;
       StringSink out_two;
-      CollapseReport report_two;
+      ReadReport report_two;
       CollapseFiles({path}, two, out_two, &report_two);
       EXPECT_EQ(report_two.two_stage_inputs, 1u);
       EXPECT_EQ(out_two.data(), out_one.data());
@@ -418,7 +419,7 @@ struct PerfFile {
 
 std::string FoldFile(const std::string& bytes, int threads,
                      TwoStageUnwinder unwind = TwoStageUnwinder::kByLoad,
-                     CollapseReport* report_out = nullptr) {
+                     ReadReport* report_out = nullptr) {
   // (Named by the process: ctest runs tests side by side, and they all fold through here.)
   const std::string path = ::testing::TempDir() + "/made." + std::to_string(getpid()) + ".data";
   { std::ofstream(path, std::ios::binary) << bytes; }
@@ -427,7 +428,7 @@ std::string FoldFile(const std::string& bytes, int threads,
   o.two_stage_bytes = 0;
   ForceTwoStageUnwinder force(unwind);
   StringSink out;
-  CollapseReport report;
+  ReadReport report;
   CollapseFiles({path}, o, out, &report);
   std::remove(path.c_str());
   EXPECT_EQ(report.two_stage_inputs, threads > 1 ? 1u : 0u);
@@ -479,7 +480,7 @@ TEST(Collapse, SamplesThatDifferInTheirIpAloneAreFoldedThroughTextOnce) {
   f.SampleWithEmptyChain(301, 301, 2000, 0x4000);
   for (int threads : {1, 2}) {
     SCOPED_TRACE(threads);
-    CollapseReport report;
+    ReadReport report;
     EXPECT_EQ(FoldFile(f.File(true), threads, TwoStageUnwinder::kByLoad, &report),
               "loop 40\nother 1\n");
     EXPECT_EQ(report.samples, 41u);
@@ -742,7 +743,7 @@ TEST(Collapse, CorruptCompressedRecordsAreCountedNotRead) {
                               "unknown event, an unreadable event attribute, or compressed "
                               "data that does not inflate)";
   StringSink folded;
-  CollapseReport report;
+  ReadReport report;
   CollapseFiles({path}, {}, folded, &report);
   EXPECT_EQ(report.warnings, std::vector<std::string>{warning});
   StringSink text;
@@ -780,7 +781,7 @@ TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
       opt.threads = threads;
       opt.two_stage_bytes = 0;
       StringSink out;
-      CollapseReport report;
+      ReadReport report;
       CollapseFiles({path}, opt, out, &report);
       EXPECT_EQ(out.data(), from_text) << o << ", " << threads << " threads";
     }
@@ -810,7 +811,7 @@ TEST(Collapse, SamplesCutShortAreCounted) {
     o.threads = threads;
     o.two_stage_bytes = 0;
     StringSink folded;
-    CollapseReport report;
+    ReadReport report;
     CollapseFiles({path}, o, folded, &report);
     EXPECT_EQ(folded.data(), "foo;[unknown] 2\n") << threads;
     ASSERT_EQ(report.warnings.size(), 1u) << threads;
@@ -827,7 +828,7 @@ TEST(Collapse, EmptyAndCommentOnlyInputGiveNothing) {
 TEST(Collapse, ForcedFormat) {
   CollapseOptions folded;
   folded.format = "folded";
-  CollapseReport report;
+  ReadReport report;
   EXPECT_EQ(test::Collapse("a;b 3\nweird\n", folded, &report), "a;b 3\n");
   EXPECT_EQ(report.warnings.size(), 1u);
 }

@@ -30,7 +30,7 @@
 #include "base/error.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/dwarf_cache.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "test_util.h"
 
 namespace pf {

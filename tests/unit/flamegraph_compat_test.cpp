@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/files.h"
 #include "base/error.h"
 #include "collapse/collapse.h"
 #include "render/flame.h"
@@ -58,7 +59,7 @@ std::map<std::string, std::string> Boxes(const std::string& svg) {
 // Both ways a graph is built: a sorted file streamed, and a stack tree.
 std::vector<FlameLayout> BothWays(const std::string& path, const FlameOptions& o) {
   std::vector<std::string> warnings;
-  CollapseReport report;
+  ReadReport report;
   std::vector<FlameLayout> out;
   out.push_back(BuildFlameGraphFromFiles({path}, o, &warnings, &report));
   CollapseOptions defaults;
@@ -94,7 +95,7 @@ namespace {
 
 std::string DrawWith(const std::string& folded_path, const FlameOptions& o,
                      std::vector<std::string>* warnings) {
-  CollapseReport report;
+  ReadReport report;
   FlameLayout L = BuildFlameGraphFromFiles({folded_path}, o, warnings, &report);
   return Svg(L, o);
 }

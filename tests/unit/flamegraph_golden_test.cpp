@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "app/files.h"
 #include "base/error.h"
 #include "collapse/collapse.h"
 #include "render/flame.h"
@@ -162,11 +163,11 @@ std::string Draw(const Case& c, FlameOptions o, bool via_tree = false) {
   if (o.flamechart) {
     layout = BuildFlameChartFromFiles(inputs, o, &warnings);
   } else if (via_tree) {
-    CollapseReport report;
+    ReadReport report;
     StackTree tree = CollapseFilesToTree(inputs, {}, &report);
     layout = BuildFlameGraph(tree, o, &warnings);
   } else {
-    CollapseReport report;  // a single sorted file streams; anything else goes via a tree
+    ReadReport report;  // a single sorted file streams; anything else goes via a tree
     layout = BuildFlameGraphFromFiles(inputs, o, &warnings, &report);
   }
   StringSink sink;
@@ -363,7 +364,7 @@ TEST(FlameGolden, BaseAsInferno) {
     o.minwidth = 0.01;  // inferno's default
     o.minwidth_percent = true;
     o.base = bc.bases;
-    CollapseReport report;
+    ReadReport report;
     std::vector<std::string> warnings;
     StackTree tree = CollapseFilesToTree({input}, {}, &report);
     FlameLayout layout = BuildFlameGraph(tree, o, &warnings);
@@ -379,7 +380,7 @@ TEST(FlameGolden, BaseAsInferno) {
 TEST(FlameGolden, EmptyInputIsAnError) {
   std::string path = test::kCorpus + "/" + kFg + "empty/empty.txt";
   if (!test::FileExists(path)) GTEST_SKIP() << "peer corpus not found";
-  CollapseReport report;
+  ReadReport report;
   StackTree tree = CollapseFilesToTree({path}, {}, &report);
   std::vector<std::string> warnings;
   EXPECT_THROW(BuildFlameGraph(tree, {}, &warnings), Error);

@@ -188,7 +188,7 @@ TEST(PerfScriptFolder, EventFilter) {
       "pp 1 1.0: 10 cycles:\n\t1 f (x)\n\n"
       "pp 1 1.1: 20 instructions:\n\t1 g (x)\n\n"
       "pp 1 1.2: 30 cycles:\n\t1 h (x)\n\n";
-  CollapseReport report;
+  ReadReport report;
   EXPECT_EQ(test::Collapse(text, {}, &report), "pp;f 10\npp;h 30\n");
   ASSERT_EQ(report.notices.size(), 1u);
   EXPECT_NE(report.notices[0].find("cycles"), std::string::npos);
@@ -221,7 +221,7 @@ TEST(PerfScriptFolder, BadLinesAreCountedNotFatal) {
       "pp 1 1.0: 1 cycles:\n\t1 f (x)\n\tGARBAGE\n\t2 g (x)\n\n"
       "\t9 orphan (x)\n"
       "pp 1 1.0: 1 cycles:\n\t1 f (x)\n\t2 g (x\n";  // cut mid-stack
-  CollapseReport report;
+  ReadReport report;
   EXPECT_EQ(test::Collapse(text, {}, &report), "pp;f 1\npp;g;f 1\n");
   ASSERT_EQ(report.warnings.size(), 1u);
   EXPECT_EQ(report.warnings[0], "3 lines skipped, first at in.txt:3");
@@ -242,7 +242,7 @@ TEST(PerfScriptFolder, TracepointPayloadAndSingleLineStacks) {
 
 TEST(PerfScriptFolder, CrlfAndWhitespaceLines) {
   std::string text = "pp 1 1.0: 3 cycles:\r\n\t1 f (x)\r\n  \r\npp 1 1.0: 4 cycles:\r\n\t1 f (x)\r\n";
-  CollapseReport report;
+  ReadReport report;
   EXPECT_EQ(test::Collapse(text, {}, &report), "pp;f 7\n");
   EXPECT_TRUE(report.warnings.empty());
 }
@@ -256,7 +256,7 @@ namespace {
 TEST(PerfScriptFolder, HugeLinesAreSkippedNotKept) {
   std::string text = "comm 1 1.0: 1 cycles:\n\t1 " + std::string(20 << 20, 'x') + " (dso)\n" +
                      "\t2 main (dso)\n\n";
-  CollapseReport report;
+  ReadReport report;
   EXPECT_EQ(test::Collapse(text, {}, &report), "comm;main 1\n");
   ASSERT_EQ(report.warnings.size(), 1u);
   EXPECT_EQ(report.warnings[0], "1 line skipped, first at in.txt:2");
@@ -308,7 +308,7 @@ TEST(PerfScriptFolder, InlinedFramesAreMarkedWithInline) {
 TEST(PerfScriptFolder, SrclineAppendsTheLineAfterEachFrame) {
   CollapseOptions o;
   o.perf.srcline = true;
-  CollapseReport report;
+  ReadReport report;
   EXPECT_EQ(test::Collapse(kSrclineText, o, &report),
             "prog;[unknown];__libc_start_main:libc.so.6;hot_beta:prog.c:59;inl_mix:prog.c:52 "
             "1001001\n");
@@ -338,7 +338,7 @@ TEST(PerfScriptFolder, SrclineMissingAfterAnUnplacedFrame) {
       "\n";
   CollapseOptions o;
   o.perf.srcline = true;
-  CollapseReport report;
+  ReadReport report;
   EXPECT_EQ(test::Collapse(text, o, &report),
             "xz;__libc_start_call_main:libc_start_call_main.h:58;[xz] 1001001\n");
   EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
@@ -351,7 +351,7 @@ TEST(PerfScriptFolder, SrclineMissingAfterAnUnplacedFrame) {
       "\t            1524 signal_site+0x14 (/bin/prog)\n"
       "  prog.c:148\n"
       "\n";
-  CollapseReport bare_report;
+  ReadReport bare_report;
   EXPECT_EQ(test::Collapse(bare, o, &bare_report),
             "prog;signal_site:prog.c:148;gsignal:??:0;[libc.so.6] 1001001\n");
   EXPECT_TRUE(bare_report.warnings.empty()) << bare_report.warnings[0];

@@ -13,17 +13,18 @@
 #include <fstream>
 #include <set>
 
+#include "app/files.h"
 #include "base/error.h"
 #include "io/input.h"
 #include "io/output.h"
 #include "perf/advice.h"
 #include "perf/call_graph_option.h"
-#include "perf/cpu_list.h"
+#include "base/cpu_list.h"
 #include "perf/events.h"
 #include "perf/proc.h"
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "symbolize/kallsyms.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/records.h"
@@ -785,7 +786,7 @@ TEST(RecordFold, OneLetterCommsFoldAsTheirText) {
     StringSink text;
     RunScript(path, {}, text, nullptr);
     StringSink folded;
-    CollapseReport report;
+    ReadReport report;
     CollapseFiles({path}, {}, folded, &report);
     EXPECT_EQ(folded.data(), test::Collapse(text.data()));
     size_t lines = std::count(folded.data().begin(), folded.data().end(), '\n');
@@ -840,7 +841,7 @@ TEST(RecordFold, AnEmptyCallchainStaysEmpty) {
             "prog  4242     0.000011:       1000 cpu-clock:ppp: \n"
             "\t          400123 [unknown] ([unknown])\n\n");
   StringSink folded;
-  CollapseReport report;
+  ReadReport report;
   CollapseFiles({path}, {}, folded, &report);
   EXPECT_EQ(folded.data(), test::Collapse(text.data()));
   EXPECT_EQ(folded.data(), "prog 1000\nprog;[unknown] 1000\n");
@@ -879,7 +880,7 @@ TEST(RecordFold, SamplesFoldByNamesUnlessAddressesArePrinted) {
     CollapseOptions o;
     o.perf.include_addrs = addrs;
     StringSink folded;
-    CollapseReport report;
+    ReadReport report;
     CollapseFiles({path}, o, folded, &report);
     EXPECT_EQ(folded.data(), test::Collapse(text.data(), o));
     if (!addrs) {

@@ -85,7 +85,7 @@ TEST(Sniff, TextThatParsesAsNothingIsAnError) {
 }
 
 TEST(Sniff, MalformedLinesInFoldedInputAreCountedNotFatal) {
-  CollapseReport report;
+  ReadReport report;
   EXPECT_EQ(test::Collapse("a;b 2\nnot a stack\na;c 1\n", {}, &report), "a;b 2\na;c 1\n");
   ASSERT_EQ(report.warnings.size(), 1u);
   EXPECT_NE(report.warnings[0].find("1 line"), std::string::npos) << report.warnings[0];
@@ -97,7 +97,7 @@ TEST(Sniff, ForcedFormatsReadAsThatFormat) {
   perf.format = "perf-script";
   EXPECT_THROW(test::Collapse("main;f 1\n", perf), Error);
   // A DTrace aggregation forced to perf script text: read as such, with a warning.
-  CollapseReport report;
+  ReadReport report;
   test::Collapse(Foreign("dtrace-ustack.txt"), perf, &report);
   ASSERT_FALSE(report.warnings.empty());
   EXPECT_NE(report.warnings[0].find("looks like DTrace output"), std::string::npos)

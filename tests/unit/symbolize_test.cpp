@@ -27,7 +27,7 @@
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/dwarf_info.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/perf_map.h"

@@ -29,11 +29,11 @@ inline bool FileExists(const std::string& path) { return std::ifstream(path).goo
 
 /// Folds `text` (perf script or folded) in memory and returns the folded output.
 inline std::string Collapse(std::string_view text, const CollapseOptions& opt = {},
-                            CollapseReport* report = nullptr) {
+                            ReadReport* report = nullptr) {
   std::vector<std::unique_ptr<ByteSource>> sources;
   sources.push_back(MemoryInput(text, "in.txt"));
   StringSink sink;
-  CollapseReport local;
+  ReadReport local;
   CollapseSources(std::move(sources), opt, sink, report ? report : &local);
   return sink.data();
 }

@@ -22,7 +22,7 @@
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
 #include "symbolize/dwarf_info.h"
-#include "symbolize/elf_image.h"
+#include "elf/elf_image.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/cfi.h"
 #include "base/dwarf_reader.h"

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "app/files.h"
 #include "callgraph/call_graph.h"
 #include "collapse/collapse.h"
 #include "diff/diff.h"
@@ -110,7 +111,7 @@ TEST(DecimalCounts, DifferentialColumns) {
 
 TEST(DecimalCounts, MoreThanNineDecimalsAreCutWithAWarning) {
   std::string path = TempFile("cut.folded", "a 1.1234567891234\nb 2\n");
-  CollapseReport report;
+  ReadReport report;
   StackTree t = CollapseFilesToTree({path}, {}, &report);
   EXPECT_EQ(Folded(t), "a 1.123456789\nb 2\n");
   ASSERT_EQ(report.warnings.size(), 1u);
@@ -121,7 +122,7 @@ TEST(DecimalCounts, PfCollapseMergesThem) {
   std::string a = TempFile("m1.folded", "main;f 1.5\nmain;g 0.25\n");
   std::string b = TempFile("m2.folded", "main;f 1.5\nmain;h 2\n");
   StringSink sink;
-  CollapseReport report;
+  ReadReport report;
   CollapseFiles({a, b}, {}, sink, &report);
   EXPECT_EQ(sink.data(), "main;f 3\nmain;g 0.25\nmain;h 2\n");
   EXPECT_TRUE(report.warnings.empty());
@@ -136,7 +137,7 @@ TEST(DecimalCounts, FlameGraphDrawsThemAsFlamegraphPl) {
   o.reverse = true;
   o.minwidth = 0;
   std::vector<std::string> warnings;
-  CollapseReport report;
+  ReadReport report;
   FlameLayout l = BuildFlameGraphFromFiles({input}, o, &warnings, &report);
   std::vector<std::string> got;
   for (const FrameBox& b : l.frames) {
@@ -177,7 +178,7 @@ TEST(DecimalCounts, SortedFileWithDecimalsIsNotTruncated) {
   std::string path = TempFile("sorted.folded", "a;b 1\na;c 0.5\na;d 0.5\n");
   FlameOptions o;
   std::vector<std::string> warnings;
-  CollapseReport report;
+  ReadReport report;
   FlameLayout l = BuildFlameGraphFromFiles({path}, o, &warnings, &report);
   ASSERT_EQ(l.frames.size(), 5u);
   EXPECT_EQ(l.frames[0].title, "all (2 samples, 100%)");
@@ -193,7 +194,7 @@ TEST(DecimalCounts, DiffAndCallGraphAcceptThem) {
   std::string a = TempFile("d1.folded", "a;b 1.5\na;c 2\n");
   std::string b = TempFile("d2.folded", "a;b 1.25\na;c 2.75\n");
   StringSink sink;
-  CollapseReport report;
+  ReadReport report;
   DiffFiles(a, b, {}, sink, &report);
   EXPECT_EQ(sink.data(), std::string(kPfDiffComment) + "before=" + a + " after=" + b +
                              "\na;b 1.5 1.25\na;c 2 2.75\n");
@@ -262,7 +263,7 @@ TEST(Saturation, DiffReportHasNoWrappedNumbers) {
     o.report = true;
     o.normalize = normalize;
     StringSink sink;
-    CollapseReport report;
+    ReadReport report;
     DiffFiles(a, b, o, sink, &report);
     EXPECT_NE(sink.data().find("+18,446,744,073,709,551,615"), std::string::npos) << sink.data();
     EXPECT_EQ(sink.data().find("-9,"), std::string::npos) << sink.data();
@@ -291,7 +292,7 @@ TEST(Saturation, CallGraphPercentagesStayWithin100) {
 TEST(Saturation, CollapseMergeWarnsOnce) {
   std::string path = TempFile("big.folded", std::string("a;b ") + k2to63 + "\n");
   StringSink sink;
-  CollapseReport report;
+  ReadReport report;
   CollapseFiles({path, path, path}, {}, sink, &report);
   EXPECT_EQ(sink.data(), "a;b 18446744073709551615\n");
   ASSERT_EQ(report.warnings.size(), 1u);
@@ -313,7 +314,7 @@ TEST(Saturation, ACountTooLargeIsSaid) {
   for (const char* line : {"a;b 99999999999999999999999\n", "a;b 18446744073709551615.5\n"}) {
     std::string path = TempFile("huge.folded", line);
     StringSink sink;
-    CollapseReport report;
+    ReadReport report;
     CollapseFiles({path}, {}, sink, &report);
     ASSERT_EQ(report.warnings.size(), 1u) << line;
     EXPECT_NE(report.warnings[0].find("2^64-1"), std::string::npos) << line;
@@ -334,7 +335,7 @@ TEST(DeepStack, DiffReportIsLinear) {
   o.report = true;
   o.limit = 3;
   StringSink sink;
-  CollapseReport report;
+  ReadReport report;
   DiffFiles(a, b, o, sink, &report);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,6 +1,6 @@
 // pf-collapse: fold `perf script` text (and merge folded stacks) into folded stacks.
 #include "cli/cli.h"
-#include "collapse/collapse.h"
+#include "app/files.h"
 #include "base/error.h"
 
 namespace po = boost::program_options;
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       opt.threads = vm["nthreads"].as<unsigned>();
     }
 
-    pf::CollapseReport report;
+    pf::ReadReport report;
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
     pf::CollapseFiles(ctx.inputs, opt, *out, &report);
     for (const std::string& n : report.notices) tool.Notice(n);

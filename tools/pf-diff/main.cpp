@@ -1,7 +1,7 @@
 // pf-diff: compare two profiles into a differential profile (or a report of what changed).
 #include "base/error.h"
 #include "cli/cli.h"
-#include "diff/diff.h"
+#include "app/files.h"
 
 namespace po = boost::program_options;
 
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     }
     if (vm.count("top")) o.limit = vm["top"].as<size_t>();
     o.input_format = pf::cli::InputFormat(vm);
-    pf::CollapseReport report;
+    pf::ReadReport report;
     std::unique_ptr<pf::ByteSink> out = pf::OpenOutput(ctx.output);
     pf::DiffFiles(ctx.inputs[0], ctx.inputs[1], o, *out, &report);
     for (const std::string& n : report.notices) tool.Notice(n);

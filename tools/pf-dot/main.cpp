@@ -6,7 +6,7 @@
 #include "callgraph/call_graph.h"
 #include "callgraph/graphviz.h"
 #include "cli/cli.h"
-#include "collapse/collapse.h"
+#include "app/files.h"
 
 namespace po = boost::program_options;
 
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
     o.node_labels = List(vm, "node-label");
 
     // Read and build everything before writing a byte: a failure leaves no output.
-    pf::CollapseReport report;
+    pf::ReadReport report;
     pf::CollapseOptions copt;
     std::string weight = vm.count("weight") ? vm["weight"].as<std::string>() : "period";
     if (weight != "period" && weight != "samples") {

@@ -4,7 +4,7 @@
 
 #include "base/error.h"
 #include "cli/cli.h"
-#include "collapse/collapse.h"
+#include "app/files.h"
 #include "render/cairo_render.h"
 #include "render/flame.h"
 #include "render/palette.h"
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
     if (o.flamechart) {
       layout = pf::BuildFlameChartFromFiles(ctx.inputs, o, &warnings);
     } else {
-      pf::CollapseReport report;
+      pf::ReadReport report;
       layout = pf::BuildFlameGraphFromFiles(ctx.inputs, o, &warnings, &report);
       for (const std::string& n : report.notices) tool.Notice(n);
       for (const std::string& w : report.warnings) tool.Warn(w);

@@ -7,7 +7,7 @@
 #include "cli/cli.h"
 #include "io/output.h"
 #include "perf/call_graph_option.h"
-#include "perf/cpu_list.h"
+#include "base/cpu_list.h"
 #include "perf/recorder.h"
 
 namespace po = boost::program_options;

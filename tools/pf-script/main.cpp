@@ -3,7 +3,7 @@
 
 #include "base/error.h"
 #include "cli/cli.h"
-#include "pfstream/script_output.h"
+#include "app/files.h"
 
 namespace po = boost::program_options;
 

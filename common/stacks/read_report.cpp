@@ -3,7 +3,7 @@
 // An empty flame graph or call graph is a puzzle: was the input empty, did it hold samples of
 // another event only, did every count weigh 0, or did a filter leave nothing? Every tool that
 // reads stacks (pf-collapse, pf-flamegraph, pf-dot, pf-diff) says which, in the same words.
-// The collapse counts as it reads what tells these apart (CollapseReport: inputs, empty
+// The collapse counts as it reads what tells these apart (ReadReport: inputs, empty
 // inputs, recordings, samples, folded lines, samples of other events); when the result is
 // empty, NoteEmptyResult adds what the stacks held before the filter that left nothing
 // (their number, weight and depth), and EmptyResultReason turns the report into one line,
@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "base/diagnostics.h"
-#include "collapse/collapse.h"
+#include "stacks/read_report.h"
 
 namespace pf {
 
-void NoteEmptyResult(const StackTree& read, CollapseReport* report) {
+void NoteEmptyResult(const StackTree& read, ReadReport* report) {
   report->empty = true;
   report->stacks_read = report->weight_read = report->deepest_read = 0;
   std::vector<uint32_t> depth(read.size(), 0);
@@ -35,7 +35,7 @@ void NoteEmptyResult(const StackTree& read, CollapseReport* report) {
   }
 }
 
-std::string EmptyResultReason(const CollapseReport& r, std::string_view dropped_by) {
+std::string EmptyResultReason(const ReadReport& r, std::string_view dropped_by) {
   const bool one = r.inputs <= 1;
   if (r.inputs > 0 && r.empty_inputs == r.inputs) {
     return one ? "the input is empty" : "the inputs are empty";

@@ -3,7 +3,7 @@
 // which pf-record needs to open one event per CPU and to describe the machine in the stream's
 // header as perf does.
 
-#include "perf/cpu_list.h"
+#include "base/cpu_list.h"
 
 #include <unistd.h>
 

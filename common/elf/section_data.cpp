@@ -2,7 +2,7 @@
 // sections carry an Elf64_Chdr naming zlib or zstd and the inflated size, which is checked
 // against a cap before any memory is taken, so a hostile header cannot ask for gigabytes.
 
-#include "symbolize/section_data.h"
+#include "elf/section_data.h"
 
 #include <elf.h>
 #include <libdeflate.h>

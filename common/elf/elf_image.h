@@ -1,8 +1,12 @@
 #pragma once
+// The elf module (common/elf/): reading ELF files, below both the symbolizer and the
+// unwinder, which read the same binaries: ElfImage (here), compressed sections
+// (section_data.h) and build-ids (ElfImage::BuildIdBytes).
+//
 // One ELF file, read-only: mapped (or copied, for an image held in memory such as the vdso),
 // with its section and program headers normalized to 64 bits and every offset checked against
 // the file, so that a truncated or corrupt file gives empty sections, never a crash. Shared by
-// the symbol tables (elf_symbols.h) and the unwind tables (unwind/cfi.h).
+// the symbol tables (symbolize/elf_symbols.h) and the unwind tables (unwind/cfi.h).
 
 #include <elf.h>
 #include <fcntl.h>

@@ -1,0 +1,36 @@
+// pf-collapse's entry points (files.h): the inputs are opened one at a time, in order, and
+// handed to the collapse module, which reads whatever format each holds.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/files.h"
+#include "io/input.h"
+#include "stacks/folded.h"
+#include "stacks/weight.h"
+
+namespace pf {
+
+StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
+                              const CollapseOptions& options, ReadReport* report) {
+  Collapser c(options, report);
+  std::vector<std::string> paths = inputs.empty() ? std::vector<std::string>{"-"} : inputs;
+  for (const std::string& p : paths) {
+    std::unique_ptr<ByteSource> src = OpenInput(p);
+    c.Add(*src);
+  }
+  return c.TakeTree();
+}
+
+void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
+                   ByteSink& out, ReadReport* report) {
+  StackTree tree = CollapseFilesToTree(inputs, options, report);
+  if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));
+  BufferedWriter w(out);
+  WriteFolded(tree, w);
+  w.Flush();
+  out.Commit();
+}
+
+}  // namespace pf

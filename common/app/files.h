@@ -1,0 +1,61 @@
+#pragma once
+// The app module (common/app/): the top layer, what each tool does with its files. Only here
+// do paths become inputs of any format: the entry points below open files (or stdin, "-"),
+// hand them to the collapse module, which reads every format pf knows, and pass the stack
+// tree to a view (render, callgraph, diff) or print a recording (pfstream). The modules
+// below never open a file by name, so drawing a flame graph from a stack tree links neither
+// the unwinder nor the symbolizer.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collapse/collapse.h"
+#include "diff/diff.h"
+#include "io/output.h"
+#include "pfstream/script_output.h"
+#include "render/flame.h"
+#include "stacks/read_report.h"
+
+namespace pf {
+
+/// Folds `inputs` (opened in order; none or "-" is stdin) into a stack tree (pf-flamegraph,
+/// pf-dot). Throws pf::Error for unreadable or unusable input.
+StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
+                              const CollapseOptions& options, ReadReport* report);
+
+/// pf-collapse: folds `inputs` and writes sorted folded text to `out`.
+void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
+                   ByteSink& out, ReadReport* report);
+
+/// pf-flamegraph: reads the inputs (folded stacks, or anything pf-collapse reads) and lays
+/// out their flame graph. A single sorted folded file streams straight into the frame merger
+/// (StreamSortedFolded), so memory follows the frames drawn, not the file; anything else is
+/// folded into a stack tree first.
+FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
+                                     const FlameOptions& options,
+                                     std::vector<std::string>* warnings, ReadReport* report);
+
+/// pf-flamegraph --flamechart: reads folded files in order and draws their flame chart.
+FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
+                                     const FlameOptions& options,
+                                     std::vector<std::string>* warnings);
+
+/// pf-diff: writes the differential profile (or the report) of `before` and `after`.
+void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& options,
+               ByteSink& out, ReadReport* report);
+
+/// What RunScript tells its caller to warn about.
+struct ScriptReport {
+  bool truncated = false;             ///< the recording was cut short
+  std::string truncated_warning;      ///< TruncatedWarning, when truncated
+  std::string skipped;                ///< SkippedRecordsWarning, "" when no record was skipped
+  std::vector<std::string> warnings;  ///< fields -F asked for that are not printed
+};
+
+/// pf-script: reads the recording at `path` ("-" = stdin), writes its perf script text.
+/// Returns the number of samples; fills *report when given.
+uint64_t RunScript(const std::string& path, const ScriptOptions& options, ByteSink& out,
+                   ScriptReport* report);
+
+}  // namespace pf

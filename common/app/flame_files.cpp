@@ -1,0 +1,78 @@
+// pf-flamegraph's inputs (files.h): a single sorted folded file streams into the frame
+// merger without a tree; anything else (several files, recordings, perf script text, unsorted
+// or decimal folded text) is folded by the collapse module into a stack tree first. A flame
+// chart keeps the input order, so its folded inputs are read whole.
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/files.h"
+#include "base/error.h"
+#include "formats/sniff.h"
+#include "io/input.h"
+#include "stacks/folded.h"
+
+namespace pf {
+
+FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
+                                     const FlameOptions& options,
+                                     std::vector<std::string>* warnings,
+                                     ReadReport* report) {
+  if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty() &&
+      options.input_format != "perf-script") {
+    std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
+    if (src->stable() && SniffFormat(src->Peek()) == InputFormat::kFolded) {
+      FlameLayout layout;
+      std::vector<std::string> w;
+      if (StreamSortedFolded(*src, options, &w, &layout)) {
+        warnings->insert(warnings->end(), w.begin(), w.end());
+        return layout;
+      }
+    }
+  }
+  CollapseOptions copt;
+  copt.format = options.input_format;
+  StackTree tree = CollapseFilesToTree(inputs, copt, report);
+  FlameOptions o = options;
+  o.diff_names = DiffNames(report->pf_comments);
+  return BuildFlameGraph(tree, o, warnings, report);
+}
+
+
+FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
+                                     const FlameOptions& options,
+                                     std::vector<std::string>* warnings) {
+  // A chart keeps the input order, so the inputs are read whole (charts are small).
+  if (options.input_format == "perf-script") {
+    throw UsageError("--flamechart reads folded stacks only, not -f perf");
+  }
+  std::vector<std::string> texts;
+  for (const std::string& path : inputs.empty() ? std::vector<std::string>{"-"} : inputs) {
+    std::unique_ptr<ByteSource> src = OpenInput(path);
+    std::string text;
+    for (std::string_view c = src->Next(); !c.empty(); c = src->Next()) text.append(c);
+    std::string foreign;
+    InputFormat format = SniffFormat(text, &foreign);
+    if (format == InputFormat::kForeign || format == InputFormat::kBinary) {
+      throw Error(src->name(), (format == InputFormat::kBinary ? std::string("binary data")
+                                                               : "this looks like " + foreign) +
+                                   ", not folded stacks (--flamechart reads folded stacks only)");
+    }
+    texts.push_back(std::move(text));
+  }
+  if (std::all_of(texts.begin(), texts.end(), [](const std::string& t) { return t.empty(); })) {
+    ReadReport r;
+    r.inputs = r.empty_inputs = texts.size();
+    throw Error(EmptyResultReason(r, ""));
+  }
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  int columns = 0;  // the first parseable line decides: one count, or two (differential)
+  for (std::string_view t : views) {
+    if (columns == 0) columns = FoldedColumns(t);
+  }
+  return BuildFlameChart(views, columns ? columns : 1, options, warnings);
+}
+
+}  // namespace pf
