@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <tuple>
 
 #include "base/error.h"
 #include "collapse/test_seams.h"
 #include "pfstream/perf_data.h"
+#include "pfstream/process_maps.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
 #include "symbolize/symbolizer.h"
@@ -584,6 +586,43 @@ TEST(Collapse, ForkedProcessesShareMapsUntilOneMapsSomething) {
   EXPECT_EQ(session.MapsOf(400), session.MapsOf(200));  // not copied
   EXPECT_NE(session.MapsOf(300), session.MapsOf(100));  // the parent copied before it mapped
   EXPECT_NE(session.MapsGeneration(400), 0u);
+}
+
+// ProcessMaps alone: a new map cuts away the parts of the older ones it overlaps (what is
+// left of one keeps its file offsets), and a thread is named by its last COMM, its parent's
+// comm, or as perf names a thread it never saw.
+TEST(ProcessMaps, ANewMapCutsTheOldOnesAndThreadsTakeTheirParentsComm) {
+  PerfFile f;
+  auto mmap = [&](uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, std::string path) {
+    path.append(8 - path.size() % 8, '\0');
+    f.Record(1, 2, PerfFile::Words(pid, pid, start, len, pgoff) + path);
+  };
+  mmap(100, 0x10000, 0x40000, 0x1000, "/nonexistent/liba.so");
+  mmap(100, 0x20000, 0x10000, 0, "/nonexistent/libb.so");
+  f.Comm(100, 100, "parent");
+  f.Record(7, 0, PerfFile::Words(uint32_t{100}, uint32_t{100}, uint32_t{101}, uint32_t{100},
+                                 uint64_t{0}));  // a thread of it
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  ProcessMaps maps;
+  Record r;
+  while (reader.Next(&r)) maps.OnRecord(reader, r);
+  const MapTable* table = maps.MapsOf(100);
+  ASSERT_NE(table, nullptr);
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string_view>> got;
+  for (const auto& [start, m] : *table) got.emplace_back(m.start, m.end, m.pgoff, m.path);
+  using T = std::tuple<uint64_t, uint64_t, uint64_t, std::string_view>;
+  EXPECT_EQ(got, (std::vector<T>{{0x10000, 0x20000, 0x1000, "/nonexistent/liba.so"},
+                                 {0x20000, 0x30000, 0, "/nonexistent/libb.so"},
+                                 {0x30000, 0x50000, 0x21000, "/nonexistent/liba.so"}}));
+  ASSERT_NE(maps.FindUser(100, 0x4ffff), nullptr);
+  EXPECT_EQ(maps.FindUser(100, 0x4ffff)->path, "/nonexistent/liba.so");
+  EXPECT_EQ(maps.FindUser(100, 0x50000), nullptr);
+  EXPECT_EQ(maps.FindUser(200, 0x20000), nullptr);
+  EXPECT_EQ(maps.Comm(101), "parent");
+  EXPECT_EQ(maps.Comm(102), ":102");
+  EXPECT_EQ(maps.Comm(0), "swapper");
 }
 
 // With ForgetExited, a process forked in the recording is forgotten when its last thread

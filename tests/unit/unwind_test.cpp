@@ -40,7 +40,9 @@ struct CfiTableTestPeer {
 
 // What a Session's Prefetch planned to load (a friend of Session: not in its interface).
 struct SessionTestPeer {
-  static const Session::PrefetchPlan& PrefetchPlan(const Session& s) { return s.prefetch_plan_; }
+  static const BinaryTables::PrefetchPlan& PrefetchPlan(const Session& s) {
+    return s.tables_.prefetch_plan_;
+  }
 };
 
 namespace {

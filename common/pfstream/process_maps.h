@@ -1,0 +1,133 @@
+#pragma once
+// The threads and memory maps of the recorded processes, rebuilt from COMM, FORK, EXIT and
+// MMAP/MMAP2 records as perf rebuilds them (a part of the Session, session.h):
+//   - a thread's comm is the last COMM before the sample; a new thread inherits its parent's;
+//   - maps belong to a process (pid) and are inherited by a forked process; a new map
+//     replaces the parts of older ones it overlaps; kernel maps (pid -1) are shared;
+//   - each change of a process's maps gives it a new generation, so a reader may cache what
+//     it found in them until the next.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <memory_resource>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/intern.h"
+#include "pfstream/perf_data.h"
+#include "symbolize/symbolizer.h"
+
+namespace pf {
+
+class Addr2lineNames;
+class CfiTable;
+class DwarfInfo;
+
+struct MapEntry {
+  uint64_t start = 0, end = 0, pgoff = 0;
+  // Interned by ProcessMaps (a forked process copies its parent's maps: no string copies).
+  std::string_view path;
+  std::string_view build_id;
+  uint64_t serial = 0;  // new for every map entered (and for each part left of one)
+  // What the Session's parts found for the map on first use (BinaryTables, FrameNamer):
+  // its unwind table, DWARF and addr2line's names (null: none).
+  CfiTable* cfi = nullptr;
+  bool cfi_loaded = false;
+  DwarfInfo* dwarf = nullptr;
+  bool dwarf_loaded = false;
+  Addr2lineNames* names = nullptr;
+  bool names_loaded = false;
+  // Its binary's symbols, as the symbolizer found them on first use.
+  Symbolizer::Binary* binary = nullptr;
+  bool binary_loaded = false;
+};
+
+/// A process's maps by start address, non-overlapping. A tree, not a sorted vector: a JIT or
+/// a sanitizer maps executable memory tens of thousands of times, and each new map must not
+/// move all the others.
+using MapTable = std::pmr::map<uint64_t, MapEntry>;
+
+/// The map of `ip` in `maps`, or null.
+inline MapEntry* FindMap(MapTable& maps, uint64_t ip) {
+  auto it = maps.upper_bound(ip);
+  if (it == maps.begin()) return nullptr;
+  --it;
+  return ip < it->second.end ? &it->second : nullptr;
+}
+inline const MapEntry* FindMap(const MapTable& maps, uint64_t ip) {
+  return FindMap(const_cast<MapTable&>(maps), ip);
+}
+
+class ProcessMaps {
+ public:
+  ProcessMaps();
+  ~ProcessMaps();
+  ProcessMaps(const ProcessMaps&) = delete;
+  ProcessMaps& operator=(const ProcessMaps&) = delete;
+
+  /// Updates threads and maps from a non-sample record (COMM, FORK, EXIT, MMAP, MMAP2, and
+  /// HEADER_BUILD_ID).
+  void OnRecord(const PerfDataReader& reader, const Record& r);
+
+  /// The thread's comm, or ":TID" as perf shows a thread it never saw named.
+  std::string_view Comm(uint32_t tid);
+  /// Changes whenever the maps process `pid` sees change (its own or the kernel's).
+  uint64_t Generation(uint32_t pid) const;
+  /// The maps of process `pid` (null: none), and the generation of its own (a serial shared
+  /// by all processes, never 0).
+  const MapTable* MapsOf(uint32_t pid) const;
+  MapTable* MapsOf(uint32_t pid, uint64_t* generation);
+  /// The map of a user address of process `pid`, or null.
+  MapEntry* FindUser(uint32_t pid, uint64_t ip) {
+    MapTable* maps = last_maps_ != nullptr && pid == last_pid_ ? last_maps_ : LookUpMaps(pid);
+    return maps == nullptr ? nullptr : FindMap(*maps, ip);
+  }
+  /// The kernel's map (the kernel image's, or a module's) of `ip`, or null.
+  const MapEntry* FindKernel(uint64_t ip) const { return FindMap(kernel_maps_, ip); }
+
+  /// The build-id perf recorded for a file (the BUILD_ID feature or HEADER_BUILD_ID records),
+  /// as hex ("" when none).
+  std::string BuildIdOf(const PerfDataReader& reader, const std::string& path);
+
+  /// Forgets a process once all its threads have exited (EXIT records); by default every
+  /// process's maps are kept.
+  void ForgetExited(bool on) { forget_exited_ = on; }
+
+ private:
+  struct Process;
+  class NodePool;
+  Process& Proc(uint32_t pid);
+  void AddMap(MapTable& maps, MapEntry m);
+  void OnComm(const Record& r);
+  void OnFork(const Record& r);
+  void OnExit(const Record& r);
+  void OnMmap(const PerfDataReader& reader, const Record& r);
+  MapTable* LookUpMaps(uint32_t pid);
+
+  // The processes' map tables take their nodes from here: a script's thousands of processes
+  // each copy and drop dozens of maps.
+  std::unique_ptr<NodePool> map_nodes_;
+  std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
+  MapTable kernel_maps_;
+  uint64_t kernel_generation_ = 0;
+  uint64_t map_serial_ = 0;
+  uint64_t generation_serial_ = 0;
+  bool forget_exited_ = false;
+  // The maps FindUser found last, and their process (consecutive frames are mostly one
+  // process's); forgotten by every record that may change which table a process has.
+  uint32_t last_pid_ = 0;
+  MapTable* last_maps_ = nullptr;
+  std::unordered_map<uint32_t, std::string> comms_;  // by tid (never erased)
+  // The last thread Comm answered for, and its name in comms_ (consecutive samples are
+  // mostly one thread's; an element of an unordered_map stays where it is).
+  uint32_t comm_tid_ = 0;
+  const std::string* comm_ = nullptr;
+  std::unordered_map<std::string, std::string> build_id_by_path_;
+  size_t build_ids_seen_ = 0;
+  Interner strings_;  // the maps' paths and build-ids
+};
+
+}  // namespace pf
