@@ -211,7 +211,7 @@ class Collapser::Impl {
         report_->warnings.push_back(std::move(w));
       }
       report_->samples += fold.samples();
-      report_->text_folds += fold.text_folds();
+      report_->named_folds += fold.named_folds();
       if (two_stage) ++report_->two_stage_inputs;
     });
   }

@@ -3,22 +3,37 @@
 // pf-collapse on a recording must give what `pf-script REC | pf-collapse` gives, byte for
 // byte: stackcollapse-perf.pl's reading of perf script's text decides how a sample folds (its
 // event-line pattern, which can take the time into the comm; the frame names it cleans; the
-// samples of other events it skips). So the first sample of each kind is turned into that
-// text and folded by the text folder (PerfScriptFolder), and every later sample of its kind
-// folds as it did: its weight is added to the same leaf of the tree. Most samples of a
-// recording repeat an earlier one, and then cost a hash and a table lookup instead of naming
-// their frames and printing and parsing a text.
+// samples of other events it skips). Those rules are written once, in the text folder
+// (PerfScriptFolder) and frame_names.h, as functions over a sample's fields: the text reader
+// parses the fields from the lines, and this fold gives them from the sample and its named
+// frames (Session::Frames), with no text. Each key's first sample is folded so, and every
+// later sample of its kind folds as it did: its weight is added to the same leaf of the tree.
+// Most samples of a recording repeat an earlier one, and then cost a hash and a table lookup.
 //
 // A sample's kind is keyed twice. First by its addresses (SampleKeys: event, thread, comm,
 // maps generation and call chain), which needs no naming. A new chain of addresses is then
-// named (Session::Frames) and keyed by what the text fold reads of the names (NamedKey): the
-// samples of a loop differ in their leaf's address alone and fold alike. Where the event-line
-// pattern reaches into the time or the period, the fold depends on each sample's own text:
-// such a key's samples are folded one by one, with the frame lines of the first kept and only
-// the event line printed anew.
+// named and keyed by what the fold reads of the names (NamedKey): the samples of a loop differ
+// in their leaf's address alone and fold alike.
+//
+// Where the fields are what the Perl script reads from the text (HeadIsPlain, FramesArePlain:
+// nearly always), they are folded as they are. Where perf script's text is ambiguous, the
+// reading depends on the text itself, and that text is folded instead:
+//   - an event line whose comm is one letter or holds whitespace, or which has no time or an
+//     event name with whitespace: the Perl pattern may take the ids, the time or the period
+//     into the comm. Only the event line is printed and read (BeginSampleLine); where the
+//     pattern reaches into the time or the period (a one-letter comm before a five-digit
+//     thread id: `w 19375  8425.338890:    1001001` gives the comm `w 19375  8425.338890:`),
+//     the fold depends on each sample's own line, and such a key's samples are folded one by
+//     one;
+//   - a sample type without a call chain (the frame is on the event line, read by another
+//     pattern), and frames whose lines read otherwise than their fields: an empty name or one
+//     that starts with whitespace, a line break in a name, a dso holding " (", and with
+//     --srcline source lines that look like frames: the whole sample is printed and read.
 
 #include "collapse/record_fold.h"
 
+#include <algorithm>
+#include <charconv>
 #include <utility>
 
 #include "base/error.h"
@@ -26,7 +41,9 @@
 namespace pf {
 
 namespace {
+constexpr uint64_t kSampleTime = 1 << 2;        // PERF_SAMPLE_TIME
 constexpr uint64_t kSampleCallchain = 1 << 5;  // PERF_SAMPLE_CALLCHAIN
+constexpr uint64_t kSamplePeriod = 1 << 8;     // PERF_SAMPLE_PERIOD
 }  // namespace
 
 RecordFold::RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
@@ -56,61 +73,149 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
     return;
   }
   std::string_view comm = session.Comm(s.pid, s.tid);
-  if (s.attr->sample_type & (1 << 8)) s.period = weight;  // the text carries the weight
-  text_.clear();
-  fields_.period = s.attr->sample_type & (1 << 8);
-  fields_.cpu = false;
-  fields_.time = s.attr->sample_type & (1 << 2);
-  uint64_t filtered_before = folder_.other_event_samples();
-  if (!fresh && !cache_[key].frames.empty()) {
-    // A key folded sample by sample: only its event line is new.
-    AppendSampleHead(session, s, fields_, &text_);
-    text_ += cache_[key].frames;
-    ++text_folds_;
-    if (folder_.FoldSample(text_, source_name_) != PerfScriptFolder::kNoLeaf) ++samples_;
-    return;
-  }
+  if (s.attr->sample_type & kSamplePeriod) s.period = weight;  // the period read is the weight
+  session.Frames(s, chain, &frames_);
   // A new chain of addresses often folds as an earlier one did: the fold reads names, not
   // addresses or offsets (a loop's samples differ in their leaf's address alone). So the
-  // frames are keyed again by what the fold reads of them.
-  session.Frames(s, chain, &frames_);
-  XXH128_hash_t named_key = NamedKey(s, comm);
-  if (auto n = named_.find(named_key); n != named_.end()) {
-    if (fresh) Add(key, Cached{n->second.leaf, n->second.filtered, true, {}});
-    fold_as(n->second.leaf, n->second.filtered);
-    return;
-  }
-  AppendResolvedSample(session, s, fields_, frames_, &text_);
-  ++text_folds_;
-  NodeId leaf = folder_.FoldSample(text_, source_name_);
-  // The key leaves out the time and the period, which the fold reads past the comm and
-  // thread only when the Perl script's event-line pattern takes them into the comm (a
-  // one-letter comm before a five-digit thread id: `w 19375  8425.338890:    1001001`
-  // gives the comm `w 19375  8425.338890:`, a new one each sample). Such samples are
-  // folded one by one. A match that ends within the comm and ids (`c  8261  9196.3:`
-  // gives `c `, the same each time) depends on the key alone.
-  EventHead event_head;
-  size_t eol = text_.find('\n');
-  std::string_view first_line = std::string_view(text_).substr(0, eol);
-  bool reuse = false;
-  if (MatchEventHead(first_line, &event_head)) {
-    ScriptFields ids = fields_;
-    ids.cpu = ids.time = ids.period = ids.event = false;
-    ids_text_.clear();
-    AppendSampleHead(session, s, ids, &ids_text_);
-    size_t match_end = event_head.tid.data() + event_head.tid.size() - first_line.data();
-    reuse = match_end < ids_text_.size() && first_line.starts_with(ids_text_);
-  }
+  // frames are keyed again by what the fold reads of them. (A key whose samples fold one by
+  // one has no such twin: the named key holds all its fold depends on but the time.)
+  XXH128_hash_t named_key{};
   if (fresh) {
-    Cached c{leaf, folder_.other_event_samples() != filtered_before, reuse, {}};
-    // (Without a call chain the frame is on the event line: such a key's samples are
-    // each folded whole.)
-    const bool frame_lines = !chain.empty() && (s.attr->sample_type & kSampleCallchain);
-    if (!reuse && frame_lines && eol != std::string::npos) c.frames = text_.substr(eol);
+    named_key = NamedKey(s, comm);
+    if (auto n = named_.find(named_key); n != named_.end()) {
+      Add(key, Cached{n->second.leaf, n->second.filtered, true});
+      fold_as(n->second.leaf, n->second.filtered);
+      return;
+    }
+  }
+  uint64_t filtered_before = folder_.other_event_samples();
+  bool reuse = false;
+  NodeId leaf = FoldNamed(session, s, comm, &reuse);
+  ++named_folds_;
+  if (fresh) {
+    Cached c{leaf, folder_.other_event_samples() != filtered_before, reuse};
     if (reuse) named_.emplace(named_key, Named{c.leaf, c.filtered});
-    Add(key, std::move(c));
+    Add(key, c);
   }
   if (leaf != PerfScriptFolder::kNoLeaf) ++samples_;
+}
+
+NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view comm,
+                             bool* reuse) {
+  fields_.period = s.attr->sample_type & kSamplePeriod;
+  fields_.cpu = false;
+  fields_.time = s.attr->sample_type & kSampleTime;
+  if (!(s.attr->sample_type & kSampleCallchain) || !FramesArePlain()) {
+    return FoldText(session, s, reuse);
+  }
+  // The event line's fields: comm, ids, period and event (AppendSampleHead prints them).
+  if (HeadIsPlain(s, comm)) {
+    char pid[16], tid[16], period[24];
+    auto digits = [](char* buf, size_t n, uint64_t v) {
+      return std::string_view(buf, std::to_chars(buf, buf + n, v).ptr - buf);
+    };
+    PerfScriptFolder::SampleHead head;
+    head.comm = comm;
+    if (fields_.pid) {
+      head.pid = digits(pid, sizeof pid, s.pid);
+      head.tid = digits(tid, sizeof tid, s.tid);
+    } else {
+      head.pid = digits(pid, sizeof pid, s.tid);
+    }
+    if (fields_.period) head.period = digits(period, sizeof period, s.period);
+    head.event = s.attr->name;
+    folder_.BeginSample(head);
+    *reuse = true;
+  } else {
+    text_.clear();
+    AppendSampleHead(session, s, fields_, &text_);
+    folder_.BeginSampleLine(text_);
+    *reuse = HeadEndsInIds(session, s, text_);
+  }
+  if (folder_.in_sample()) {
+    char pc[24];
+    for (const ResolvedFrame& f : frames_) {
+      ScriptFrame frame;
+      frame.pc = std::string_view(pc, std::to_chars(pc, pc + sizeof pc, f.addr, 16).ptr - pc);
+      frame.name = f.has_sym ? f.sym : StripOffset(f.sym);  // perf prints sym+0xOFF
+      frame.dso = f.inlined ? std::string_view("inlined") : f.dso;
+      if (fields_.srcline) frame.srcline = f.srcline;
+      folder_.AddFrame(frame);
+    }
+  }
+  folder_.EndSample();
+  return folder_.last_leaf();
+}
+
+// The whole sample as perf script prints it, read as text.
+NodeId RecordFold::FoldText(Session& session, const Sample& s, bool* reuse) {
+  text_.clear();
+  AppendResolvedSample(session, s, fields_, frames_, &text_);
+  NodeId leaf = folder_.FoldSample(text_, source_name_);
+  *reuse = HeadEndsInIds(session, s, std::string_view(text_).substr(0, text_.find('\n')));
+  return leaf;
+}
+
+// Whether the Perl pattern reads the event line AppendSampleHead prints for `s` as its fields:
+// a comm of two characters or more without whitespace (the lazy comm then ends at the first
+// space, before the ids), a time (the event-tail pattern's colon before the period) and an
+// event name without whitespace. (Perl's \s: AddBlock's lines are split at '\n', end before a
+// '\r'; a '#' starts a comment.)
+bool RecordFold::HeadIsPlain(const Sample& s, std::string_view comm) const {
+  auto has_space = [](std::string_view v) {
+    return std::any_of(v.begin(), v.end(), perl::IsSpace);
+  };
+  const std::string& event = s.attr->name;
+  return fields_.time && comm.size() >= 2 && comm[0] != '#' && !has_space(comm) &&
+         !event.empty() && event.size() < 4096 && !has_space(event);
+}
+
+// Whether each of frames_'s lines reads as its fields (MatchStackLine's pattern; with
+// --srcline, the lookahead that pairs a frame with its source line: PerfScriptFolder's
+// TakeSrcline and TakeBareFrame).
+bool RecordFold::FramesArePlain() const {
+  // (A loop: find_first_of calls memchr on its set for each character.)
+  auto has_break = [](std::string_view v) {
+    return std::any_of(v.begin(), v.end(), [](char c) { return c == '\n' || c == '\r'; });
+  };
+  constexpr std::string_view kInlined = " (inlined)";
+  for (const ResolvedFrame& f : frames_) {
+    if (f.sym.empty() || perl::IsSpace(f.sym[0]) || has_break(f.sym)) return false;
+    if (f.sym.size() + f.dso.size() + f.srcline.size() > (1 << 20)) return false;
+    if (!f.inlined && (has_break(f.dso) || f.dso.find(" (") != std::string_view::npos)) {
+      return false;
+    }
+    if (!fields_.srcline || f.srcline.empty()) continue;
+    std::string_view src = f.srcline;
+    if (has_break(src) || src.ends_with(kInlined)) return false;
+    size_t b = 0;
+    while (b < src.size() && perl::IsSpace(src[b])) ++b;
+    if (b == src.size()) return false;  // a blank line ends the sample
+    size_t n = b;
+    while (n < src.size() && perl::IsLowerHex(src[n])) ++n;
+    if (n > b && n + 1 < src.size() && src[n] == ' ') return false;  // reads as a frame
+    // An inlined frame's line is then bare, "ADDR NAME+OFF": it must not read as a stack line,
+    // with a " (" before a ')' (the space after ADDR counts).
+    if (size_t r = f.sym.rfind(')'); f.inlined && r != std::string_view::npos &&
+                                     (f.sym[0] == '(' || f.sym.substr(0, r).find(" (") !=
+                                                             std::string_view::npos)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether the event line's comm and ids, as the Perl pattern takes them, end within the comm
+// and ids AppendSampleHead prints: then they are the same for every sample of the key.
+bool RecordFold::HeadEndsInIds(Session& session, const Sample& s, std::string_view line) {
+  EventHead head;
+  if (!MatchEventHead(line, &head)) return false;
+  ScriptFields ids = fields_;
+  ids.cpu = ids.time = ids.period = ids.event = false;
+  ids_text_.clear();
+  AppendSampleHead(session, s, ids, &ids_text_);
+  size_t match_end = head.tid.data() + head.tid.size() - line.data();
+  return match_end < ids_text_.size() && line.starts_with(ids_text_);
 }
 
 WeightUnit RecordFold::UnitOf(const Sample& s) const {

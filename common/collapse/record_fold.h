@@ -1,7 +1,8 @@
 #pragma once
 // The fold of a recording's samples (collapse's own; record_fold.cpp says how it works):
 // SampleKeys numbers the samples by their addresses, RecordFold folds each as perf script's
-// text of it would be folded, naming and printing only what an earlier sample did not.
+// text of it would be folded, from the fields of its named frames, naming only what an
+// earlier sample did not.
 
 #include <cstdint>
 #include <span>
@@ -63,8 +64,9 @@ class SampleKeys {
   std::unordered_map<XXH128_hash_t, uint32_t, Hash128, Equal128> ids_;
 };
 
-// Folds samples keyed by SampleKeys, in their order: a key's first sample is named and
-// turned into perf script's text; the key's later samples fold as it did.
+// Folds samples keyed by SampleKeys, in their order: a key's first sample is named and folded
+// from its frames' fields (PerfScriptFolder::BeginSample, AddFrame); the key's later samples
+// fold as it did.
 class RecordFold {
  public:
   RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
@@ -84,15 +86,14 @@ class RecordFold {
   /// Samples of other events, folded as an earlier sample of their key (not counted by the
   /// folder).
   uint64_t filtered_hits() const { return filtered_hits_; }
-  /// Samples folded through their perf script text.
-  uint64_t text_folds() const { return text_folds_; }
+  /// Samples named and folded from their frames (the others folded as an earlier sample).
+  uint64_t named_folds() const { return named_folds_; }
 
  private:
   struct Cached {
     NodeId leaf;
     bool filtered;
     bool reuse;  // false: the fold of this key's samples depends on their time (Fold)
-    std::string frames;  // then: the frame lines of their text, after the event line
   };
   struct Named {
     NodeId leaf;
@@ -101,6 +102,12 @@ class RecordFold {
 
   void Add(uint32_t key, Cached c);
   XXH128_hash_t NamedKey(const Sample& s, std::string_view comm);
+  // Folds `s`, whose frames are frames_; *reuse: the fold holds for the key's later samples.
+  NodeId FoldNamed(Session& session, const Sample& s, std::string_view comm, bool* reuse);
+  NodeId FoldText(Session& session, const Sample& s, bool* reuse);
+  bool HeadIsPlain(const Sample& s, std::string_view comm) const;
+  bool FramesArePlain() const;
+  bool HeadEndsInIds(Session& session, const Sample& s, std::string_view line);
 
   const PerfScriptOptions& opt_;
   PerfScriptFolder folder_;
@@ -110,7 +117,7 @@ class RecordFold {
   std::unordered_map<XXH128_hash_t, Named, Hash128, Equal128> named_;
   std::vector<ResolvedFrame> frames_;
   std::string text_, ids_text_, bytes_;
-  uint64_t samples_ = 0, filtered_hits_ = 0, text_folds_ = 0;
+  uint64_t samples_ = 0, filtered_hits_ = 0, named_folds_ = 0;
 };
 
 }  // namespace pf

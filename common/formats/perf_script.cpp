@@ -1,9 +1,12 @@
 // Folding `perf script` text as stackcollapse-perf.pl does (perf_script.h gives the rules). A
 // sample is an event line and its stack lines up to an empty line. The Perl script's two regular
 // expressions are matched by hand-written scanners with the same leftmost-first results (re2
-// takes the rare line that needs backtracking), each stack line's frame name is transformed once
-// and cached by its text, and a whole sample seen before under the same comm is recognised by a
-// hash of its text and added to its leaf directly: a line then costs about a hash and a probe.
+// takes the rare line that needs backtracking); what they read of a line is handed, as fields,
+// to the fold a recording's samples take too (BeginSample: the event filter, the period, the
+// root frame; AddFrame: the frame's names from frame_names.h, once per distinct frame, cached by
+// the line's text or the frame's fields; EndSample: the stack into the tree). A whole sample
+// seen before under the same comm is recognised by a hash of its text and added to its leaf
+// directly: a line then costs about a hash and a probe.
 
 #include "formats/perf_script.h"
 
@@ -22,16 +25,11 @@ namespace pf {
 
 namespace {
 
-// Perl's \s on byte strings.
-inline bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-inline bool IsWord(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-inline bool IsLowerHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f'); }
-inline bool IsHex(char c) { return IsLowerHex(c) || (c >= 'A' && c <= 'F'); }
+using perl::IsDigit;
+using perl::IsHex;
+using perl::IsLowerHex;
+using perl::IsSpace;
+using perl::IsWord;
 
 std::string_view TrimLeft(std::string_view s) {
   size_t i = 0;
@@ -65,182 +63,6 @@ const re2::RE2& StackLineRegex() {
 const re2::RE2& SingleLineRegex() {
   static const re2::RE2 re("^(?:[^:]*:)?\\s*(\\d+)?\\s+(\\S+?):\\s+(\\S.*)$");
   return re;
-}
-
-std::string_view StripOffset(std::string_view f) {
-  // Perl: s/\+0x[\da-f]+$//
-  size_t p = f.rfind("+0x");
-  if (p == std::string_view::npos || p + 3 == f.size()) return f;
-  for (size_t i = p + 3; i < f.size(); ++i) {
-    if (!IsLowerHex(f[i])) return f;
-  }
-  return f.substr(0, p);
-}
-
-// inferno's repair of half-demangled Rust legacy symbols ("foo..bar$LT$T$GT$::h0123...").
-bool FixRustSymbol(std::string_view sym, std::string* out) {
-  constexpr size_t kHashLen = 17;  // 'h' and 16 hex digits
-  if (sym.size() < kHashLen) return false;
-  std::string_view hash = sym.substr(sym.size() - kHashLen);
-  if (hash[0] != 'h') return false;
-  for (size_t i = 1; i < hash.size(); ++i) {
-    if (!IsHex(hash[i])) return false;
-  }
-  std::string_view rest = sym.substr(0, sym.size() - kHashLen);
-  if (rest.size() >= 2 && rest.substr(rest.size() - 2) == "::") rest.remove_suffix(2);
-  if (rest.size() >= 2 && rest.substr(0, 2) == "_$") rest.remove_prefix(1);
-  static constexpr std::pair<std::string_view, std::string_view> kEscapes[] = {
-      {"$SP$", "@"},   {"$BP$", "*"},   {"$RF$", "&"},   {"$LT$", "<"},   {"$GT$", ">"},
-      {"$LP$", "("},   {"$RP$", ")"},   {"$C$", ","},    {"$u7e$", "~"},  {"$u20$", " "},
-      {"$u27$", "'"},  {"$u3d$", "="},  {"$u5b$", "["},  {"$u5d$", "]"},  {"$u7b$", "{"},
-      {"$u7d$", "}"},  {"$u3b$", ";"},  {"$u2b$", "+"},  {"$u21$", "!"},  {"$u22$", "\""},
-  };
-  out->clear();
-  while (!rest.empty()) {
-    if (rest[0] == '.') {
-      if (rest.size() > 1 && rest[1] == '.') {
-        out->append("::");
-        rest.remove_prefix(2);
-      } else {
-        out->push_back('.');
-        rest.remove_prefix(1);
-      }
-    } else if (rest[0] == '$') {
-      bool found = false;
-      for (const auto& [pat, rep] : kEscapes) {
-        if (rest.substr(0, pat.size()) == pat) {
-          out->append(rep);
-          rest.remove_prefix(pat.size());
-          found = true;
-          break;
-        }
-      }
-      if (!found) {
-        out->append(rest);
-        break;
-      }
-    } else {
-      size_t i = 0;
-      while (i < rest.size() && rest[i] != '$' && rest[i] != '.') ++i;
-      out->append(rest.substr(0, i));
-      rest.remove_prefix(i);
-    }
-  }
-  return true;
-}
-
-// Perl: split /->/, $rawfunc (trailing empty fields dropped; an empty string gives none).
-void SplitArrows(std::string_view s, std::vector<std::string_view>* parts) {
-  parts->clear();
-  if (s.empty()) return;
-  for (;;) {
-    size_t p = s.find("->");
-    parts->push_back(s.substr(0, p));
-    if (p == std::string_view::npos) break;
-    s.remove_prefix(p + 2);
-  }
-  while (!parts->empty() && parts->back().empty()) parts->pop_back();
-}
-
-// Length of a C++ operator token at `i` in `s` that contains '<' or '>' ("operator<<",
-// "operator<=>", ...), so template depth counting can step over it; 0 when there is none.
-size_t OperatorTokenLen(std::string_view s, size_t i) {
-  static constexpr std::string_view kWord = "operator";
-  if (i < kWord.size() || s.substr(i - kWord.size(), kWord.size()) != kWord) return 0;
-  static constexpr std::string_view kOps[] = {"<=>", "<<=", ">>=", "<<", ">>", "<=", ">=",
-                                              "<",   ">"};
-  for (std::string_view op : kOps) {
-    if (s.substr(i, op.size()) == op) return op.size();
-  }
-  return 0;
-}
-
-// A quote at `i` that starts a Rust lifetime: after '<', '&' or ", ", then an identifier
-// ending at '>', ',', ' ' or the end.
-bool IsRustLifetime(std::string_view s, size_t i) {
-  bool after = i > 0 && (s[i - 1] == '<' || s[i - 1] == '&' ||
-                         (i > 1 && s[i - 1] == ' ' && s[i - 2] == ','));
-  if (!after) return false;
-  size_t j = i + 1;
-  if (j >= s.size() || !(IsWord(s[j]) && !IsDigit(s[j]))) return false;
-  while (j < s.size() && IsWord(s[j])) ++j;
-  return j == s.size() || s[j] == '>' || s[j] == ',' || s[j] == ' ';
-}
-
-// Perl's $tidy_generic, except that a '(' inside template brackets does not cut the name.
-// With `keep_cxx` (pf-dot, which no Perl output binds), neither does the "()" of operator()
-// nor a '(' inside braces ("{lambda(int)#1}"): the names stay distinguishable.
-void TidyGeneric(std::string* func, bool keep_cxx) {
-  for (char& c : *func) {
-    if (c == ';') c = ':';
-  }
-  std::string_view f = *func;
-  // A Go method name such as "net/http.(*Client).Do" is left whole (Perl: /\.\(.*\)\./).
-  size_t go = f.find(".(");
-  bool is_go = go != std::string_view::npos && f.rfind(").") != std::string_view::npos &&
-               f.rfind(").") >= go + 2;
-  if (!is_go) {
-    int depth = 0, braces = 0;
-    for (size_t i = 0; i < f.size(); ++i) {
-      char c = f[i];
-      if (keep_cxx && (c == '{' || c == '}')) {
-        braces += c == '{' ? 1 : (braces > 0 ? -1 : 0);
-      } else if (keep_cxx && (braces > 0 || (c == '(' && i + 1 < f.size() && f[i + 1] == ')' &&
-                                              i >= 8 && f.substr(i - 8, 8) == "operator"))) {
-        if (braces == 0) ++i;  // the "()" of operator()
-      } else if (c == '<' || c == '>') {
-        if (size_t n = OperatorTokenLen(f, i)) {
-          i += n - 1;
-          continue;
-        }
-        depth += c == '<' ? 1 : (depth > 0 ? -1 : 0);
-      } else if (c == '(' && depth == 0 &&
-                 f.substr(i + 1, 20) != std::string_view("anonymous namespace)")) {
-        func->resize(i);
-        break;
-      }
-    }
-  }
-  // Perl deletes every quote; a Rust lifetime ("Split<'a, P>", "&'static str") keeps its
-  // quote, as inferno does.
-  std::string& s = *func;
-  size_t out = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '"') continue;
-    if (c == '\'' && !IsRustLifetime(s, i)) continue;
-    s[out++] = c;
-  }
-  s.resize(out);
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-bool IsVmlinux(std::string_view mod) {
-  size_t p = mod.rfind("vmlinux");
-  if (p == std::string_view::npos) return false;
-  for (char c : mod.substr(p)) {
-    if (!(IsWord(c) || c == '-' || c == '.')) return false;
-  }
-  return true;
-}
-
-bool IsKernelModule(std::string_view mod) {
-  if (mod.find("unknown") != std::string_view::npos) return false;
-  return (!mod.empty() && mod[0] == '[') || IsVmlinux(mod) || EndsWith(mod, ".ko");
-}
-
-bool IsJitModule(std::string_view mod) {
-  // Perl: m:/tmp/perf-\d+\.map:
-  for (size_t p = mod.find("/tmp/perf-"); p != std::string_view::npos;
-       p = mod.find("/tmp/perf-", p + 1)) {
-    size_t i = p + 10, j = i;
-    while (j < mod.size() && IsDigit(mod[j])) ++j;
-    if (j > i && mod.substr(j, 4) == ".map") return true;
-  }
-  return mod.find("/jitted-") != std::string_view::npos && EndsWith(mod, ".so");
 }
 
 }  // namespace
@@ -404,16 +226,15 @@ struct Table128 {
   }
 };
 
-// Stack lines already transformed: hash of the line's text, seeded by the Java flag -> entry.
+// Frames already named: hash of a stack line's text (seeded by the Java flag), or of a
+// frame's fields (AddFrame: seeded by the Java flag + 2) -> entry.
 struct PerfScriptFolder::Cache {
   static constexpr size_t kMaxEntries = 1 << 22;
   Table128 lines;
   std::vector<Cached> entries;
   std::vector<StrId> frames;
-  // scratch for Transform
-  std::vector<std::string_view> parts;
-  std::string rust;
-  std::string func;
+  FrameNames names;  // scratch for Transform
+  std::string key;   // scratch for AddFrame
 };
 
 // Whole samples already folded: hash of the stack lines' text, seeded by the comm's id -> leaf.
@@ -433,26 +254,6 @@ struct Region {
   uint64_t lines;
   bool clean;
 };
-
-// The Perl script's --srcline: `s/\[.*?\]//g`, trimmed, appended as ":LINE" unless empty.
-void AppendSrcline(std::string_view srcline, std::string* func) {
-  std::string clean;
-  for (size_t i = 0; i < srcline.size(); ++i) {
-    if (srcline[i] == '[') {
-      size_t close = srcline.find(']', i + 1);
-      if (close != std::string_view::npos) {
-        i = close;
-        continue;
-      }
-    }
-    clean += srcline[i];
-  }
-  size_t b = clean.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return;
-  size_t e = clean.find_last_not_of(" \t\r");
-  *func += ':';
-  func->append(clean, b, e - b + 1);
-}
 
 Region ScanRegion(const char* p, const char* limit) {
   uint64_t n = 0;
@@ -595,18 +396,9 @@ WeightUnit PerfScriptFolder::Unit() const {
 }
 
 void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
-  std::string_view period, event;
+  SampleHead h{head.comm, head.pid, head.tid, {}, {}, false};
   std::string_view single_stack;
-  if (MatchEventTail(line, &period, &event)) {
-    if (event_filter_.empty()) {
-      event_filter_ = std::string(event);
-      event_filter_key_ = std::string(EventKey(event));
-    } else if (event != event_filter_ && EventKey(event) != event_filter_key_) {
-      NoteOtherEvent(event);
-      after_filtered_ = true;
-      return;
-    }
-  } else {
+  if (!MatchEventTail(line, &h.period, &h.event)) {
     // Perl finds no period or event here; a one-frame stack may follow the event.
     size_t rest_at = head.tid.empty() ? head.pid.data() + head.pid.size() - line.data()
                                       : head.tid.data() + head.tid.size() - line.data();
@@ -617,31 +409,48 @@ void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
                             &ev, &st) &&
         MatchStackLine(std::string_view(st.data(), st.size()), &sl) &&
         std::all_of(sl.pc.begin(), sl.pc.end(), IsHex)) {
-      event = std::string_view(ev.data(), ev.size());
-      if (!event_filter_.empty() && event != event_filter_ &&
-          EventKey(event) != event_filter_key_) {
-        NoteOtherEvent(event);
-        after_filtered_ = true;
-        return;
-      }
-      period = p.data() ? std::string_view(p.data(), p.size()) : std::string_view();
+      h.event = std::string_view(ev.data(), ev.size());
+      h.period = p.data() ? std::string_view(p.data(), p.size()) : std::string_view();
+      h.one_line = true;
       single_stack = std::string_view(st.data(), st.size());
+    }
+  }
+  if (!BeginSample(h)) return;
+  if (!single_stack.empty()) {
+    StackLine sl;
+    MatchStackLine(single_stack, &sl);
+    OnStack(sl, single_stack);
+    EndSample();
+  }
+}
+
+bool PerfScriptFolder::BeginSample(const SampleHead& h) {
+  last_leaf_ = kNoLeaf;
+  if (!h.event.empty()) {
+    if (event_filter_.empty() && !h.one_line) {
+      event_filter_ = std::string(h.event);
+      event_filter_key_ = std::string(EventKey(h.event));
+    } else if (!event_filter_.empty() && h.event != event_filter_ &&
+               EventKey(h.event) != event_filter_key_) {
+      NoteOtherEvent(h.event);
+      after_filtered_ = true;
+      return false;
     }
   }
 
   // Perl: $period = 1 unless $period ("" and "0" are false).
-  bool has_period = !period.empty() && period != "0";
-  period_ = has_period ? ParsePeriod(period) : 1;
+  bool has_period = !h.period.empty() && h.period != "0";
+  period_ = has_period ? ParsePeriod(h.period) : 1;
   ++(has_period ? with_period_ : without_period_);
   if (opt_.weight_samples) period_ = 1;
 
   // Perl: a missing (or "0") second number makes the first one the TID, the PID unknown.
-  std::string_view pid = head.pid, tid = head.tid;
+  std::string_view pid = h.pid, tid = h.tid;
   if (tid.empty() || tid == "0") {
     tid = pid;
     pid = "?";
   }
-  scratch_.assign(head.comm);
+  scratch_.assign(h.comm);
   if (opt_.include_tid) {
     scratch_ += '-';
     scratch_ += pid;
@@ -660,13 +469,23 @@ void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
   java_ = scratch_.compare(0, 4, "java") == 0;
   pname_ = tree_.names().Intern(scratch_);
   in_sample_ = true;
+  return true;
+}
 
-  if (!single_stack.empty()) {
-    StackLine sl;
-    MatchStackLine(single_stack, &sl);
-    OnStack(sl, single_stack);
-    EndSample();
+bool PerfScriptFolder::BeginSampleLine(std::string_view line) {
+  EventHead head;
+  last_leaf_ = kNoLeaf;
+  if (!line.empty() && line[0] == '#') return false;  // a comment, as AddBlock reads it
+  if (line.size() > BlockReader::kMaxLineBytes || IsBlankLine(line)) return false;
+  if (!IsSpace(line[0])) {
+    if (!MatchEventHead(line, &head)) return false;
+    OnEvent(line, head);
+  } else {
+    std::string_view t = TrimLeft(line);
+    if (!MatchEventHead(t, &head)) return false;
+    OnEvent(t, head);
   }
+  return in_sample_;
 }
 
 void PerfScriptFolder::OnStackLine(std::string_view line, const StackLine& sl) {
@@ -732,15 +551,37 @@ void PerfScriptFolder::FlushPending(std::string_view srcline) {
 void PerfScriptFolder::OnStack(const StackLine& sl, std::string_view key,
                                std::string_view srcline) {
   if (skip_remaining_) return;
-  const Cached& c = Transform(sl, key, srcline);
+  Push(Transform(key, java_ ? 1 : 0, [&] {
+    return ScriptFrame{sl.pc, StripOffset(sl.func), sl.dso, srcline};
+  }));
+}
+
+// A frame's fields, each after its length, make its key.
+void PerfScriptFolder::AddFrame(const ScriptFrame& f) {
+  if (skip_remaining_) return;
+  std::string& key = cache_->key;
+  key.clear();
+  auto add = [&key](std::string_view part) {
+    uint32_t n = static_cast<uint32_t>(part.size());
+    key.append(reinterpret_cast<const char*>(&n), sizeof n);
+    key.append(part);
+  };
+  add(f.name);
+  add(f.dso);
+  add(opt_.srcline ? f.srcline : std::string_view());
+  add(opt_.include_addrs ? f.pc : std::string_view());
+  Push(Transform(key, java_ ? 3 : 2, [&f] { return f; }));
+}
+
+void PerfScriptFolder::Push(const Cached& c) {
   for (uint32_t i = c.count; i-- > 0;) rev_frames_.push_back(cache_->frames[c.first + i]);
   if (c.skip_after) skip_remaining_ = true;
 }
 
-const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
-                                                            std::string_view key,
-                                                            std::string_view srcline) {
-  XXH128_hash_t hash = XXH3_128bits_withSeed(key.data(), key.size(), java_ ? 1 : 0);
+template <typename MakeFrame>
+const PerfScriptFolder::Cached& PerfScriptFolder::Transform(std::string_view key, uint64_t seed,
+                                                            MakeFrame make_frame) {
+  XXH128_hash_t hash = XXH3_128bits_withSeed(key.data(), key.size(), seed);
   bool found;
   Table128::Slot* slot = cache_->lines.Find(hash, &found);
   if (found) return cache_->entries[slot->value];
@@ -753,52 +594,17 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(const StackLine& sl,
 
   Cached entry;
   entry.first = static_cast<uint32_t>(cache.frames.size());
-  std::string_view raw = StripOffset(sl.func);
-  bool skip_frame = !raw.empty() && raw[0] == '(' &&
-                    raw.substr(0, 21) != std::string_view("(anonymous namespace)");
-  if (!skip_frame) {
-    if (FixRustSymbol(raw, &cache.rust)) raw = cache.rust;
-    for (const std::string& s : opt_.skip_after) {
-      if (raw == s) entry.skip_after = true;
+  const ScriptFrame f = make_frame();
+  NameFrame(f, opt_, java_, &cache.names);
+  entry.skip_after = cache.names.skip_after;
+  for (size_t i = 0; i < cache.names.count; ++i) {
+    const std::string& func = cache.names.names[i];
+    StrId id = tree_.names().Intern(func);
+    if (opt_.note_modules && !f.dso.empty() && !func.empty() &&
+        (func[0] != '[' || opt_.include_addrs)) {
+      tree_.NoteModule(id, tree_.names().Intern(DsoFile(f.dso)));
     }
-    SplitArrows(raw, &cache.parts);
-    std::string_view dso_file = sl.dso;  // the module's file name
-    if (size_t slash = dso_file.rfind('/'); slash != std::string_view::npos) {
-      dso_file.remove_prefix(slash + 1);
-    }
-    for (size_t i = 0; i < cache.parts.size(); ++i) {
-      std::string& func = cache.func;
-      func.assign(cache.parts[i]);
-      const bool unknown = func == "[unknown]";
-      if (unknown) {
-        func = "[";
-        func += sl.dso != "[unknown]" ? dso_file : std::string_view("unknown");
-        if (opt_.include_addrs) {
-          func += " <";
-          func += sl.pc;
-          func += ">";
-        }
-        func += "]";
-      }
-      TidyGeneric(&func, opt_.keep_cxx_names);
-      if (java_ && !func.empty() && func[0] == 'L' && func.find('/') != std::string::npos) {
-        func.erase(0, 1);
-      }
-      if (i > 0 || (opt_.annotate_inline && sl.dso == "inlined")) {
-        if (func.find("_[i]") == std::string::npos) func += "_[i]";
-      } else if (opt_.annotate_kernel && IsKernelModule(sl.dso)) {
-        func += "_[k]";
-      } else if (opt_.annotate_jit && IsJitModule(sl.dso)) {
-        if (func.find("_[j]") == std::string::npos) func += "_[j]";
-      }
-      if (opt_.srcline && !unknown) AppendSrcline(srcline, &func);
-      StrId id = tree_.names().Intern(func);
-      if (opt_.note_modules && !sl.dso.empty() && !func.empty() &&
-          (func[0] != '[' || opt_.include_addrs)) {
-        tree_.NoteModule(id, tree_.names().Intern(dso_file));
-      }
-      cache.frames.push_back(id);
-    }
+    cache.frames.push_back(id);
   }
   entry.count = static_cast<uint32_t>(cache.frames.size() - entry.first);
   cache.entries.push_back(entry);

@@ -20,10 +20,15 @@
 //     keeps `cpu-clock:ppp` samples;
 //   - CRLF line ends and whitespace-only lines are tolerated.
 //
+// The folder reads a sample as fields (SampleHead, then ScriptFrame after ScriptFrame): the text
+// reader parses them from the lines, a recording's fold (collapse/record_fold.h) gives them
+// from its samples' named frames; both fold through BeginSample, AddFrame and EndSample, so
+// the Perl script's per-sample and per-frame rules (frame_names.h) are written once.
+//
 // Speed: two caches. A sample whose stack lines were seen before, under the same comm, is
 // recognised by one 128-bit hash of its text and lands on its tree leaf directly, with no
-// per-line parsing. Otherwise each distinct stack line is transformed once and cached (key:
-// the line's text), so the per-line cost is a hash, a probe and a tree step.
+// per-line parsing. Otherwise each distinct frame is named once and cached (key: the stack
+// line's text, or the frame's fields), so the per-line cost is a hash, a probe and a tree step.
 
 #include <cstdint>
 #include <string>
@@ -31,6 +36,7 @@
 #include <vector>
 
 #include "base/diagnostics.h"
+#include "formats/frame_names.h"
 #include "stacks/stack_tree.h"
 
 namespace pf {
@@ -85,6 +91,30 @@ class PerfScriptFolder {
   ~PerfScriptFolder();
 
   void AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
+
+  /// A sample's event line as the Perl script reads it (MatchEventHead, MatchEventTail).
+  struct SampleHead {
+    std::string_view comm, pid, tid;  // tid empty when perf printed one number
+    std::string_view period;          // digits, or "" when the line has none
+    std::string_view event;           // "" when the line names none
+    bool one_line = false;  // the frame is on the event line: its event picks no filter
+  };
+  /// Folding a sample given as fields: BeginSample, AddFrame for each frame (leaf first), then
+  /// EndSample. BeginSample applies the event filter (false: the sample is filtered out; fold
+  /// none of its frames), takes its period and names its root frame (the comm; comm-PID for
+  /// --pid, comm-PID/TID for --tid).
+  bool BeginSample(const SampleHead& head);
+  /// BeginSample from an event line of perf script text, read as AddBlock reads it: false
+  /// when the line starts no sample (filtered out, or not an event line).
+  bool BeginSampleLine(std::string_view line);
+  /// The next frame of the sample begun, named as frame_names.h says (and cached).
+  void AddFrame(const ScriptFrame& frame);
+  /// Ends the sample; returns its leaf (kNoLeaf when nothing was added).
+  NodeId EndSample();
+  /// A sample is begun (its frames wanted).
+  bool in_sample() const { return in_sample_; }
+  /// The leaf of the last sample ended since BeginSample or BeginSampleLine (kNoLeaf: none).
+  NodeId last_leaf() const { return last_leaf_; }
   /// Folds one sample given as perf script text; returns its leaf, or kNoLeaf when the
   /// sample added nothing (filtered out, or no frames).
   NodeId FoldSample(std::string_view text, const std::string& file);
@@ -120,9 +150,11 @@ class PerfScriptFolder {
   bool TakeBareFrame(std::string_view line);
   void FlushPending(std::string_view srcline);
   void OnStack(const StackLine& sl, std::string_view key, std::string_view srcline = {});
-  /// Ends the sample; returns its leaf (kNoLeaf when nothing was added).
-  NodeId EndSample();
-  const Cached& Transform(const StackLine& sl, std::string_view key, std::string_view srcline);
+  void Push(const Cached& c);
+  // The cached names of the frame keyed by the hash of `key` with `seed`; on a miss, the
+  // names of make_frame()'s frame (a ScriptFrame), cached.
+  template <typename MakeFrame>
+  const Cached& Transform(std::string_view key, uint64_t seed, MakeFrame make_frame);
   void NoteOtherEvent(std::string_view event);
 
   const PerfScriptOptions& opt_;

@@ -19,9 +19,9 @@ struct ReadReport {
   std::vector<std::string> warnings;  // for "pf-collapse: warning: ..."
   std::vector<std::string> notices;   // for "pf-collapse: notice: ..."
   uint64_t samples = 0;               // perf script samples folded
-  // Samples of recordings folded through perf script's text (the others, as an earlier
+  // Samples of recordings named and folded from their frames (the others, as an earlier
   // sample that named the same frames was).
-  uint64_t text_folds = 0;
+  uint64_t named_folds = 0;
   uint64_t folded_lines = 0;          // folded lines merged
   uint64_t two_stage_inputs = 0;      // recordings read on one thread, folded on another
   std::vector<std::string> pf_comments;  // "# pf-..." lines of folded inputs

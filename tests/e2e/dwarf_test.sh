@@ -199,6 +199,24 @@ if command -v perf >/dev/null 2>&1; then
     "$COLLAPSE" "$tmp/perf.data" >"$tmp/pf-inl.folded"
     diff -u "$tmp/perf-inl.folded" "$tmp/pf-inl.folded" >"$tmp/fold-inl.diff" ||
       fail "perf.data: pf-collapse differs from pf-script | pf-collapse: $(head "$tmp/fold-inl.diff")"
+    # The naming options, on the text pf-script prints with the fields they read (-F +pid
+    # for --pid and --tid, +srcline for --srcline).
+    for opt in --inline "--all --addrs" "--pid|+pid" "--tid --inline|+pid" "--srcline|+srcline" \
+        "--srcline --inline --no-inline|+srcline"; do
+      copt=${opt%%|*}
+      fields=${opt#*|}
+      [ "$fields" = "$opt" ] && fields=
+      sopt=
+      case $copt in *--no-inline*) sopt=--no-inline ;; esac
+      # shellcheck disable=SC2086
+      "$SCRIPT" $sopt ${fields:+-F "$fields"} "$tmp/perf.data" 2>/dev/null | "$COLLAPSE" $copt >"$tmp/o-text.folded"
+      # shellcheck disable=SC2086
+      "$COLLAPSE" $copt "$tmp/perf.data" >"$tmp/o-rec.folded"
+      cmp -s "$tmp/o-text.folded" "$tmp/o-rec.folded" ||
+        fail "perf.data: pf-collapse $copt differs from pf-script | pf-collapse $copt: $(diff "$tmp/o-text.folded" "$tmp/o-rec.folded" | head -4)"
+    done
+    grep -q '_\[i\]' <("$COLLAPSE" --inline "$tmp/perf.data") ||
+      echo "note: perf.data has no inline frames: --inline marks none"
     # The DWARF cache: a first run fills it, a second maps it; both fold as a run without it.
     PF_CACHE_DIR="$tmp/cache" "$COLLAPSE" "$tmp/perf.data" >"$tmp/cache1.folded"
     # (The CU indexes the run made are written as it exits.)

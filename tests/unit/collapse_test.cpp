@@ -471,10 +471,10 @@ TEST(Collapse, SamplesWithoutChainsKeepTheirFrameWhenFoldedOneByOne) {
 }
 
 // Where the sample type has a call chain, perf script prints no ip on the event line, so
-// samples that differ in their ip alone fold alike: the first is folded through perf script's
-// text, the others as it was (a DWARF recording's samples in a loop differ so, their leaf
+// samples that differ in their ip alone fold alike: the first is named and folded from its
+// frames, the others as it was (a DWARF recording's samples in a loop differ so, their leaf
 // named in the unwound chain).
-TEST(Collapse, SamplesThatDifferInTheirIpAloneAreFoldedThroughTextOnce) {
+TEST(Collapse, SamplesThatDifferInTheirIpAloneAreNamedOnce) {
   PerfFile f;
   f.Comm(300, 300, "loop");
   for (uint64_t i = 0; i < 40; ++i) f.SampleWithEmptyChain(300, 300, 1000 + i, 0x4000 + 4 * i);
@@ -486,7 +486,7 @@ TEST(Collapse, SamplesThatDifferInTheirIpAloneAreFoldedThroughTextOnce) {
     EXPECT_EQ(FoldFile(f.File(true), threads, TwoStageUnwinder::kByLoad, &report),
               "loop 40\nother 1\n");
     EXPECT_EQ(report.samples, 41u);
-    EXPECT_EQ(report.text_folds, 2u);
+    EXPECT_EQ(report.named_folds, 2u);
   }
 }
 

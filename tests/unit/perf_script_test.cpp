@@ -183,6 +183,52 @@ TEST(PerfScriptFolder, CommPidTidAndEmptyCallchains) {
             "a.out;f 2\n");
 }
 
+// The frames from the root to `n`, joined by ';'.
+std::string PathOf(const StackTree& tree, NodeId n) {
+  std::vector<std::string_view> names;
+  for (; n != StackTree::kRoot; n = tree.parent(n)) names.push_back(tree.name(n));
+  std::string path;
+  for (size_t i = names.size(); i-- > 0;) {
+    path += names[i];
+    if (i > 0) path += ';';
+  }
+  return path;
+}
+
+// A sample given as fields (BeginSample, AddFrame, EndSample: how a recording is folded) lands
+// where its text does: the same names, leaf, filter and period.
+TEST(PerfScriptFolder, FieldsFoldAsTheirText) {
+  PerfScriptOptions o;
+  o.include_tid = true;
+  o.annotate_inline = true;
+  PerfScriptFolder text(o, "");
+  NodeId from_text = text.FoldSample(
+      "java 100/101 5.000001:     250000 cpu-clock:ppp: \n"
+      "\t    400100 Lcom/x/Y;run+0x10 (/tmp/perf-100.map)\n"
+      "\t    400180 inl->in2+0x8 (inlined)\n"
+      "\t    400200 [unknown] (/bin/prog)\n"
+      "\t    400300 (anon)+0x1 (/bin/prog)\n\n",
+      "t");
+  PerfScriptFolder fields(o, "");
+  ASSERT_TRUE(fields.BeginSample({"java", "100", "101", "250000", "cpu-clock:ppp", false}));
+  for (const ScriptFrame& f : {ScriptFrame{"400100", "Lcom/x/Y;run", "/tmp/perf-100.map", ""},
+                               ScriptFrame{"400180", "inl->in2", "inlined", ""},
+                               ScriptFrame{"400200", "[unknown]", "/bin/prog", ""},
+                               ScriptFrame{"400300", "(anon)", "/bin/prog", ""}}) {
+    fields.AddFrame(f);
+  }
+  NodeId from_fields = fields.EndSample();
+  ASSERT_NE(from_text, PerfScriptFolder::kNoLeaf);
+  ASSERT_NE(from_fields, PerfScriptFolder::kNoLeaf);
+  EXPECT_EQ(PathOf(text.tree(), from_text), PathOf(fields.tree(), from_fields));
+  EXPECT_EQ(PathOf(fields.tree(), from_fields), "java-100/101;[prog];inl_[i];in2_[i];com/x/Y:run");
+  // Another event is filtered out: no sample begins.
+  EXPECT_FALSE(fields.BeginSample({"java", "100", "101", "1", "page-faults", false}));
+  EXPECT_EQ(fields.EndSample(), PerfScriptFolder::kNoLeaf);
+  EXPECT_EQ(fields.other_event_samples(), 1u);
+  EXPECT_EQ(fields.tree().self(from_fields), 250000u);
+}
+
 TEST(PerfScriptFolder, EventFilter) {
   std::string text =
       "pp 1 1.0: 10 cycles:\n\t1 f (x)\n\n"

@@ -1,0 +1,64 @@
+#pragma once
+// The names stackcollapse-perf.pl gives a sample's frames, as functions over the fields of a
+// frame (perf_script.h's folder calls them for both of its readers: stack lines of perf
+// script text, and the frames of a recording, named by pfstream's Session).
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pf {
+
+struct PerfScriptOptions;
+
+// Perl's character classes on byte strings (\s, \d, \w), and hex digits.
+namespace perl {
+inline bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsWord(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+inline bool IsLowerHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f'); }
+inline bool IsHex(char c) { return IsLowerHex(c) || (c >= 'A' && c <= 'F'); }
+}  // namespace perl
+
+/// A frame as the Perl script reads it from a stack line `PC NAME+0xOFF (DSO)` (and with
+/// --srcline from the source line after it).
+struct ScriptFrame {
+  std::string_view pc;       // the address as printed, hex digits
+  std::string_view name;     // the symbol, its offset stripped (StripOffset)
+  std::string_view dso;      // "inlined" for perf's "(inlined)"
+  std::string_view srcline;  // the source line, or "" (only with --srcline)
+};
+
+/// The Perl script's s/\+0x[\da-f]+$//: a stack line's function without its offset.
+std::string_view StripOffset(std::string_view func);
+
+/// Whether a dso is a kernel's ("[kernel.kallsyms]", a vmlinux, a .ko module) or a JIT's
+/// (/tmp/perf-PID.map, jitted-PID-N.so), for --kernel and --jit.
+bool IsKernelModule(std::string_view dso);
+bool IsJitModule(std::string_view dso);
+
+/// The module's file name: what follows the last '/' of the dso.
+std::string_view DsoFile(std::string_view dso);
+
+/// Scratch space for NameFrame, reused from frame to frame.
+struct FrameNames {
+  std::vector<std::string> names;  // the first `count` are the frame's names
+  size_t count = 0;
+  bool skip_after = false;  // the frame is one of --skip-after's
+  std::vector<std::string_view> parts;
+  std::string rust;
+};
+
+/// Names one frame as the Perl script does: none for a process-name frame "(...)", else one
+/// per part of a perf inline chain "a->b" (the callers first), tidied, annotated for --kernel,
+/// --jit, --inline and --addrs, with its source line for --srcline. `java`: the sample's comm
+/// starts with "java" (the Perl script strips Java's 'L' prefix there).
+void NameFrame(const ScriptFrame& frame, const PerfScriptOptions& options, bool java,
+               FrameNames* out);
+
+}  // namespace pf
