@@ -189,56 +189,65 @@ std::string KptrRestrictNotice(const PerfEnvironment& env, bool kernel_addresses
          "kernel.kptr_restrict=0";
 }
 
+namespace {
+
+// EACCES and EPERM: which of the kernel's rules refused (privilege, perf_event_paranoid,
+// another user's process, kernel sampling) and the command that lifts it.
+void PermissionAdvice(std::ostringstream& m, const OpenAttempt& a, const PerfEnvironment& env) {
+  bool container_said = false;
+  if (env.privileged()) {
+    m << "refused although pf-record has "
+      << (env.cap_perfmon ? "CAP_PERFMON" : "CAP_SYS_ADMIN")
+      << ", so a security module (SELinux, AppArmor) or a seccomp filter is refusing "
+         "perf_event_open.";
+    if (env.in_container) {
+      m << kContainerHint;
+      container_said = true;
+    }
+  } else if (a.pid < 0 && env.paranoid > 0) {
+    m << "recording every process of a CPU (-a, -C) needs perf_event_paranoid <= 0 or "
+         "CAP_PERFMON, and "
+      << ParanoidNow(env)
+      << ". Run pf-record as root, or allow it with: " << SysctlParanoidCommand(0)
+      << " (or -1 to lift every restriction); "
+         "or record your own programs with -p PID or -- COMMAND instead.";
+  } else if (env.paranoid >= 3) {
+    m << ParanoidNow(env)
+      << ". Allow profiling your own processes with: " << SysctlParanoidCommand(1)
+      << " (2 allows user space only, -1 lifts every restriction), or run as root.";
+  } else if (a.other_user) {
+    container_said = true;  // not a container matter
+    m << "process " << a.pid
+      << " belongs to another user; profiling someone else's process needs root or "
+         "CAP_PERFMON (the kernel checks ptrace read access). Run pf-record as that "
+         "user or as root.";
+  } else if (a.kernel_included && env.paranoid >= 2) {
+    m << "kernel profiling needs perf_event_paranoid <= 1, and " << ParanoidNow(env)
+      << ". Use --user-only, run as root, or: " << SysctlParanoidCommand(1) << " (or -1).";
+  } else {
+    m << ParanoidNow(env)
+      << ". A security module or seccomp filter may also be refusing perf_event_open. "
+         "Try as root, or: "
+      << SysctlParanoidCommand(1) << " (or -1).";
+  }
+  if (env.in_container && !container_said) m << kContainerHint;
+  if (a.err == EPERM && !env.in_container && !env.privileged()) {
+    m << " (EPERM, rather than EACCES, often comes from a seccomp filter, as in "
+         "containers.)";
+  }
+}
+
+}  // namespace
+
 std::string OpenErrorAdvice(const OpenAttempt& a, const PerfEnvironment& env) {
   std::ostringstream m;
   m << "cannot open event " << a.event << " for " << Target(a) << " (" << ErrnoName(a.err) << ": "
     << std::strerror(a.err) << "): ";
   switch (a.err) {
     case EACCES:
-    case EPERM: {
-      bool container_said = false;
-      if (env.privileged()) {
-        m << "refused although pf-record has "
-          << (env.cap_perfmon ? "CAP_PERFMON" : "CAP_SYS_ADMIN")
-          << ", so a security module (SELinux, AppArmor) or a seccomp filter is refusing "
-             "perf_event_open.";
-        if (env.in_container) {
-          m << kContainerHint;
-          container_said = true;
-        }
-      } else if (a.pid < 0 && env.paranoid > 0) {
-        m << "recording every process of a CPU (-a, -C) needs perf_event_paranoid <= 0 or "
-             "CAP_PERFMON, and "
-          << ParanoidNow(env)
-          << ". Run pf-record as root, or allow it with: " << SysctlParanoidCommand(0)
-          << " (or -1 to lift every restriction); "
-             "or record your own programs with -p PID or -- COMMAND instead.";
-      } else if (env.paranoid >= 3) {
-        m << ParanoidNow(env)
-          << ". Allow profiling your own processes with: " << SysctlParanoidCommand(1)
-          << " (2 allows user space only, -1 lifts every restriction), or run as root.";
-      } else if (a.other_user) {
-        container_said = true;  // not a container matter
-        m << "process " << a.pid
-          << " belongs to another user; profiling someone else's process needs root or "
-             "CAP_PERFMON (the kernel checks ptrace read access). Run pf-record as that "
-             "user or as root.";
-      } else if (a.kernel_included && env.paranoid >= 2) {
-        m << "kernel profiling needs perf_event_paranoid <= 1, and " << ParanoidNow(env)
-          << ". Use --user-only, run as root, or: " << SysctlParanoidCommand(1) << " (or -1).";
-      } else {
-        m << ParanoidNow(env)
-          << ". A security module or seccomp filter may also be refusing perf_event_open. "
-             "Try as root, or: "
-          << SysctlParanoidCommand(1) << " (or -1).";
-      }
-      if (env.in_container && !container_said) m << kContainerHint;
-      if (a.err == EPERM && !env.in_container && !env.privileged()) {
-        m << " (EPERM, rather than EACCES, often comes from a seccomp filter, as in "
-             "containers.)";
-      }
+    case EPERM:
+      PermissionAdvice(m, a, env);
       break;
-    }
     case ESRCH:
       m << "no process or thread " << a.pid << " (did it exit?).";
       break;

@@ -295,56 +295,32 @@ bool CfiTable::ReadFdeHeader(const Fde& fde, Cie* cie, uint64_t* pc_begin, uint6
   return true;
 }
 
-// Runs the CIE's and the FDE's instructions and keeps the rows, reduced to CfiRow.
-bool CfiTable::Compile(Fde& fde) {
-  Cie cie;
-  uint64_t begin, end;
-  std::string_view program;
-  if (!ReadFdeHeader(fde, &cie, &begin, &end, &program)) return false;
-  fde.pc_end = end;
+namespace {
 
-  auto expr_index = [&](std::span<const uint8_t> e, uint16_t* index) {
-    if (expressions_.size() >= UINT16_MAX) return false;
-    *index = static_cast<uint16_t>(expressions_.size());
-    expressions_.push_back(e);
-    return true;
-  };
-  std::vector<CfiRow> rows;
-  auto emit = [&](const State& s, uint64_t pc) {
+// Reduces the states a CFA program goes through to CfiRows, one per address where the state
+// changes: the three rules x86-64 unwinding needs, a DWARF expression kept in the table's list
+// and named by its index.
+class RowWriter {
+ public:
+  RowWriter(bool signal, bool debug, std::vector<std::span<const uint8_t>>* expressions)
+      : signal_(signal), debug_(debug), expressions_(*expressions) {}
+
+  /// The row for `s` from `pc` on (replacing the last one when it starts at `pc` too).
+  void Emit(const State& s, uint64_t pc) {
     CfiRow row;
     row.pc = pc;
-    row.signal_frame = cie.signal;
-    row.debug_frame = fde.debug;
+    row.signal_frame = signal_;
+    row.debug_frame = debug_;
     if (s.cfa_is_expr) {
-      row.cfa = expr_index(s.cfa_expr, &row.cfa_expr) ? CfiRow::kCfaExpr : CfiRow::kCfaUnsupported;
+      row.cfa = AddExpression(s.cfa_expr, &row.cfa_expr) ? CfiRow::kCfaExpr
+                                                         : CfiRow::kCfaUnsupported;
     } else if (s.cfa_reg < kDwRegs && FitsInt32(s.cfa_offset)) {
       row.cfa = CfiRow::kCfaReg;
       row.cfa_reg = static_cast<uint8_t>(s.cfa_reg);
       row.cfa_offset = static_cast<int32_t>(s.cfa_offset);
     }
-    auto reduce = [&](const Rule& rule, CfiRow::Reg* kind, int32_t* offset, uint16_t* expr,
-                      CfiRow::Reg none) {
-      switch (rule.kind) {
-        case Rule::kNone: *kind = none; break;
-        case Rule::kSame: *kind = none == CfiRow::kSame ? CfiRow::kSame : CfiRow::kUnsupported; break;
-        case Rule::kUndefined: *kind = CfiRow::kUndefined; break;
-        case Rule::kOffset:
-        case Rule::kValOffset:
-          if (!FitsInt32(rule.value)) {
-            *kind = CfiRow::kUnsupported;
-            break;
-          }
-          *kind = rule.kind == Rule::kOffset ? CfiRow::kAtCfa : CfiRow::kValCfa;
-          *offset = static_cast<int32_t>(rule.value);
-          break;
-        case Rule::kExpr:
-          *kind = expr_index(rule.expr, expr) ? CfiRow::kAtExpr : CfiRow::kUnsupported;
-          break;
-        default: *kind = CfiRow::kUnsupported; break;
-      }
-    };
-    reduce(s.rbp, &row.rbp, &row.rbp_offset, &row.rbp_expr, CfiRow::kSame);
-    reduce(s.ra, &row.ra, &row.ra_offset, &row.ra_expr, CfiRow::kUnsupported);
+    Reduce(s.rbp, &row.rbp, &row.rbp_offset, &row.rbp_expr, CfiRow::kSame);
+    Reduce(s.ra, &row.ra, &row.ra_offset, &row.ra_expr, CfiRow::kUnsupported);
     // The caller's rsp is the CFA (the x86-64 convention). A rule for rsp is only accepted
     // when it says the same: the value CFA + 0, or (signal frames) the saved rsp that the CFA
     // expression also loads.
@@ -352,166 +328,270 @@ bool CfiTable::Compile(Fde& fde) {
                   (s.rsp.kind == Rule::kValOffset && s.rsp.value == 0) ||
                   (s.rsp.kind == Rule::kExpr && s.cfa_is_expr);
     if (!rsp_ok) row.cfa = CfiRow::kCfaUnsupported;
-    if (!rows.empty() && rows.back().pc == pc) {
-      rows.back() = row;
+    if (!rows_.empty() && rows_.back().pc == pc) {
+      rows_.back() = row;
     } else {
-      rows.push_back(row);
+      rows_.push_back(row);
     }
-  };
-
-  // Run the CIE's initial instructions, then the FDE's.
-  State initial, state;
-  std::vector<State> saved;
-  uint64_t loc = begin;
-  bool ok = true;
-  for (int pass = 0; pass < 2 && ok; ++pass) {
-    std::string_view code = pass == 0 ? cie.instructions : program;
-    DwarfReader r(code);
-    while (!r.at_end() && ok) {
-      uint8_t op = r.U8();
-      uint8_t high = op & 0xc0, low = op & 0x3f;
-      auto set_rule = [&](uint64_t reg, Rule rule) {
-        if (Rule* p = state.For(reg)) *p = rule;
-      };
-      auto restore = [&](uint64_t reg) {
-        if (Rule* p = state.For(reg)) *p = *initial.For(reg);
-      };
-      auto advance = [&](uint64_t delta) {
-        if (pass == 0) {
-          ok = false;  // a CIE cannot advance
-          return;
-        }
-        uint64_t next = loc + delta * cie.code_align;
-        if (next > loc) {
-          emit(state, loc);
-          loc = next;
-        }
-      };
-      auto block = [&]() {
-        uint64_t n = r.Uleb();
-        if (!r.ok() || n > r.left()) {
-          ok = false;
-          return std::span<const uint8_t>();
-        }
-        auto s = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(code.data() + r.pos()),
-                                          n);
-        r.Skip(n);
-        return s;
-      };
-      if (high == 0x40) {
-        advance(low);
-      } else if (high == 0x80) {
-        set_rule(low, {Rule::kOffset, Factor(r.Uleb(), cie.data_align), {}});
-      } else if (high == 0xc0) {
-        restore(low);
-      } else {
-        switch (op) {
-          case 0x00: break;  // nop
-          case 0x01: {       // set_loc
-            uint64_t to = r.Pointer(cie.fde_encoding);
-            if (pass == 0 || to < loc) {
-              ok = false;
-              break;
-            }
-            if (to > loc) {
-              emit(state, loc);
-              loc = to;
-            }
-            break;
-          }
-          case 0x02: advance(r.U8()); break;
-          case 0x03: advance(r.U16()); break;
-          case 0x04: advance(r.U32()); break;
-          case 0x05: {
-            uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kOffset, Factor(r.Uleb(), cie.data_align), {}});
-            break;
-          }
-          case 0x06: restore(r.Uleb()); break;
-          case 0x07: set_rule(r.Uleb(), {Rule::kUndefined, 0, {}}); break;
-          case 0x08: set_rule(r.Uleb(), {Rule::kSame, 0, {}}); break;
-          case 0x09: {
-            uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kRegister, static_cast<int64_t>(r.Uleb()), {}});
-            break;
-          }
-          case 0x0a:  // remember_state
-            if (saved.size() >= kMaxStateStack) ok = false;
-            else saved.push_back(state);
-            break;
-          case 0x0b:  // restore_state: the CFA comes back with the rules, as in libgcc
-                      // (GCC's epilogues rely on it)
-            if (saved.empty()) {
-              ok = false;
-            } else {
-              state = saved.back();
-              saved.pop_back();
-            }
-            break;
-          case 0x0c:  // def_cfa
-            state.cfa_is_expr = false;
-            state.cfa_reg = r.Uleb();
-            state.cfa_offset = static_cast<int64_t>(r.Uleb());
-            break;
-          case 0x0d:  // def_cfa_register
-            state.cfa_is_expr = false;
-            state.cfa_reg = r.Uleb();
-            break;
-          case 0x0e: state.cfa_offset = static_cast<int64_t>(r.Uleb()); break;
-          case 0x0f:  // def_cfa_expression
-            state.cfa_is_expr = true;
-            state.cfa_expr = block();
-            break;
-          case 0x10: {  // expression
-            uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kExpr, 0, block()});
-            break;
-          }
-          case 0x11: {  // offset_extended_sf
-            uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kOffset, Factor(static_cast<uint64_t>(r.Sleb()), cie.data_align), {}});
-            break;
-          }
-          case 0x12:  // def_cfa_sf
-            state.cfa_is_expr = false;
-            state.cfa_reg = r.Uleb();
-            state.cfa_offset = Factor(static_cast<uint64_t>(r.Sleb()), cie.data_align);
-            break;
-          case 0x13: state.cfa_offset = Factor(static_cast<uint64_t>(r.Sleb()), cie.data_align); break;
-          case 0x14: {  // val_offset
-            uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kValOffset, Factor(r.Uleb(), cie.data_align), {}});
-            break;
-          }
-          case 0x15: {  // val_offset_sf
-            uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kValOffset, Factor(static_cast<uint64_t>(r.Sleb()), cie.data_align), {}});
-            break;
-          }
-          case 0x16: {  // val_expression
-            uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kValExpr, 0, block()});
-            break;
-          }
-          case 0x2e: r.Uleb(); break;  // GNU_args_size
-          case 0x2f: {                 // GNU_negative_offset_extended
-            uint64_t reg = r.Uleb();
-            set_rule(reg, {Rule::kOffset, Factor(0 - r.Uleb(), cie.data_align), {}});
-            break;
-          }
-          default: ok = false; break;
-        }
-      }
-      if (!r.ok()) ok = false;
-      if (rows.size() > kMaxRowsPerFde) ok = false;
-    }
-    if (pass == 0) initial = state;
   }
-  if (!ok) return false;
-  if (loc < end) emit(state, loc);
+
+  const std::vector<CfiRow>& rows() const { return rows_; }
+
+ private:
+  bool AddExpression(std::span<const uint8_t> e, uint16_t* index) {
+    if (expressions_.size() >= UINT16_MAX) return false;
+    *index = static_cast<uint16_t>(expressions_.size());
+    expressions_.push_back(e);
+    return true;
+  }
+
+  // One register's rule as a row holds it; `none` is what no rule means for the register.
+  void Reduce(const Rule& rule, CfiRow::Reg* kind, int32_t* offset, uint16_t* expr,
+              CfiRow::Reg none) {
+    switch (rule.kind) {
+      case Rule::kNone: *kind = none; break;
+      case Rule::kSame: *kind = none == CfiRow::kSame ? CfiRow::kSame : CfiRow::kUnsupported; break;
+      case Rule::kUndefined: *kind = CfiRow::kUndefined; break;
+      case Rule::kOffset:
+      case Rule::kValOffset:
+        if (!FitsInt32(rule.value)) {
+          *kind = CfiRow::kUnsupported;
+          break;
+        }
+        *kind = rule.kind == Rule::kOffset ? CfiRow::kAtCfa : CfiRow::kValCfa;
+        *offset = static_cast<int32_t>(rule.value);
+        break;
+      case Rule::kExpr:
+        *kind = AddExpression(rule.expr, expr) ? CfiRow::kAtExpr : CfiRow::kUnsupported;
+        break;
+      default: *kind = CfiRow::kUnsupported; break;
+    }
+  }
+
+  bool signal_, debug_;
+  std::vector<std::span<const uint8_t>>& expressions_;
+  std::vector<CfiRow> rows_;
+};
+
+// The interpreter of DW_CFA_ operations: runs a CIE's initial instructions, then an FDE's,
+// keeping the rules for the CFA and the three registers, and hands the state to a RowWriter
+// each time the location advances. Any malformed operation stops it (ok() false).
+class CfaProgram {
+ public:
+  CfaProgram(uint64_t code_align, int64_t data_align, uint8_t fde_encoding, uint64_t begin,
+             RowWriter* rows)
+      : code_align_(code_align), data_align_(data_align), fde_encoding_(fde_encoding),
+        loc_(begin), rows_(*rows) {}
+
+  /// Runs `code`: the CIE's instructions (`in_cie`: they may not advance; the state they
+  /// leave is what DW_CFA_restore goes back to), or the FDE's. False when malformed.
+  bool Run(std::string_view code, bool in_cie) {
+    in_cie_ = in_cie;
+    code_ = code;
+    DwarfReader r(code);
+    r_ = &r;
+    while (!r.at_end() && ok_) {
+      Execute(r.U8());
+      if (!r.ok()) ok_ = false;
+      if (rows_.rows().size() > kMaxRowsPerFde) ok_ = false;
+    }
+    r_ = nullptr;
+    if (in_cie) initial_ = state_;
+    return ok_;
+  }
+
+  /// The last row, up to the FDE's `end`.
+  void Finish(uint64_t end) {
+    if (loc_ < end) rows_.Emit(state_, loc_);
+  }
+
+ private:
+  // One operation: the primary ones (the opcode's high two bits), the location and the
+  // state stack here, the others by what they set.
+  void Execute(uint8_t op) {
+    DwarfReader& r = *r_;
+    const uint8_t high = op & 0xc0, low = op & 0x3f;
+    if (high == 0x40) return Advance(low);
+    if (high == 0x80) return SetRule(low, {Rule::kOffset, Factor(r.Uleb(), data_align_), {}});
+    if (high == 0xc0) return Restore(low);
+    switch (op) {
+      case 0x00: break;  // nop
+      case 0x01: SetLoc(r.Pointer(fde_encoding_)); break;
+      case 0x02: Advance(r.U8()); break;
+      case 0x03: Advance(r.U16()); break;
+      case 0x04: Advance(r.U32()); break;
+      case 0x0a:  // remember_state
+        if (saved_.size() >= kMaxStateStack) ok_ = false;
+        else saved_.push_back(state_);
+        break;
+      case 0x0b:  // restore_state: the CFA comes back with the rules, as in libgcc
+                  // (GCC's epilogues rely on it)
+        if (saved_.empty()) {
+          ok_ = false;
+        } else {
+          state_ = saved_.back();
+          saved_.pop_back();
+        }
+        break;
+      case 0x0c: case 0x0d: case 0x0e: case 0x0f: case 0x12: case 0x13: DefineCfa(op); break;
+      case 0x2e: r.Uleb(); break;  // GNU_args_size
+      default: SetRegisterRule(op); break;
+    }
+  }
+
+  // def_cfa and its variants.
+  void DefineCfa(uint8_t op) {
+    DwarfReader& r = *r_;
+    switch (op) {
+      case 0x0c:  // def_cfa
+        state_.cfa_is_expr = false;
+        state_.cfa_reg = r.Uleb();
+        state_.cfa_offset = static_cast<int64_t>(r.Uleb());
+        break;
+      case 0x0d:  // def_cfa_register
+        state_.cfa_is_expr = false;
+        state_.cfa_reg = r.Uleb();
+        break;
+      case 0x0e: state_.cfa_offset = static_cast<int64_t>(r.Uleb()); break;
+      case 0x0f:  // def_cfa_expression
+        state_.cfa_is_expr = true;
+        state_.cfa_expr = Block();
+        break;
+      case 0x12:  // def_cfa_sf
+        state_.cfa_is_expr = false;
+        state_.cfa_reg = r.Uleb();
+        state_.cfa_offset = Factor(static_cast<uint64_t>(r.Sleb()), data_align_);
+        break;
+      case 0x13: state_.cfa_offset = Factor(static_cast<uint64_t>(r.Sleb()), data_align_); break;
+    }
+  }
+
+  // The operations that set one register's rule (each names the register first), and
+  // anything that is no operation at all.
+  void SetRegisterRule(uint8_t op) {
+    DwarfReader& r = *r_;
+    switch (op) {
+      case 0x05: {  // offset_extended
+        uint64_t reg = r.Uleb();
+        SetRule(reg, {Rule::kOffset, Factor(r.Uleb(), data_align_), {}});
+        break;
+      }
+      case 0x06: Restore(r.Uleb()); break;
+      case 0x07: SetRule(r.Uleb(), {Rule::kUndefined, 0, {}}); break;
+      case 0x08: SetRule(r.Uleb(), {Rule::kSame, 0, {}}); break;
+      case 0x09: {  // register
+        uint64_t reg = r.Uleb();
+        SetRule(reg, {Rule::kRegister, static_cast<int64_t>(r.Uleb()), {}});
+        break;
+      }
+      case 0x10: {  // expression
+        uint64_t reg = r.Uleb();
+        SetRule(reg, {Rule::kExpr, 0, Block()});
+        break;
+      }
+      case 0x11: {  // offset_extended_sf
+        uint64_t reg = r.Uleb();
+        SetRule(reg, {Rule::kOffset, Factor(static_cast<uint64_t>(r.Sleb()), data_align_), {}});
+        break;
+      }
+      case 0x14: {  // val_offset
+        uint64_t reg = r.Uleb();
+        SetRule(reg, {Rule::kValOffset, Factor(r.Uleb(), data_align_), {}});
+        break;
+      }
+      case 0x15: {  // val_offset_sf
+        uint64_t reg = r.Uleb();
+        SetRule(reg,
+                {Rule::kValOffset, Factor(static_cast<uint64_t>(r.Sleb()), data_align_), {}});
+        break;
+      }
+      case 0x16: {  // val_expression
+        uint64_t reg = r.Uleb();
+        SetRule(reg, {Rule::kValExpr, 0, Block()});
+        break;
+      }
+      case 0x2f: {  // GNU_negative_offset_extended
+        uint64_t reg = r.Uleb();
+        SetRule(reg, {Rule::kOffset, Factor(0 - r.Uleb(), data_align_), {}});
+        break;
+      }
+      default: ok_ = false; break;
+    }
+  }
+
+  void SetRule(uint64_t reg, Rule rule) {
+    if (Rule* p = state_.For(reg)) *p = rule;
+  }
+
+  void Restore(uint64_t reg) {
+    if (Rule* p = state_.For(reg)) *p = *initial_.For(reg);
+  }
+
+  void Advance(uint64_t delta) {
+    if (in_cie_) {
+      ok_ = false;  // a CIE cannot advance
+      return;
+    }
+    uint64_t next = loc_ + delta * code_align_;
+    if (next > loc_) {
+      rows_.Emit(state_, loc_);
+      loc_ = next;
+    }
+  }
+
+  void SetLoc(uint64_t to) {
+    if (in_cie_ || to < loc_) {
+      ok_ = false;
+      return;
+    }
+    if (to > loc_) {
+      rows_.Emit(state_, loc_);
+      loc_ = to;
+    }
+  }
+
+  // A block (an expression) of ULEB128 length, as a view into the instructions.
+  std::span<const uint8_t> Block() {
+    DwarfReader& r = *r_;
+    uint64_t n = r.Uleb();
+    if (!r.ok() || n > r.left()) {
+      ok_ = false;
+      return std::span<const uint8_t>();
+    }
+    auto s = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(code_.data() + r.pos()), n);
+    r.Skip(n);
+    return s;
+  }
+
+  const uint64_t code_align_;
+  const int64_t data_align_;
+  const uint8_t fde_encoding_;
+  uint64_t loc_;
+  RowWriter& rows_;
+  State initial_, state_;
+  std::vector<State> saved_;
+  bool ok_ = true;
+  bool in_cie_ = true;
+  std::string_view code_;
+  DwarfReader* r_ = nullptr;  // over code_, while Run runs
+};
+
+}  // namespace
+
+// Runs the CIE's and the FDE's instructions and keeps the rows, reduced to CfiRow.
+bool CfiTable::Compile(Fde& fde) {
+  Cie cie;
+  uint64_t begin, end;
+  std::string_view program;
+  if (!ReadFdeHeader(fde, &cie, &begin, &end, &program)) return false;
+  fde.pc_end = end;
+  RowWriter rows(cie.signal, fde.debug, &expressions_);
+  CfaProgram cfa(cie.code_align, cie.data_align, cie.fde_encoding, begin, &rows);
+  if (!cfa.Run(cie.instructions, true) || !cfa.Run(program, false)) return false;
+  cfa.Finish(end);
   fde.rows = static_cast<int32_t>(rows_.size());
-  fde.row_count = static_cast<uint32_t>(rows.size());
-  rows_.insert(rows_.end(), rows.begin(), rows.end());
+  fde.row_count = static_cast<uint32_t>(rows.rows().size());
+  rows_.insert(rows_.end(), rows.rows().begin(), rows.rows().end());
   ++compiled_;
   return true;
 }

@@ -118,6 +118,12 @@ class Walk {
     end_ = end;
     return false;
   }
+  // The steps of Step: the first three return false when the walk ends there (Stop); the
+  // last one whether the caller's rbp is known.
+  bool StepByFramePointer();
+  bool FindCfa(uint64_t* cfa);
+  bool FindReturnAddress(uint64_t cfa, uint64_t* ra);
+  bool FindCallerRbp(uint64_t cfa, uint64_t* rbp);
 
   uint64_t regs_[kDwRegs] = {};
   uint32_t known_ = 0;
@@ -136,81 +142,110 @@ class Walk {
 
 bool Walk::Step() {
   if (depth_reached_) return Stop(UnwindEnd::kMaxDepth);
-  uint64_t* regs = regs_;
-  StackReader& read = read_;
   if (found_ == ModuleLookup::Row::kNoModule) return Stop(UnwindEnd::kNoInfo);
-  if (found_ == ModuleLookup::Row::kNoRow) {
-    // Code without an FDE in a module that has CFI (crt code, hand-written assembly): the
-    // frame-pointer chain, as perf's unwinders fall back to it.
-    uint64_t caller_rbp, ra;
-    const uint64_t rbp = regs[kDwRbp], sp = regs[kDwRsp];
-    if (!(known_ & (1u << kDwRbp)) || rbp == 0 || rbp < sp || rbp - sp > kMaxFrameChainGap ||
-        !read(rbp, &caller_rbp) || !read(rbp + 8, &ra) || ra == 0) {
-      return Stop(UnwindEnd::kNoInfo);
-    }
-    regs[kDwRsp] = rbp + 16;
-    regs[kDwRbp] = caller_rbp;
-    regs[kDwRip] = ra;
-    known_ = (1u << kDwRsp) | (1u << kDwRip) | (1u << kDwRbp);
-    activation_ = false;
-    rbp_lost_ = false;
-    ips_->push_back(ra - 1);
-    return true;
-  }
+  if (found_ == ModuleLookup::Row::kNoRow) return StepByFramePointer();
   const CfiRow& row = row_;
+  uint64_t cfa, ra, rbp;
+  if (!FindCfa(&cfa) || !FindReturnAddress(cfa, &ra)) return false;
+  const bool rbp_known = FindCallerRbp(cfa, &rbp);
 
-  // The CFA.
-  uint64_t cfa;
-  read.failed = false;
+  // A return address of 0 where the CFI says where it is: libunwind takes 0 for the
+  // caller, and perf prints it as the mark of a cut chain (ffffffffffffffff). Rules from
+  // .debug_frame, which libunwind does not read, end as libdw ends there: cleanly (Go's
+  // goroutines start at runtime.goexit, whose return address is 0).
+  if (ra == 0) return Stop(row.debug_frame ? UnwindEnd::kComplete : UnwindEnd::kZeroReturn);
+  // A frame must move up the stack, except out of a signal handler (sigaltstack).
+  if (cfa <= regs_[kDwRsp] && !row.signal_frame) return Stop(UnwindEnd::kBadFrame);
+
+  regs_[kDwRsp] = cfa;
+  regs_[kDwRip] = ra;
+  regs_[kDwRbp] = rbp;
+  known_ = (1u << kDwRsp) | (1u << kDwRip) | (rbp_known ? 1u << kDwRbp : 0);
+  activation_ = row.signal_frame;
+  ips_->push_back(activation_ ? ra : ra - 1);
+  return true;
+}
+
+// Code without an FDE in a module that has CFI (crt code, hand-written assembly): the
+// frame-pointer chain, as perf's unwinders fall back to it.
+bool Walk::StepByFramePointer() {
+  uint64_t caller_rbp, ra;
+  const uint64_t rbp = regs_[kDwRbp], sp = regs_[kDwRsp];
+  if (!(known_ & (1u << kDwRbp)) || rbp == 0 || rbp < sp || rbp - sp > kMaxFrameChainGap ||
+      !read_(rbp, &caller_rbp) || !read_(rbp + 8, &ra) || ra == 0) {
+    return Stop(UnwindEnd::kNoInfo);
+  }
+  regs_[kDwRsp] = rbp + 16;
+  regs_[kDwRbp] = caller_rbp;
+  regs_[kDwRip] = ra;
+  known_ = (1u << kDwRsp) | (1u << kDwRip) | (1u << kDwRbp);
+  activation_ = false;
+  rbp_lost_ = false;
+  ips_->push_back(ra - 1);
+  return true;
+}
+
+// The CFA by the row's rule.
+bool Walk::FindCfa(uint64_t* cfa) {
+  const CfiRow& row = row_;
+  read_.failed = false;
   if (row.cfa == CfiRow::kCfaReg) {
     if (!(known_ & (1u << row.cfa_reg))) {
       return Stop(row.cfa_reg == kDwRbp && rbp_lost_ ? UnwindEnd::kLostRegister
                                                      : UnwindEnd::kUnsupported);
     }
-    cfa = Plus(regs[row.cfa_reg], row.cfa_offset);
+    *cfa = Plus(regs_[row.cfa_reg], row.cfa_offset);
   } else if (row.cfa == CfiRow::kCfaExpr) {
-    if (!EvalCfiExpression(module_.cfi->Expression(row.cfa_expr), regs, known_, read, false, 0,
-                           &cfa)) {
-      return Stop(read.failed ? UnwindEnd::kTruncated
-                  : rbp_lost_ ? UnwindEnd::kLostRegister
-                              : UnwindEnd::kUnsupported);
+    if (!EvalCfiExpression(module_.cfi->Expression(row.cfa_expr), regs_, known_, read_, false,
+                           0, cfa)) {
+      return Stop(read_.failed ? UnwindEnd::kTruncated
+                  : rbp_lost_  ? UnwindEnd::kLostRegister
+                               : UnwindEnd::kUnsupported);
     }
   } else {
     return Stop(UnwindEnd::kUnsupported);
   }
+  return true;
+}
 
-  // The return address.
-  uint64_t ra;
+// The return address by the row's rule (an undefined one ends the walk: the outermost frame).
+bool Walk::FindReturnAddress(uint64_t cfa, uint64_t* ra) {
+  const CfiRow& row = row_;
   switch (row.ra) {
     case CfiRow::kUndefined: return Stop(UnwindEnd::kComplete);
     case CfiRow::kAtCfa:
-      if (!read(Plus(cfa, row.ra_offset), &ra)) {
+      if (!read_(Plus(cfa, row.ra_offset), ra)) {
         return Stop(UnwindEnd::kTruncated);
       }
       break;
     case CfiRow::kValCfa:
-      ra = Plus(cfa, row.ra_offset);
+      *ra = Plus(cfa, row.ra_offset);
       break;
     case CfiRow::kAtExpr: {
       uint64_t at;
-      read.failed = false;
-      if (!EvalCfiExpression(module_.cfi->Expression(row.ra_expr), regs, known_, read, true,
+      read_.failed = false;
+      if (!EvalCfiExpression(module_.cfi->Expression(row.ra_expr), regs_, known_, read_, true,
                              cfa, &at)) {
-        return Stop(read.failed ? UnwindEnd::kTruncated : UnwindEnd::kUnsupported);
+        return Stop(read_.failed ? UnwindEnd::kTruncated : UnwindEnd::kUnsupported);
       }
-      if (!read(at, &ra)) return Stop(UnwindEnd::kTruncated);
+      if (!read_(at, ra)) return Stop(UnwindEnd::kTruncated);
       break;
     }
     default: return Stop(UnwindEnd::kUnsupported);
   }
+  return true;
+}
 
-  // The caller's rbp (unknown when it cannot be had: only a later rule needing it fails).
-  uint64_t rbp = regs[kDwRbp];
+// The caller's rbp, false when it cannot be had (only a later rule needing it fails then);
+// notes in rbp_lost_ whether it was saved beyond the stack copy.
+bool Walk::FindCallerRbp(uint64_t cfa, uint64_t* rbp_out) {
+  const CfiRow& row = row_;
+  uint64_t rbp = regs_[kDwRbp];
   bool rbp_known = known_ & (1u << kDwRbp);
   switch (row.rbp) {
     case CfiRow::kSame: break;
     case CfiRow::kAtCfa:
-      rbp_known = read(Plus(cfa, row.rbp_offset), &rbp);
+      rbp_known = read_(Plus(cfa, row.rbp_offset), &rbp);
       rbp_lost_ = !rbp_known;
       break;
     case CfiRow::kValCfa:
@@ -219,32 +254,18 @@ bool Walk::Step() {
       break;
     case CfiRow::kAtExpr: {
       uint64_t at;
-      read.failed = false;
-      rbp_known = EvalCfiExpression(module_.cfi->Expression(row.rbp_expr), regs, known_, read,
+      read_.failed = false;
+      rbp_known = EvalCfiExpression(module_.cfi->Expression(row.rbp_expr), regs_, known_, read_,
                                     true, cfa, &at) &&
-                  read(at, &rbp);
-      rbp_lost_ = !rbp_known && read.failed;
+                  read_(at, &rbp);
+      rbp_lost_ = !rbp_known && read_.failed;
       break;
     }
     default: rbp_known = false; rbp_lost_ = false; break;
   }
   if (row.rbp == CfiRow::kSame || row.rbp == CfiRow::kValCfa) rbp_lost_ = rbp_lost_ && !rbp_known;
-
-  // A return address of 0 where the CFI says where it is: libunwind takes 0 for the
-  // caller, and perf prints it as the mark of a cut chain (ffffffffffffffff). Rules from
-  // .debug_frame, which libunwind does not read, end as libdw ends there: cleanly (Go's
-  // goroutines start at runtime.goexit, whose return address is 0).
-  if (ra == 0) return Stop(row.debug_frame ? UnwindEnd::kComplete : UnwindEnd::kZeroReturn);
-  // A frame must move up the stack, except out of a signal handler (sigaltstack).
-  if (cfa <= regs[kDwRsp] && !row.signal_frame) return Stop(UnwindEnd::kBadFrame);
-
-  regs[kDwRsp] = cfa;
-  regs[kDwRip] = ra;
-  regs[kDwRbp] = rbp;
-  known_ = (1u << kDwRsp) | (1u << kDwRip) | (rbp_known ? 1u << kDwRbp : 0);
-  activation_ = row.signal_frame;
-  ips_->push_back(activation_ ? ra : ra - 1);
-  return true;
+  *rbp_out = rbp;
+  return rbp_known;
 }
 
 }  // namespace
