@@ -27,6 +27,8 @@
 
 namespace pf {
 
+class EntryReader;
+
 class Addr2lineNames {
  public:
   /// The symbol table of `image` (which must outlive this).
@@ -77,6 +79,7 @@ class Addr2lineNames {
   Addr2lineNames(const elf::ElfImage& image, Tables);  // sections and strings, no index
   void Index(const elf::ElfImage& image);
   bool Restore(std::string_view entry, const elf::ElfImage& image);
+  static bool ReadCandidate(EntryReader& r, Candidate* d);
 
   std::string_view strings_;            // the symbol table's strings
   std::vector<Candidate> candidates_;  // by (section, value, order)

@@ -36,6 +36,7 @@
 #include "base/regular_file.h"
 #include "base/thread_name.h"
 #include "base/version.h"
+#include "symbolize/cache_entry.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_image.h"
@@ -1247,23 +1248,28 @@ void DwarfInfo::SortFunctions(Unit& u) {
 // wrong read; LoadInlines and NameOf read from a restored DIE offset as from a walked one.
 namespace {
 
-constexpr char kSavedIndexMagic[8] = {'p', 'f', 'c', 'u', 'i', 'd', 'x', '1'};
+constexpr std::string_view kSavedIndexMagic("pfcuidx1", 8);
 constexpr size_t kSavedHead = 32, kSavedFunction = 16, kSavedRange = 24;
-
-Cursor CursorAt(std::string_view bytes, size_t at) {
-  return Cursor(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()) + at,
-                                         bytes.size() - at));
-}
 
 // A CU's header in a saved index.
 struct SavedHead {
   uint64_t cu = 0, base = 0;
-  uint32_t functions = 0, ranges = 0, language = 0;
-  uint8_t base_known = 0, full = 0;
-  uint16_t zero = 0;
-  bool Read(Cursor& c) {
-    return c.U64(&cu) && c.U32(&functions) && c.U32(&ranges) && c.U32(&language) &&
-           c.U8(&base_known) && c.U8(&full) && c.U16(&zero) && c.U64(&base);
+  uint32_t functions = 0, ranges = 0;
+  int32_t language = -1;
+  bool base_known = false, full = false;
+  void Write(EntryWriter& w) const {
+    w.Put(cu);
+    w.Put(functions);
+    w.Put(ranges);
+    w.Put(language);
+    w.Flag(base_known);
+    w.Flag(full);
+    w.Zero<uint16_t>();
+    w.Put(base);
+  }
+  bool Read(EntryReader& r) {
+    return r.Get(&cu) && r.Get(&functions) && r.Get(&ranges) && r.Get(&language) &&
+           r.Flag(&base_known) && r.Flag(&full) && r.Zero<uint16_t>() && r.Get(&base);
   }
 };
 
@@ -1285,61 +1291,54 @@ std::string DwarfInfo::SavedIndex() const {
   }
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.cu < b.cu; });
-  std::string out(kSavedIndexMagic, sizeof kSavedIndexMagic);
-  PutRaw<uint64_t>(&out, entries.size());
+  EntryWriter w(kSavedIndexMagic);
+  w.Put<uint64_t>(entries.size());
   for (const Entry& e : entries) {
     if (e.saved) {
-      out.append(saved_bytes_.substr(e.saved->head, kSavedHead));
+      w.Append(saved_bytes_.substr(e.saved->head, kSavedHead));
       continue;
     }
     const Unit& u = *e.unit;
-    PutRaw<uint64_t>(&out, e.cu);
-    PutRaw<uint32_t>(&out, static_cast<uint32_t>(u.functions.size()));
-    PutRaw<uint32_t>(&out, static_cast<uint32_t>(u.by_address.size()));
-    PutRaw<int32_t>(&out, u.language);
-    PutRaw<uint8_t>(&out, u.base_known);
-    PutRaw<uint8_t>(&out, u.full);
-    PutRaw<uint16_t>(&out, 0);
-    PutRaw<uint64_t>(&out, u.base);
+    SavedHead{.cu = e.cu,
+              .base = u.base,
+              .functions = static_cast<uint32_t>(u.functions.size()),
+              .ranges = static_cast<uint32_t>(u.by_address.size()),
+              .language = u.language,
+              .base_known = u.base_known,
+              .full = u.full}
+        .Write(w);
   }
   for (const Entry& e : entries) {
     if (e.saved) {
-      out.append(saved_bytes_.substr(e.saved->data, e.saved->functions * kSavedFunction +
-                                                        e.saved->ranges * kSavedRange));
+      w.Append(saved_bytes_.substr(e.saved->data, e.saved->functions * kSavedFunction +
+                                                      e.saved->ranges * kSavedRange));
       continue;
     }
     for (const Unit::Function& f : e.unit->functions) {
-      PutRaw(&out, f.die);
-      PutRaw(&out, f.entry);
+      w.Put(f.die);
+      w.Put(f.entry);
     }
     for (const Unit::FunctionRange& r : e.unit->by_address) {
-      PutRaw(&out, r.lo);
-      PutRaw(&out, r.hi);
-      PutRaw(&out, r.function);
-      PutRaw<uint32_t>(&out, 0);
+      w.Put(r.lo);
+      w.Put(r.hi);
+      w.Put(r.function);
+      w.Zero<uint32_t>();
     }
   }
-  return out;
+  return w.Take();
 }
 
 bool DwarfInfo::RestoreIndex(std::shared_ptr<const char> owner, std::string_view bytes) {
-  Cursor c = CursorAt(bytes, 0);
+  EntryReader r(bytes);
   uint64_t count;
-  if (bytes.substr(0, sizeof kSavedIndexMagic) !=
-          std::string_view(kSavedIndexMagic, sizeof kSavedIndexMagic) ||
-      !c.Skip(sizeof kSavedIndexMagic) || !c.U64(&count) || count > c.left() / kSavedHead) {
-    return false;
-  }
+  if (!r.Tag(kSavedIndexMagic) || !r.Count(&count, kSavedHead)) return false;
   std::vector<SavedUnit> units;
   units.reserve(count);
-  size_t data = c.pos() + count * kSavedHead;
+  size_t data = r.pos() + count * kSavedHead;
   for (uint64_t i = 0; i < count; ++i) {
-    const size_t head = c.pos();
+    const size_t head = r.pos();
     SavedHead h;
-    if (!h.Read(c) || (!units.empty() && h.cu <= units.back().cu) || h.base_known > 1 ||
-        h.full > 1 || h.zero != 0) {
-      return false;
-    }
+    if (!h.Read(r) || (!units.empty() && h.cu <= units.back().cu)) return false;
     const uint64_t size = uint64_t{h.functions} * kSavedFunction + uint64_t{h.ranges} * kSavedRange;
     if (size > bytes.size() - data) return false;
     units.push_back({h.cu, head, data, h.functions, h.ranges});
@@ -1358,31 +1357,29 @@ bool DwarfInfo::RestoreUnit(Unit& u, CuRef& cu) {
                              [](const SavedUnit& su, uint64_t die) { return su.cu < die; });
   if (it == saved_.end() || it->cu != cu.die || !ReadUnitHeader(u, cu)) return false;
   const SavedUnit& su = *it;
-  Cursor head = CursorAt(saved_bytes_, su.head);
+  EntryReader head = EntryReader::At(saved_bytes_, su.head);
   SavedHead h;
   if (!h.Read(head)) return false;
-  Cursor c = CursorAt(saved_bytes_, su.data);
+  EntryReader r = EntryReader::At(saved_bytes_, su.data);
   std::vector<Unit::Function> functions(su.functions);
   for (Unit::Function& f : functions) {
-    if (!c.U64(&f.die) || !c.U64(&f.entry) || f.die <= cu.die || f.die >= u.header.end) {
+    if (!r.Get(&f.die) || !r.Get(&f.entry) || f.die <= cu.die || f.die >= u.header.end) {
       return false;
     }
   }
   std::vector<Unit::FunctionRange> ranges(su.ranges);
   for (size_t i = 0; i < ranges.size(); ++i) {
-    Unit::FunctionRange& r = ranges[i];
-    uint32_t zero;
-    if (!c.U64(&r.lo) || !c.U64(&r.hi) || !c.U32(&r.function) || !c.U32(&zero) ||
-        r.lo >= r.hi || r.function >= su.functions || zero != 0 ||
-        (i > 0 && r.lo < ranges[i - 1].lo)) {
+    Unit::FunctionRange& g = ranges[i];
+    if (!r.Get(&g.lo) || !r.Get(&g.hi) || !r.Get(&g.function) || !r.Zero<uint32_t>() ||
+        g.lo >= g.hi || g.function >= su.functions || (i > 0 && g.lo < ranges[i - 1].lo)) {
       return false;
     }
   }
   u.functions = std::move(functions);
   u.by_address = std::move(ranges);
-  u.language = static_cast<int32_t>(h.language);
-  u.base_known = h.base_known != 0;
-  u.full = h.full != 0;
+  u.language = h.language;
+  u.base_known = h.base_known;
+  u.full = h.full;
   u.base = h.base;
   u.scanned = true;
   return true;
@@ -1390,11 +1387,9 @@ bool DwarfInfo::RestoreUnit(Unit& u, CuRef& cu) {
 
 void DwarfInfo::LoadSavedIndex() {
   index_loaded_ = true;
-  size_t size = 0, mapped = 0;
-  char* p = MapCachedImage(index_dir_, index_key_, &size, &mapped);
-  if (p == nullptr) return;
-  std::shared_ptr<const char> owner(p, ImageBuffer::Unmap{mapped});
-  RestoreIndex(std::move(owner), std::string_view(p, size));
+  if (MappedEntry entry = MapCachedEntry(index_dir_, index_key_)) {
+    RestoreIndex(std::move(entry.owner), entry.bytes);
+  }
 }
 
 void DwarfInfo::IndexChanged() {
@@ -1446,7 +1441,7 @@ void DwarfInfo::StoreIndex() {
 // fails is made again.
 namespace {
 
-constexpr char kSavedLocationsMagic[8] = {'p', 'f', 'l', 'o', 'c', '0', '0', '1'};
+constexpr std::string_view kSavedLocationsMagic("pfloc001", 8);
 constexpr size_t kSavedLocationsHead = 16, kSavedLocationRow = 16;
 // A set this large is not kept whole: only the run's own answers are.
 constexpr size_t kMaxSavedLocations = size_t{1} << 20;
@@ -1454,19 +1449,40 @@ constexpr size_t kMaxSavedLocations = size_t{1} << 20;
 struct LocationRow {
   uint64_t vaddr = 0;
   uint32_t offset = 0, size = 0;
-  bool Read(Cursor& c) { return c.U64(&vaddr) && c.U32(&offset) && c.U32(&size); }
+  void Write(EntryWriter& w) const {
+    w.Put(vaddr);
+    w.Put(offset);
+    w.Put(size);
+  }
+  bool Read(EntryReader& r) { return r.Get(&vaddr) && r.Get(&offset) && r.Get(&size); }
 };
 
-void PutLocation(std::string* out, const DwarfInfo::Location& loc) {
-  PutRaw<uint8_t>(out, loc.function_linkage ? 1 : 0);
-  PutRaw<uint64_t>(out, loc.function_entry);
-  PutStr(out, loc.function);
-  PutStr(out, loc.srcline);
-  PutRaw<uint32_t>(out, static_cast<uint32_t>(loc.inlined.size()));
+void PutLocation(EntryWriter& w, const DwarfInfo::Location& loc) {
+  w.Flag(loc.function_linkage);
+  w.Put<uint64_t>(loc.function_entry);
+  w.Str(loc.function);
+  w.Str(loc.srcline);
+  w.Put(static_cast<uint32_t>(loc.inlined.size()));
   for (size_t i = 0; i < loc.inlined.size(); ++i) {
-    PutStr(out, loc.inlined[i]);
-    PutStr(out, i < loc.call_sites.size() ? std::string_view(loc.call_sites[i]) : "");
+    w.Str(loc.inlined[i]);
+    w.Str(i < loc.call_sites.size() ? std::string_view(loc.call_sites[i]) : "");
   }
+}
+
+// An answer as PutLocation wrote it, filling `r` exactly.
+bool ReadLocation(EntryReader& r, DwarfInfo::Location* loc) {
+  uint32_t inlined;
+  // (Each inlined function holds two strings: at least 8 bytes.)
+  if (!r.Flag(&loc->function_linkage) || !r.Get(&loc->function_entry) ||
+      !r.Str(&loc->function) || !r.Str(&loc->srcline) || !r.Count(&inlined, 8)) {
+    return false;
+  }
+  loc->inlined.resize(inlined);
+  loc->call_sites.resize(inlined);
+  for (uint32_t i = 0; i < inlined; ++i) {
+    if (!r.Str(&loc->inlined[i]) || !r.Str(&loc->call_sites[i])) return false;
+  }
+  return r.AtEnd();
 }
 
 }  // namespace
@@ -1483,7 +1499,7 @@ std::string DwarfInfo::SavedLocations() const {
   for (const auto& [vaddr, loc] : cache_) entries.push_back({vaddr, &loc, {}});
   const size_t data = kSavedLocationsHead + saved_location_count_ * kSavedLocationRow;
   if (cache_.size() + saved_location_count_ <= kMaxSavedLocations) {
-    Cursor rows = CursorAt(saved_locations_, kSavedLocationsHead);
+    EntryReader rows = EntryReader::At(saved_locations_, kSavedLocationsHead);
     for (size_t i = 0; i < saved_location_count_; ++i) {
       LocationRow row;
       row.Read(rows);  // (checked whole by RestoreLocations)
@@ -1497,38 +1513,33 @@ std::string DwarfInfo::SavedLocations() const {
   }
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.vaddr < b.vaddr; });
-  std::string answers;
-  std::string out(kSavedLocationsMagic, sizeof kSavedLocationsMagic);
-  PutRaw<uint64_t>(&out, entries.size());
+  EntryWriter answers;
+  EntryWriter w(kSavedLocationsMagic);
+  w.Put<uint64_t>(entries.size());
   for (const Entry& e : entries) {
     const size_t at = answers.size();
     if (e.loc) {
-      PutLocation(&answers, *e.loc);
+      PutLocation(answers, *e.loc);
     } else {
-      answers.append(e.saved);
+      answers.Append(e.saved);
     }
     if (answers.size() > UINT32_MAX) return "";
-    PutRaw<uint64_t>(&out, e.vaddr);
-    PutRaw<uint32_t>(&out, static_cast<uint32_t>(at));
-    PutRaw<uint32_t>(&out, static_cast<uint32_t>(answers.size() - at));
+    LocationRow{e.vaddr, static_cast<uint32_t>(at), static_cast<uint32_t>(answers.size() - at)}
+        .Write(w);
   }
-  return out + answers;
+  w.Append(answers.Take());
+  return w.Take();
 }
 
 bool DwarfInfo::RestoreLocations(std::shared_ptr<const char> owner, std::string_view bytes) {
-  Cursor c = CursorAt(bytes, 0);
+  EntryReader r(bytes);
   uint64_t count;
-  if (bytes.substr(0, sizeof kSavedLocationsMagic) !=
-          std::string_view(kSavedLocationsMagic, sizeof kSavedLocationsMagic) ||
-      !c.Skip(sizeof kSavedLocationsMagic) || !c.U64(&count) ||
-      count > c.left() / kSavedLocationRow) {
-    return false;
-  }
+  if (!r.Tag(kSavedLocationsMagic) || !r.Count(&count, kSavedLocationRow)) return false;
   const size_t data = kSavedLocationsHead + count * kSavedLocationRow;
   uint64_t next = 0, last = 0;
   for (uint64_t i = 0; i < count; ++i) {
     LocationRow row;
-    if (!row.Read(c) || row.offset != next || row.size > bytes.size() - data - next ||
+    if (!row.Read(r) || row.offset != next || row.size > bytes.size() - data - next ||
         (i > 0 && row.vaddr <= last)) {
       return false;
     }
@@ -1550,8 +1561,8 @@ bool DwarfInfo::RestoreLocation(uint64_t vaddr, Location* loc) const {
   bool found = false;
   while (l < u && !found) {
     const size_t i = (l + u) / 2;
-    Cursor c = CursorAt(saved_locations_, kSavedLocationsHead + i * kSavedLocationRow);
-    if (!row.Read(c)) return false;
+    EntryReader r = EntryReader::At(saved_locations_, kSavedLocationsHead + i * kSavedLocationRow);
+    if (!row.Read(r)) return false;
     if (row.vaddr < vaddr) {
       l = i + 1;
     } else if (row.vaddr > vaddr) {
@@ -1562,32 +1573,16 @@ bool DwarfInfo::RestoreLocation(uint64_t vaddr, Location* loc) const {
   }
   if (!found) return false;
   const size_t data = kSavedLocationsHead + saved_location_count_ * kSavedLocationRow;
-  Cursor c(std::span<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(saved_locations_.data()) + data + row.offset, row.size));
-  uint8_t linkage;
-  uint32_t inlined;
-  if (!c.U8(&linkage) || linkage > 1 || !c.U64(&loc->function_entry) ||
-      !c.Str(&loc->function) || !c.Str(&loc->srcline) || !c.U32(&inlined) ||
-      inlined > c.left() / 8) {
-    return false;
-  }
-  loc->function_linkage = linkage != 0;
-  loc->inlined.resize(inlined);
-  loc->call_sites.resize(inlined);
-  for (uint32_t i = 0; i < inlined; ++i) {
-    if (!c.Str(&loc->inlined[i]) || !c.Str(&loc->call_sites[i])) return false;
-  }
-  return c.left() == 0;
+  EntryReader r = EntryReader::At(saved_locations_, data + row.offset, row.size);
+  return ReadLocation(r, loc);
 }
 
 void DwarfInfo::LoadSavedLocations() {
   locations_loaded_ = true;
   if (locations_key_.empty()) return;
-  size_t size = 0, mapped = 0;
-  char* p = MapCachedImage(index_dir_, locations_key_, &size, &mapped);
-  if (p == nullptr) return;
-  std::shared_ptr<const char> owner(p, ImageBuffer::Unmap{mapped});
-  RestoreLocations(std::move(owner), std::string_view(p, size));
+  if (MappedEntry entry = MapCachedEntry(index_dir_, locations_key_)) {
+    RestoreLocations(std::move(entry.owner), entry.bytes);
+  }
 }
 
 // A function's name and whether it is a linkage name: read here in a unit the fast walk

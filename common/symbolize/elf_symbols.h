@@ -77,7 +77,8 @@ std::vector<uint32_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
 /// overlap the answer depends on the tree's shape. The tree is then replayed (same insertions
 /// and erasures; the kernel's rbtree balancing is the textbook one) and searched as perf
 /// searches it; without overlaps the answers are disjoint ranges and the replay is skipped.
-class Cursor;
+class EntryReader;
+class EntryWriter;
 
 class SymbolRanges {
  public:
@@ -103,8 +104,8 @@ class SymbolRanges {
   /// from the start of `out`; and back, as views into the cursor's bytes (which must outlive
   /// this, and start 8-aligned): false when the bytes are not such a table with ids below
   /// `id_limit`.
-  void Save(std::string* out) const;
-  bool Restore(Cursor& c, uint32_t id_limit);
+  void Save(EntryWriter& w) const;
+  bool Restore(EntryReader& r, uint32_t id_limit);
 
  private:
   struct Range {  // [start, next range's start) belongs to `id` (UINT32_MAX: none)
@@ -223,7 +224,7 @@ class ElfSymbols {
   // Restores from `bytes` (8-aligned), keeping views into them; `owner` keeps them alive.
   static std::unique_ptr<ElfSymbols> RestoredIn(std::string_view bytes,
                                                 std::shared_ptr<const void> owner);
-  bool Restore(Cursor& c);
+  bool Restore(EntryReader& r);
 
   // Built here (the Builder fills own_*), or views into a cache entry held by image_.
   std::vector<Sym> own_symbols_;
