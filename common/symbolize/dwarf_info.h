@@ -86,11 +86,6 @@ class DwarfInfo {
   /// The inline chain and line of ELF address `vaddr` (cached).
   const Location& Lookup(uint64_t vaddr);
 
-  /// The offset of the DIE of the CU whose .debug_aranges entry holds `vaddr` (what libdw's
-  /// dwarf_addrdie finds), or -1. (Tests that open the DWARF for libdw's DIE walk get libdw's
-  /// answer.)
-  int64_t ArangesUnitAt(uint64_t vaddr);
-
   /// The CU indexes made or restored so far, as the cache on disk keeps them (see "The CU
   /// indexes kept on disk" in dwarf_info.cpp), with those restored but not asked for.
   std::string SavedIndex() const;
@@ -98,9 +93,6 @@ class DwarfInfo {
   /// `owner`), each checked against the DWARF when its CU is first asked for. False, and
   /// none taken, when `bytes` is not a whole saved index.
   bool RestoreIndex(std::shared_ptr<const char> owner, std::string_view bytes);
-  /// Writes the CU indexes to the cache now when this run made new ones (else at exit, or
-  /// when the DwarfInfo is destroyed).
-  void StoreIndex();
 
   /// The answers of this run and of the saved ones not asked for, as the cache on disk keeps
   /// them: what a later run's Lookup takes instead of reading the DWARF.
@@ -127,6 +119,12 @@ class DwarfInfo {
   static std::unique_ptr<DwarfInfo> Open(const std::string& path, const Options& options,
                                          const TestChoices& choices);
   friend struct DwarfInfoTestPeer;
+  // The offset of the DIE of the CU whose .debug_aranges entry holds `vaddr` (what libdw's
+  // dwarf_addrdie finds), or -1; libdw's answer when the DWARF was opened for libdw's DIE
+  // walk. (Compared by the tests.)
+  int64_t ArangesUnitAt(uint64_t vaddr);
+  // Writes the CU indexes to the cache now when this run made new ones (else at exit).
+  void StoreIndex();
   struct Handle;
   struct CuRef;  // a CU's DIE: its offset, and libdw's handle when one was needed
   void* DieOf(CuRef& cu);
