@@ -54,7 +54,6 @@ bool WantedSection(std::string_view name, bool lines) {
   return true;
 }
 
-
 // The file's ELF header and section headers, when it is a 64-bit little-endian file that is
 // not relocatable (libdw would need its relocations), with well-formed section headers.
 bool ReadHeaders(std::string_view file, Elf64_Ehdr* eh, std::vector<Elf64_Shdr>* sh) {

@@ -44,8 +44,7 @@ struct ImageBuffer {
 
 /// The image libdw is given for `file` when its wanted DWARF sections are compressed
 /// (dwarf_image.cpp); false: use the file as it is.
-bool DecompressedImage(std::string_view file, bool lines, uint64_t aside_bytes,
-                       ImageBuffer* image);
+bool DecompressedImage(std::string_view file, bool lines, uint64_t aside_bytes, ImageBuffer* image);
 
 struct DwarfInfo::Handle {
   int fd = -1;
@@ -247,6 +246,5 @@ struct PcAttrs {
     return has_low ? !odd_low : !(has_entry && odd_entry);
   }
 };
-
 
 }  // namespace pf

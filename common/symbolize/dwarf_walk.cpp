@@ -386,8 +386,8 @@ struct DieAttrs {
 // Jumps over the attributes of a DIE whose forms all have fixed sizes (Abbrev::fixed_size),
 // reading only its DW_AT_sibling. False on a read past the end.
 bool SkipFixedAttrs(DwarfReader& die, const DwarfInfo::Sections::Header& h,
-                    const DwarfInfo::Sections::Table& abbrevs,
-                    const DwarfInfo::Sections::Abbrev& a, DieAttrs* out) {
+                    const DwarfInfo::Sections::Table& abbrevs, const DwarfInfo::Sections::Abbrev& a,
+                    DieAttrs* out) {
   const size_t attrs = die.pos();
   if (a.sibling_at >= 0) {
     const DwarfInfo::Sections::Spec& spec = abbrevs.specs[a.sibling_spec];
