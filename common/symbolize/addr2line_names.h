@@ -27,6 +27,8 @@
 
 namespace pf {
 
+class EntryReader;
+
 class Addr2lineNames {
  public:
   /// The symbol table of `image` (which must outlive this).
@@ -41,10 +43,6 @@ class Addr2lineNames {
   std::string Saved() const;
   static std::unique_ptr<Addr2lineNames> Restored(const elf::ElfImage& image,
                                                   std::string_view entry);
-  /// The name of `path`'s entry in the cache ("" when it cannot have one).
-  static std::string CacheKey(const std::string& path);
-  /// Whether Load found the index in the cache.
-  bool from_cache() const { return from_cache_; }
 
   /// What addr2line prints for an address it has no line for: the function's raw (mangled)
   /// name, and the file: the name of the STT_FILE symbol before a local function's symbol
@@ -60,6 +58,9 @@ class Addr2lineNames {
   std::string_view NameAt(uint64_t vaddr) const { return At(vaddr).function; }
 
  private:
+  friend struct Addr2lineNamesTestPeer;  // tests/unit/dwarf_info_test.cpp
+  // The name of `path`'s entry in the cache ("" when it cannot have one).
+  static std::string CacheKey(const std::string& path);
   struct Candidate {
     uint64_t value, size;  // size 1 for a symbol of size 0, as BFD counts it
     uint32_t order;        // index in the symbol table
@@ -77,11 +78,12 @@ class Addr2lineNames {
   Addr2lineNames(const elf::ElfImage& image, Tables);  // sections and strings, no index
   void Index(const elf::ElfImage& image);
   bool Restore(std::string_view entry, const elf::ElfImage& image);
+  static bool ReadCandidate(EntryReader& r, Candidate* d);
 
   std::string_view strings_;            // the symbol table's strings
   std::vector<Candidate> candidates_;  // by (section, value, order)
   std::vector<SectionRange> sections_;  // allocated sections, in section order
-  bool from_cache_ = false;
+  bool from_cache_ = false;  // Load found the index in the cache
 };
 
 }  // namespace pf

@@ -28,7 +28,9 @@
 
 #include "base/checksum.h"
 #include "base/regular_file.h"
+#include "base/teardown.h"
 #include "base/thread_name.h"
+#include "symbolize/cache_entry.h"
 
 namespace pf {
 
@@ -147,6 +149,15 @@ char* MapCachedImage(const std::string& dir, const std::string& key, size_t* ima
   *image_size = t.image_size;
   *mapped_size = size;
   return bytes;
+}
+
+MappedEntry MapCachedEntry(const std::string& dir, const std::string& key) {
+  size_t size = 0, mapped = 0;
+  char* p = MapCachedImage(dir, key, &size, &mapped);
+  if (p == nullptr) return {};
+  std::shared_ptr<const char> owner(
+      p, [mapped](const char* q) { UnmapWhenDone(const_cast<char*>(q), mapped); });
+  return {std::move(owner), std::string_view(p, size)};
 }
 
 void TrimCache(const std::string& dir, uint64_t keep_bytes) {

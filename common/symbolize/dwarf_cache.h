@@ -5,7 +5,7 @@
 // inline frames costs (about 10 ms of 25); a later run maps the image instead. ElfSymbols
 // keeps its tables here too (entries of its own format, see elf_symbols.h), KernelSymbols
 // where a kallsyms copy's core lines end (kallsyms.h), Addr2lineNames its index, and DwarfInfo
-// its CU indexes and its answers (dwarf_info.cpp).
+// its CU indexes and its answers (dwarf_saved.cpp).
 //
 // An entry is named by a hash of the debug file's identity (device, inode, size, modification
 // and change times) and of what the image holds, so a changed or replaced file is never

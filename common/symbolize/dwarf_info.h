@@ -44,6 +44,8 @@ namespace pf {
 /// symbol table where a symbol starts at its entry.
 bool BinutilsTakesPlainNames(int dw_lang);
 
+struct PcAttrs;  // (dwarf_info_internal.h)
+
 class DwarfInfo {
  public:
   /// What an address holds.
@@ -69,7 +71,7 @@ class DwarfInfo {
     /// before returning: a first run need not wait for the disk.
     bool store_later = false;
     /// Keep the answers (Locations) in the cache on disk, and take a later run's from there
-    /// (see "The answers kept on disk" in dwarf_info.cpp): what the tools do. Off by
+    /// (see "The answers kept on disk" in dwarf_saved.cpp): what the tools do. Off by
     /// default, so that a test of the walk tests the walk.
     bool keep_locations = false;
   };
@@ -86,21 +88,13 @@ class DwarfInfo {
   /// The inline chain and line of ELF address `vaddr` (cached).
   const Location& Lookup(uint64_t vaddr);
 
-  /// The offset of the DIE of the CU whose .debug_aranges entry holds `vaddr` (what libdw's
-  /// dwarf_addrdie finds), or -1. (Tests that open the DWARF for libdw's DIE walk get libdw's
-  /// answer.)
-  int64_t ArangesUnitAt(uint64_t vaddr);
-
   /// The CU indexes made or restored so far, as the cache on disk keeps them (see "The CU
-  /// indexes kept on disk" in dwarf_info.cpp), with those restored but not asked for.
+  /// indexes kept on disk" in dwarf_saved.cpp), with those restored but not asked for.
   std::string SavedIndex() const;
   /// Takes the CU indexes of `bytes` (from SavedIndex on the same file; kept alive by
   /// `owner`), each checked against the DWARF when its CU is first asked for. False, and
   /// none taken, when `bytes` is not a whole saved index.
   bool RestoreIndex(std::shared_ptr<const char> owner, std::string_view bytes);
-  /// Writes the CU indexes to the cache now when this run made new ones (else at exit, or
-  /// when the DwarfInfo is destroyed).
-  void StoreIndex();
 
   /// The answers of this run and of the saved ones not asked for, as the cache on disk keeps
   /// them: what a later run's Lookup takes instead of reading the DWARF.
@@ -127,6 +121,12 @@ class DwarfInfo {
   static std::unique_ptr<DwarfInfo> Open(const std::string& path, const Options& options,
                                          const TestChoices& choices);
   friend struct DwarfInfoTestPeer;
+  // The offset of the DIE of the CU whose .debug_aranges entry holds `vaddr` (what libdw's
+  // dwarf_addrdie finds), or -1; libdw's answer when the DWARF was opened for libdw's DIE
+  // walk. (Compared by the tests.)
+  int64_t ArangesUnitAt(uint64_t vaddr);
+  // Writes the CU indexes to the cache now when this run made new ones (else at exit).
+  void StoreIndex();
   struct Handle;
   struct CuRef;  // a CU's DIE: its offset, and libdw's handle when one was needed
   void* DieOf(CuRef& cu);
@@ -134,6 +134,8 @@ class DwarfInfo {
   enum class ScanMode { kIndex, kFunction, kFull };
   bool ReadUnitHeader(Unit& u, CuRef& cu);
   bool ScanDies(Unit& u, uint64_t start, ScanMode mode, int32_t function_index);
+  struct Code;  // a DIE's address ranges, and the buffer they are read through
+  void CodeOf(const Unit& u, const PcAttrs& pc, uint64_t offset, Code* code);
   void LoadInlines(Unit& u, int32_t index);
   bool WalkDies(Unit& u, void* start_die, ScanMode mode, int32_t function_index);
   void WalkAgain(Unit& u, CuRef& cu);

@@ -77,7 +77,8 @@ std::vector<uint32_t> RemoveDuplicateSymbols(std::vector<TableSymbol>& sorted,
 /// overlap the answer depends on the tree's shape. The tree is then replayed (same insertions
 /// and erasures; the kernel's rbtree balancing is the textbook one) and searched as perf
 /// searches it; without overlaps the answers are disjoint ranges and the replay is skipped.
-class Cursor;
+class EntryReader;
+class EntryWriter;
 
 class SymbolRanges {
  public:
@@ -97,16 +98,15 @@ class SymbolRanges {
   void Finish();
   /// The id of the symbol covering `address`, false when none does.
   bool Find(uint64_t address, uint32_t* id) const;
-  /// Number of disjoint ranges (for tests).
-  size_t range_count() const { return ranges_.size(); }
   /// The finished table as bytes (the symbol cache on disk), its arrays at multiples of 8
-  /// from the start of `out`; and back, as views into the cursor's bytes (which must outlive
+  /// from the entry's start; and back, as views into the reader's bytes (which must outlive
   /// this, and start 8-aligned): false when the bytes are not such a table with ids below
   /// `id_limit`.
-  void Save(std::string* out) const;
-  bool Restore(Cursor& c, uint32_t id_limit);
+  void Save(EntryWriter& w) const;
+  bool Restore(EntryReader& r, uint32_t id_limit);
 
  private:
+  friend struct ElfSymbolsTestPeer;  // tests/unit/symbolize_test.cpp
   struct Range {  // [start, next range's start) belongs to `id` (UINT32_MAX: none)
     uint64_t start;
     uint32_t id;
@@ -157,16 +157,12 @@ class ElfSymbols {
   /// glibc's 13,000 symbols by perf's rules takes about 3 ms; its entry is read in place (the
   /// table keeps views into the mapped entry), in 0.1 ms.
   static std::unique_ptr<ElfSymbols> Load(std::string_view path, const ElfLoadOptions& options);
-  /// True when Load answered from the cache on disk.
-  bool from_cache() const { return from_cache_; }
   /// The table as bytes (the cache's entries hold them), and back from a copy of `bytes`:
   /// null when they are not such a table. Every count, offset, id, flag and padding byte is
   /// checked, and each tree node's children, and a tree search takes at most 128 steps, so
   /// no bytes make a lookup crash or loop.
   std::string Saved() const;
   static std::unique_ptr<ElfSymbols> Restored(std::string_view bytes);
-  /// Disjoint ranges of the lookup table, 0 when the replayed tree answers (for tests).
-  size_t range_count() const { return ranges_.range_count(); }
   /// Reads one ELF file only: no debug-file search, no build-id check.
   static std::unique_ptr<ElfSymbols> FromFile(const std::string& path, bool demangle = true);
   /// Reads an ELF image held in memory (the vdso). The bytes are copied.
@@ -197,12 +193,9 @@ class ElfSymbols {
 
   /// The binary's build-id in lowercase hex ("" when it has none).
   const std::string& build_id() const { return build_id_; }
-  /// The binary's .gnu_debuglink file name ("" when it has none).
-  const std::string& debuglink() const { return debuglink_; }
-  /// The file the symbol table was read from (the binary or a debug file).
-  const std::string& symbols_path() const { return symbols_path_; }
 
  private:
+  friend struct ElfSymbolsTestPeer;  // tests/unit/symbolize_test.cpp
   struct Sym {  // as the cache on disk holds it
     uint64_t start;
     uint64_t end;
@@ -223,7 +216,7 @@ class ElfSymbols {
   // Restores from `bytes` (8-aligned), keeping views into them; `owner` keeps them alive.
   static std::unique_ptr<ElfSymbols> RestoredIn(std::string_view bytes,
                                                 std::shared_ptr<const void> owner);
-  bool Restore(Cursor& c);
+  bool Restore(EntryReader& r);
 
   // Built here (the Builder fills own_*), or views into a cache entry held by image_.
   std::vector<Sym> own_symbols_;
@@ -234,10 +227,10 @@ class ElfSymbols {
   SymbolRanges ranges_;
   std::vector<Segment> segments_;
   std::string build_id_;
-  std::string debuglink_;
-  std::string symbols_path_;
+  std::string debuglink_;     // the binary's .gnu_debuglink file name ("" when none)
+  std::string symbols_path_;  // the file the table was read from (binary or debug file)
   bool demangle_ = true;
-  bool from_cache_ = false;
+  bool from_cache_ = false;  // Load answered from the cache on disk
 };
 
 /// True when `path` names a regular file (or a link to one): a candidate worth opening (a

@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "base/regular_file.h"
 #include "base/teardown.h"
+#include "symbolize/cache_entry.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/elf_symbols.h"
 
@@ -273,21 +274,22 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
     std::shared_ptr<const void> owner(
         map, [size](const void* p) { UnmapWhenDone(const_cast<void*>(p), size); });
     std::string_view text(static_cast<const char*>(map), size);
+    // The entry: u64 the text's size, u64 where its core lines end.
     size_t core_end = SIZE_MAX;
-    size_t entry_size = 0, mapped = 0;
-    if (char* entry = MapCachedImage(dir, key, &entry_size, &mapped)) {
-      uint64_t cached[2];
-      if (entry_size == sizeof cached) {
-        std::memcpy(cached, entry, sizeof cached);
-        if (cached[0] == size && IsCoreEnd(text, cached[1])) core_end = cached[1];
+    if (MappedEntry entry = MapCachedEntry(dir, key)) {
+      EntryReader r(entry.bytes);
+      uint64_t cached_end;
+      if (r.Expect<uint64_t>(size) && r.Get(&cached_end) && r.AtEnd() &&
+          IsCoreEnd(text, cached_end)) {
+        core_end = cached_end;
       }
-      UnmapWhenDone(entry, mapped);
     }
     if (core_end == SIZE_MAX) {
       core_end = CoreEnd(text);
-      const uint64_t found[2] = {size, core_end};
-      StoreCachedImage(dir, key,
-                       std::string_view(reinterpret_cast<const char*>(found), sizeof found));
+      EntryWriter w;
+      w.Put<uint64_t>(size);
+      w.Put<uint64_t>(core_end);
+      StoreCachedImage(dir, key, w.Take());
     }
     return FromText(std::move(owner), text, false, core_end);
   }

@@ -17,8 +17,7 @@
 // is parsed whole, as is text with every address zero. Either way the answers are those of
 // the whole parse (ParseEagerly, which the tests compare against).
 //
-// When kptr_restrict hides the addresses (all zero), the table is empty and restricted()
-// says why.
+// When kptr_restrict hides the addresses (all zero), the table is empty.
 
 #include <cstdint>
 #include <memory>
@@ -63,10 +62,9 @@ class KernelSymbols {
 
   /// True when no symbol is kept.
   bool empty() const { return symbols_.empty() && !core_kept_; }
-  /// True when the text had symbols but every address was zero (kptr_restrict).
-  bool restricted() const { return restricted_; }
 
  private:
+  friend struct KernelSymbolsTestPeer;  // tests/unit/symbolize_test.cpp
   struct Sym {
     uint64_t start;
     uint64_t end;
@@ -90,7 +88,7 @@ class KernelSymbols {
   // at that symbol (perf extends across); otherwise one page after it.
   bool core_reaches_table_ = false;
   std::vector<Sym> symbols_;  // sorted by start, disjoint
-  bool restricted_ = false;
+  bool restricted_ = false;  // the text had symbols, every address zero (kptr_restrict)
   // The whole parse, for a lookup near a core name with a bracket (built when first needed).
   mutable std::shared_ptr<KernelSymbols> whole_;
 };

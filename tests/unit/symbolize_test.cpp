@@ -35,6 +35,23 @@
 #include "test_util.h"
 
 namespace pf {
+
+// What only tests read of a symbol table (friends: not in the tables' interfaces).
+struct ElfSymbolsTestPeer {
+  /// Load answered from the cache on disk.
+  static bool FromCache(const ElfSymbols& s) { return s.from_cache_; }
+  /// Disjoint ranges of the lookup table, 0 when the replayed tree answers.
+  static size_t RangeCount(const ElfSymbols& s) { return s.ranges_.ranges_.size(); }
+  /// The binary's .gnu_debuglink file name ("" when it has none).
+  static const std::string& Debuglink(const ElfSymbols& s) { return s.debuglink_; }
+  /// The file the symbol table was read from (the binary or a debug file).
+  static const std::string& SymbolsPath(const ElfSymbols& s) { return s.symbols_path_; }
+};
+struct KernelSymbolsTestPeer {
+  /// The text had symbols but every address was zero (kptr_restrict).
+  static bool Restricted(const KernelSymbols& k) { return k.restricted_; }
+};
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -252,7 +269,7 @@ TEST(ElfSymbols, OverlapsAnswerLikePerfsTree) {
 // makes a search stop, not loop.
 TEST(ElfSymbols, CachedTreeAnswersAndACycleEnds) {
   auto elf = NestedSymbols();
-  ASSERT_EQ(elf->range_count(), 0u);  // the tree answers
+  ASSERT_EQ(ElfSymbolsTestPeer::RangeCount(*elf), 0u);  // the tree answers
   const std::string saved = elf->Saved();
   auto restored = ElfSymbols::Restored(saved);
   ASSERT_NE(restored, nullptr);
@@ -493,8 +510,8 @@ TEST(ElfSymbols, LibcExportedFunction) {
 void ExpectSameSymbols(const ElfSymbols& a, const ElfSymbols& b) {
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(a.build_id(), b.build_id());
-  EXPECT_EQ(a.debuglink(), b.debuglink());
-  EXPECT_EQ(a.symbols_path(), b.symbols_path());
+  EXPECT_EQ(ElfSymbolsTestPeer::Debuglink(a), ElfSymbolsTestPeer::Debuglink(b));
+  EXPECT_EQ(ElfSymbolsTestPeer::SymbolsPath(a), ElfSymbolsTestPeer::SymbolsPath(b));
   std::vector<uint64_t> probes;
   for (uint32_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a.RawName(i), b.RawName(i)) << i;
@@ -540,18 +557,18 @@ TEST(ElfSymbols, CachedTablesAnswerAsFreshOnes) {
     SCOPED_TRACE(path);
     setenv("PF_CACHE_DIR", "", 1);
     auto fresh = ElfSymbols::Load(path, {});
-    EXPECT_FALSE(fresh->from_cache());
+    EXPECT_FALSE(ElfSymbolsTestPeer::FromCache(*fresh));
     setenv("PF_CACHE_DIR", scoped.cache().c_str(), 1);
     auto stored = ElfSymbols::Load(path, {});
-    EXPECT_FALSE(stored->from_cache());
+    EXPECT_FALSE(ElfSymbolsTestPeer::FromCache(*stored));
     auto cached = ElfSymbols::Load(path, {});
-    EXPECT_TRUE(cached->from_cache());
+    EXPECT_TRUE(ElfSymbolsTestPeer::FromCache(*cached));
     ExpectSameSymbols(*fresh, *cached);
     // Other options: an entry of their own.
     ElfLoadOptions raw;
     raw.demangle = false;
-    EXPECT_FALSE(ElfSymbols::Load(path, raw)->from_cache());
-    EXPECT_TRUE(ElfSymbols::Load(path, raw)->from_cache());
+    EXPECT_FALSE(ElfSymbolsTestPeer::FromCache(*ElfSymbols::Load(path, raw)));
+    EXPECT_TRUE(ElfSymbolsTestPeer::FromCache(*ElfSymbols::Load(path, raw)));
   }
 
   // A binary under a --symfs root, so that a debug file can appear where perf looks.
@@ -561,27 +578,27 @@ TEST(ElfSymbols, CachedTablesAnswerAsFreshOnes) {
   std::filesystem::copy_file(binaries[0], prog);
   ElfLoadOptions opt;
   opt.symfs = root;
-  EXPECT_FALSE(ElfSymbols::Load("/prog", opt)->from_cache());
+  EXPECT_FALSE(ElfSymbolsTestPeer::FromCache(*ElfSymbols::Load("/prog", opt)));
   auto before = ElfSymbols::Load("/prog", opt);
-  EXPECT_TRUE(before->from_cache());
-  EXPECT_EQ(before->symbols_path(), prog);
+  EXPECT_TRUE(ElfSymbolsTestPeer::FromCache(*before));
+  EXPECT_EQ(ElfSymbolsTestPeer::SymbolsPath(*before), prog);
   // A debug file appears (/usr/lib/debug/PATH.debug comes before the binary): not answered
   // from the entry, and read from the new file.
   std::filesystem::copy_file(binaries[0], root + "/usr/lib/debug/prog.debug");
   auto after = ElfSymbols::Load("/prog", opt);
-  EXPECT_FALSE(after->from_cache());
-  EXPECT_EQ(after->symbols_path(), root + "/usr/lib/debug/prog.debug");
-  EXPECT_TRUE(ElfSymbols::Load("/prog", opt)->from_cache());
+  EXPECT_FALSE(ElfSymbolsTestPeer::FromCache(*after));
+  EXPECT_EQ(ElfSymbolsTestPeer::SymbolsPath(*after), root + "/usr/lib/debug/prog.debug");
+  EXPECT_TRUE(ElfSymbolsTestPeer::FromCache(*ElfSymbols::Load("/prog", opt)));
   // It goes again: the binary's own table once more.
   std::filesystem::remove(root + "/usr/lib/debug/prog.debug");
   auto gone = ElfSymbols::Load("/prog", opt);
-  EXPECT_FALSE(gone->from_cache());
-  EXPECT_EQ(gone->symbols_path(), prog);
+  EXPECT_FALSE(ElfSymbolsTestPeer::FromCache(*gone));
+  EXPECT_EQ(ElfSymbolsTestPeer::SymbolsPath(*gone), prog);
   // The binary changes (a new modification time): not answered from the entry.
   std::filesystem::last_write_time(prog, std::filesystem::last_write_time(prog) +
                                              std::chrono::seconds(5));
-  EXPECT_FALSE(ElfSymbols::Load("/prog", opt)->from_cache());
-  EXPECT_TRUE(ElfSymbols::Load("/prog", opt)->from_cache());
+  EXPECT_FALSE(ElfSymbolsTestPeer::FromCache(*ElfSymbols::Load("/prog", opt)));
+  EXPECT_TRUE(ElfSymbolsTestPeer::FromCache(*ElfSymbols::Load("/prog", opt)));
 
   // Entries whose bytes are cut or changed but whose trailer was made to match them: never
   // a crash or a hang, and a fresh read unless the change left a well-formed table.
@@ -603,7 +620,7 @@ TEST(ElfSymbols, CachedTablesAnswerAsFreshOnes) {
     std::ofstream(entry, std::ios::binary | std::ios::trunc) << bytes << t;
   };
   write_entry(payload);
-  EXPECT_TRUE(ElfSymbols::Load(path, {})->from_cache());
+  EXPECT_TRUE(ElfSymbolsTestPeer::FromCache(*ElfSymbols::Load(path, {})));
   std::mt19937 rng(7);
   int trusted = 0;
   for (int round = 0; round < 300; ++round) {
@@ -616,7 +633,7 @@ TEST(ElfSymbols, CachedTablesAnswerAsFreshOnes) {
     }
     write_entry(bytes);
     auto loaded = ElfSymbols::Load(path, {});
-    if (loaded->from_cache()) {
+    if (ElfSymbolsTestPeer::FromCache(*loaded)) {
       ++trusted;  // a byte of a name or an address changed: still a well-formed table
       EXPECT_EQ(loaded->size(), reference->size());
     } else {
@@ -918,19 +935,19 @@ TEST(KernelSymbols, ParsesAndLooksUpLikePerf) {
   uint64_t text = 0;
   ASSERT_TRUE(k.AddressOf("_text", &text));
   EXPECT_EQ(text, 0xffffffff81000000u);
-  EXPECT_FALSE(k.restricted());
+  EXPECT_FALSE(KernelSymbolsTestPeer::Restricted(k));
 }
 
 TEST(KernelSymbols, RestrictedAndEmpty) {
   KernelSymbols r = KernelSymbols::Parse(
       "0000000000000000 T _text\n0000000000000000 t foo\n0000000000000000 T bar\n");
-  EXPECT_TRUE(r.restricted());
+  EXPECT_TRUE(KernelSymbolsTestPeer::Restricted(r));
   EXPECT_TRUE(r.empty());
   KernelSymbols::Hit hit;
   EXPECT_FALSE(r.Lookup(0xffffffff81000000, &hit));
   KernelSymbols e = KernelSymbols::Parse("");
   EXPECT_TRUE(e.empty());
-  EXPECT_FALSE(e.restricted());
+  EXPECT_FALSE(KernelSymbolsTestPeer::Restricted(e));
 }
 
 // The lazy lookup (binary search of the core kernel's lines) answers as the whole parse
@@ -955,7 +972,7 @@ void ExpectLazyAsEager(const KernelSymbols& lazy, const KernelSymbols& eager,
     pos = nl + 1;
   }
   EXPECT_EQ(lazy.empty(), eager.empty());
-  EXPECT_EQ(lazy.restricted(), eager.restricted());
+  EXPECT_EQ(KernelSymbolsTestPeer::Restricted(lazy), KernelSymbolsTestPeer::Restricted(eager));
   for (uint64_t ip : probes) {
     KernelSymbols::Hit a, b;
     bool found = lazy.Lookup(ip, &a);
@@ -1038,7 +1055,9 @@ TEST(KernelSymbols, LazyLookupAnswersAsTheWholeParseOnRandomTables) {
 TEST(KernelSymbols, ThisMachine) {
   if (access("/proc/kallsyms", R_OK) != 0) GTEST_SKIP() << "no /proc/kallsyms";
   KernelSymbols k = KernelSymbols::Load("/proc/kallsyms");
-  if (k.restricted()) GTEST_SKIP() << "kptr_restrict hides kernel addresses";
+  if (KernelSymbolsTestPeer::Restricted(k)) {
+    GTEST_SKIP() << "kptr_restrict hides kernel addresses";
+  }
   uint64_t text = 0;
   ASSERT_TRUE(k.AddressOf("_text", &text));
   KernelSymbols::Hit hit;
