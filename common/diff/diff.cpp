@@ -109,6 +109,8 @@ bool MergeSortedFolded(const std::string_view data[2], const std::string& before
                        uint64_t* lines) {
   unsigned __int128 total[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
+    // A differential profile (two counts) is refused by the tree path, with the reason.
+    if (FoldedColumns(data[i]) != 1) return false;
     SortedFolded f(data[i]);
     bool ok = true;
     while (f.Next(&ok)) total[i] += f.count();

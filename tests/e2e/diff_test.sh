@@ -37,6 +37,14 @@ printf '# pf-diff: before=%s after=%s\nmain;a 10 0\nmain;b 30 20\nmain;c 0 40\n'
   "$tmp/before.folded" "$tmp/after.folded" | cmp -s - "$tmp/out" || { fail "plain output"; cat "$tmp/out"; }
 "$diff_bin" -n "$tmp/before.folded" "$tmp/after.folded" | grep -v '^#' >"$tmp/out"
 printf 'main;a 15 0\nmain;b 45 20\nmain;c 0 40\n' | cmp -s - "$tmp/out" || { fail "normalize"; cat "$tmp/out"; }
+# Two differential profiles are refused, as regular files (the sorted merge) and from a pipe.
+printf 'a;b 1 2\na;c 3 4\n' >"$tmp/d.folded"
+for before in "$tmp/d.folded" -; do
+  "$diff_bin" "$before" "$tmp/d.folded" <"$tmp/d.folded" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ "$rc" -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q 'not differential ones' "$tmp/err" ||
+    fail "two differential profiles ($before): exit $rc, $(head -c 200 "$tmp/out" "$tmp/err")"
+done
 # Sorted regular files are merged line by line; pipes and unsorted files go through trees.
 # Both ways give the same lines (also with -n), and an unsorted file is not mistaken.
 printf 'main;a 3\nmain;a;x 2\nmain;b 5\nmain;c 1\n' >"$tmp/s1.folded"
