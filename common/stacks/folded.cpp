@@ -2,7 +2,7 @@
 // (or two) is read from the right, since frame names may contain spaces, and the frames are
 // interned and added to the tree as one stack. The writer walks the tree depth first and orders
 // each node's children so that the lines come out bytewise sorted without building them as
-// strings (see "Writing folded stacks in bytewise order" in docs/DESIGN.md).
+// strings (see "Writing folded stacks in bytewise order" in bench/README.md).
 
 #include "stacks/folded.h"
 
