@@ -7,8 +7,6 @@
 
 #include "app/files.h"
 #include "io/input.h"
-#include "stacks/folded.h"
-#include "stacks/weight.h"
 
 namespace pf {
 
@@ -25,12 +23,7 @@ StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
 
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, ReadReport* report) {
-  StackTree tree = CollapseFilesToTree(inputs, options, report);
-  if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));
-  BufferedWriter w(out);
-  WriteFolded(tree, w);
-  w.Flush();
-  out.Commit();
+  WriteCollapsed(CollapseFilesToTree(inputs, options, report), out, report);
 }
 
 }  // namespace pf

@@ -344,16 +344,19 @@ void Collapser::Add(ByteSource& source) { impl_->Add(source); }
 
 StackTree Collapser::TakeTree() { return impl_->TakeTree(); }
 
-void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
-                     const CollapseOptions& options, ByteSink& out, ReadReport* report) {
-  Collapser c(options, report);
-  for (auto& s : sources) c.Add(*s);
-  StackTree tree = c.TakeTree();
+void WriteCollapsed(const StackTree& tree, ByteSink& out, ReadReport* report) {
   if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));
   BufferedWriter w(out);
   WriteFolded(tree, w);
   w.Flush();
   out.Commit();
+}
+
+void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
+                     const CollapseOptions& options, ByteSink& out, ReadReport* report) {
+  Collapser c(options, report);
+  for (auto& s : sources) c.Add(*s);
+  WriteCollapsed(c.TakeTree(), out, report);
 }
 
 }  // namespace pf

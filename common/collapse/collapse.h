@@ -50,6 +50,10 @@ class Collapser {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Writes `tree` to `out` as sorted folded text and commits it; a saturated sum is warned
+/// of in `report`.
+void WriteCollapsed(const StackTree& tree, ByteSink& out, ReadReport* report);
+
 /// Folds `sources` (opened by the caller; tests and fuzzers pass memory) and writes sorted
 /// folded text to `out`.
 void CollapseSources(std::vector<std::unique_ptr<ByteSource>> sources,
