@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <csignal>
 #include <cstdio>
@@ -102,6 +103,10 @@ void Tool::Notice(const std::string& msg) const {
   if (!quiet_) std::fprintf(stderr, "%s: notice: %s\n", info_.name, msg.c_str());
 }
 
+void Tool::Say(const std::string& msg) const {
+  if (!quiet_) std::fprintf(stderr, "%s: %s\n", info_.name, msg.c_str());
+}
+
 int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) {
   std::signal(SIGPIPE, SIG_IGN);  // writes report EPIPE instead, which ends us quietly
   po::options_description common("Common options", 100, 50);
@@ -150,7 +155,7 @@ int Tool::Run(int argc, char** argv, const std::function<void(Context&)>& body) 
   }
   quiet_ = vm.count("quiet") > 0;
   Context ctx{vm, {}, vm.count("output") ? vm["output"].as<std::string>() : "-", quiet_,
-              &parsed};
+              &parsed, std::vector<std::string>(argv, argv + argc)};
   if (vm.count("pf-positional")) ctx.inputs = vm["pf-positional"].as<std::vector<std::string>>();
   SetProcessEndsAfterWork(true);  // what the work builds need not be torn down (teardown.h)
   try {
@@ -237,6 +242,52 @@ std::vector<std::string> SplitList(const std::vector<std::string>& values) {
     }
   }
   return out;
+}
+
+namespace {
+
+/// "a", "a or b", "a, b or c".
+std::string Alternatives(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+void CheckChoice(const char* name, const std::string& value,
+                 const std::vector<std::string>& allowed) {
+  for (const std::string& a : allowed) {
+    if (value == a) return;
+  }
+  throw UsageError(std::string("--") + name + " must be " + Alternatives(allowed) + ", not '" +
+                   value + "'");
+}
+
+std::string Choice(const po::variables_map& vm, const char* name,
+                   const std::vector<std::string>& allowed, const char* def) {
+  std::string value = Value<std::string>(vm, name, def);
+  CheckChoice(name, value, allowed);
+  return value;
+}
+
+double Percent(const po::variables_map& vm, const char* name, double def, bool capped) {
+  if (!vm.count(name)) return def;
+  double v = vm[name].as<double>();
+  if (capped && !(v >= 0 && v <= 100)) {
+    throw UsageError(std::string("--") + name + " must be a percentage (0 to 100)");
+  }
+  if (!(v >= 0)) throw UsageError(std::string("--") + name + " must be a percentage >= 0");
+  return v;
+}
+
+bool InlineFrames(const po::variables_map& vm) {
+  if (vm.count("inline") && vm.count("no-inline")) {
+    throw UsageError("--inline and --no-inline exclude each other");
+  }
+  return !vm.count("no-inline");
 }
 
 namespace {
@@ -329,6 +380,19 @@ std::string FormatFromSuffix(const std::string& output, const std::vector<Output
     }
   }
   return fallback;
+}
+
+std::string OutputFormat(const std::optional<std::string>& given, const std::string& output,
+                         const std::vector<OutputSuffix>& known, const char* fallback) {
+  std::string format = given ? *given : FormatFromSuffix(output, known, fallback);
+  std::vector<std::string> formats;
+  for (const OutputSuffix& k : known) {
+    if (std::find(formats.begin(), formats.end(), k.format) == formats.end()) {
+      formats.push_back(k.format);
+    }
+  }
+  CheckChoice("format", format, formats);
+  return format;
 }
 
 }  // namespace pf::cli

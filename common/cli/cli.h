@@ -9,6 +9,7 @@
 
 #include <boost/program_options.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct Context {
   bool quiet = false;
   /// The options in the order given (a variables_map loses it: `-g --call-graph=dwarf`).
   const po::parsed_options* parsed = nullptr;
+  std::vector<std::string> argv;  // the whole command line, the tool's name first
 };
 
 class Tool {
@@ -44,6 +46,8 @@ class Tool {
   /// Messages on stderr, prefixed with the tool name.
   void Warn(const std::string& msg) const;
   void Notice(const std::string& msg) const;
+  /// A line of the tool's own on stderr, `pf-x: msg`, unless --quiet.
+  void Say(const std::string& msg) const;
 
  private:
   ToolInfo info_;
@@ -67,6 +71,33 @@ std::string JoinedList(const po::variables_map& vm, const char* name);
 
 /// A comma-separated or repeated option value, split.
 std::vector<std::string> SplitList(const std::vector<std::string>& values);
+
+/// The value of option `name`, or `def` when it was not given.
+template <class T>
+T Value(const po::variables_map& vm, const char* name, T def = T()) {
+  return vm.count(name) ? vm[name].as<T>() : def;
+}
+
+/// A repeatable option's values as given (empty when not given).
+inline std::vector<std::string> List(const po::variables_map& vm, const char* name) {
+  return Value<std::vector<std::string>>(vm, name);
+}
+
+/// A choice option's value: one of `allowed`, `def` when not given. Any other value is a
+/// UsageError saying which are allowed: "--weight must be period or samples, not 'x'".
+std::string Choice(const po::variables_map& vm, const char* name,
+                   const std::vector<std::string>& allowed, const char* def);
+/// The check of a choice, for a value that may come from elsewhere (OutputFormat).
+void CheckChoice(const char* name, const std::string& value,
+                 const std::vector<std::string>& allowed);
+
+/// A percentage option's value, `def` when not given: 0 to 100, or with `capped` false any
+/// value from 0; else a UsageError ("--node-thres must be a percentage (0 to 100)").
+double Percent(const po::variables_map& vm, const char* name, double def, bool capped = true);
+
+/// The --inline/--no-inline pair of the tools that read recordings: whether to add the
+/// functions inlined at unwound frames (yes unless --no-inline). Both is a UsageError.
+bool InlineFrames(const po::variables_map& vm);
 
 /// Adds -f/--input-format FORMAT (gprof2dot's -f) to `group`.
 void AddInputFormatOption(po::options_description& group);
@@ -92,5 +123,11 @@ struct OutputSuffix {
 /// ".jpg", ".ps", ...) is a UsageError listing the ones it can.
 std::string FormatFromSuffix(const std::string& output, const std::vector<OutputSuffix>& known,
                              const char* fallback);
+
+/// The output format a tool writes: `given` (its --format) when there is one, else the one
+/// `output`'s suffix asks for (FormatFromSuffix), else `fallback`. It must be one of `known`'s
+/// formats: "--format must be svg, png or pdf, not 'gif'".
+std::string OutputFormat(const std::optional<std::string>& given, const std::string& output,
+                         const std::vector<OutputSuffix>& known, const char* fallback);
 
 }  // namespace pf::cli

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <memory>
@@ -149,6 +151,78 @@ constexpr bool kKeeps = false;
 #else
 constexpr bool kKeeps = true;
 #endif
+
+// A variables_map of `args` against a few options of the kinds the helpers read.
+po::variables_map Parse(std::vector<std::string> args) {
+  po::options_description d;
+  d.add_options()("weight", po::value<std::string>())("pct", po::value<double>())(
+      "inline", "")("no-inline", "")("list", po::value<std::vector<std::string>>());
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).run(), vm);
+  return vm;
+}
+
+std::string UsageMessage(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Cli, ChoiceSaysWhichValuesAreAllowed) {
+  EXPECT_EQ(Choice(Parse({}), "weight", {"period", "samples"}, "period"), "period");
+  EXPECT_EQ(Choice(Parse({"--weight=samples"}), "weight", {"period", "samples"}, "period"),
+            "samples");
+  EXPECT_EQ(UsageMessage([] {
+              Choice(Parse({"--weight=x"}), "weight", {"period", "samples"}, "period");
+            }),
+            "--weight must be period or samples, not 'x'");
+  EXPECT_EQ(UsageMessage([] { CheckChoice("format", "gif", {"dot", "svg", "png", "pdf"}); }),
+            "--format must be dot, svg, png or pdf, not 'gif'");
+  EXPECT_EQ(UsageMessage([] { CheckChoice("total", "", {"callstacks"}); }),
+            "--total must be callstacks, not ''");
+}
+
+TEST(Cli, PercentAndValues) {
+  EXPECT_EQ(Percent(Parse({}), "pct", 0.5), 0.5);
+  EXPECT_EQ(Percent(Parse({"--pct=100"}), "pct", 0.5), 100);
+  EXPECT_EQ(UsageMessage([] { Percent(Parse({"--pct=101"}), "pct", 0.5); }),
+            "--pct must be a percentage (0 to 100)");
+  EXPECT_EQ(Percent(Parse({"--pct=200"}), "pct", 0, /*capped=*/false), 200);
+  EXPECT_EQ(UsageMessage([] { Percent(Parse({"--pct=-1"}), "pct", 0, false); }),
+            "--pct must be a percentage >= 0");
+  EXPECT_EQ(UsageMessage([] { Percent(Parse({"--pct=nan"}), "pct", 0); }),
+            "--pct must be a percentage (0 to 100)");
+  EXPECT_EQ(Value<std::string>(Parse({}), "weight", "d"), "d");
+  EXPECT_EQ(List(Parse({"--list=a", "--list=b"}), "list"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(List(Parse({}), "list").empty());
+}
+
+TEST(Cli, InlineAndNoInlineExcludeEachOther) {
+  EXPECT_TRUE(InlineFrames(Parse({})));
+  EXPECT_TRUE(InlineFrames(Parse({"--inline"})));
+  EXPECT_FALSE(InlineFrames(Parse({"--no-inline"})));
+  EXPECT_EQ(UsageMessage([] { InlineFrames(Parse({"--inline", "--no-inline"})); }),
+            "--inline and --no-inline exclude each other");
+}
+
+TEST(Cli, OutputFormatFromTheOptionOrTheSuffix) {
+  const std::vector<OutputSuffix> known = {
+      {".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"}, {".png", "png"}};
+  EXPECT_EQ(OutputFormat(std::nullopt, "-", known, "dot"), "dot");
+  EXPECT_EQ(OutputFormat(std::nullopt, "dir.svg/graph", known, "dot"), "dot");
+  EXPECT_EQ(OutputFormat(std::nullopt, "g.GV", known, "dot"), "dot");
+  EXPECT_EQ(OutputFormat(std::nullopt, "g.Png", known, "dot"), "png");
+  EXPECT_EQ(OutputFormat(std::nullopt, "g.txt", known, "dot"), "dot");
+  EXPECT_EQ(OutputFormat("svg", "g.png", known, "dot"), "svg");  // --format wins
+  EXPECT_EQ(UsageMessage([&] { OutputFormat("", "g.png", known, "dot"); }),
+            "--format must be dot, svg or png, not ''");
+  EXPECT_EQ(UsageMessage([&] { OutputFormat(std::nullopt, "g.gif", known, "dot"); }),
+            "cannot write gif (-o g.gif): the output formats are .dot, .gv, .svg, .png (or "
+            "choose one with --format)");
+}
 
 TEST(Teardown, KeptOnlyWhenTheProcessEndsAfterItsWork) {
   std::string log;

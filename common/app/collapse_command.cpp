@@ -1,0 +1,107 @@
+// pf-collapse's command line. The naming options are stackcollapse-perf.pl's; the weight,
+// filter and input options are pf's (inferno-collapse-perf's --nthreads taken as --threads);
+// the recording options are perf script's sample selection (command_line.h), spelled with
+// --pids and --tids because --pid and --tid name each stack's first frame here.
+
+#include "app/collapse_command.h"
+
+#include "app/command_line.h"
+#include "app/files.h"
+#include "base/error.h"
+
+namespace pf {
+
+namespace po = cli::po;
+
+cli::Tool CollapseTool() {
+  cli::Tool tool({
+      "pf-collapse",
+      "[OPTIONS] [FILE...]",
+      "Fold stack samples into folded stacks (`comm;caller;...;leaf COUNT`, sorted), the input\n"
+      "of pf-flamegraph, pf-dot and pf-diff. Reads recordings (pf-record streams, perf.data\n"
+      "files), `perf script` text (as stackcollapse-perf.pl does, with the same options and\n"
+      "output) and folded stacks, which are summed with the other inputs. Inputs may be gzip\n"
+      "or zstd compressed; with no FILE, or when FILE is -, standard input is read.",
+      "  perf script | pf-collapse > out.folded\n"
+      "  pf-collapse --all --pid perf.txt.gz | pf-flamegraph > out.svg\n"
+      "  pf-collapse host1.folded host2.folded > fleet.folded      # merge profiles\n"
+      "  pf-collapse --exclude='^swapper' --hide='^__libc_start' perf.txt\n",
+  });
+  tool.AddGroup("Naming (the options of stackcollapse-perf.pl)").add_options()
+      ("pid", "start each stack with comm-PID")
+      ("tid", "start each stack with comm-PID/TID")
+      ("kernel", "mark kernel frames with _[k]")
+      ("jit", "mark JIT frames (/tmp/perf-PID.map, jitted-*.so) with _[j]")
+      ("all", "all annotations: --kernel --jit")
+      ("addrs", "name unknown frames by their address: [dso <addr>]")
+      ("inline", "mark inlined functions (perf's \"(inlined)\" frames) with _[i]")
+      ("srcline", "add each frame's source line (:file.c:12), from the lines perf script "
+       "-F +srcline prints, or from DWARF for recordings")
+      ("event-filter", po::value<std::string>()->value_name("EVENT"),
+       "keep only samples of EVENT (default: the first event type seen)")
+      ("skip-after", po::value<std::vector<std::string>>()->value_name("FUNC"),
+       "drop the frames below (callers of) FUNC, and the comm; repeatable");
+  tool.AddGroup("Weights and filters").add_options()
+      ("weight", po::value<std::string>()->value_name("W"),
+       "period (default): weigh a sample by the period perf script prints; samples: 1 each")
+      ("include", po::value<std::vector<std::string>>()->value_name("RE"),
+       "keep only stacks whose folded text matches RE (re2 syntax); repeatable")
+      ("exclude", po::value<std::vector<std::string>>()->value_name("RE"),
+       "drop stacks whose folded text matches RE; repeatable")
+      ("hide", po::value<std::vector<std::string>>()->value_name("RE"),
+       "remove frames whose name matches RE, their weight going to the caller; repeatable");
+  po::options_description& recordings = tool.AddGroup("Recordings (perf.data, pf-record streams)");
+  recordings.add_options()
+      ("no-inline", "do not add the functions inlined at unwound frames (as perf script "
+       "--no-inline)");
+  AddSelectionOptions(recordings, SelectionStyle::kFold);
+  po::options_description& input = tool.AddGroup("Input");
+  input.add_options()
+      ("format", po::value<std::string>()->value_name("FORMAT"),
+       "input format: auto (default), perf-script or folded")
+      ("threads,j", po::value<unsigned>()->value_name("N"),
+       "parsing threads (default: one per CPU)")
+      ("nthreads,n", po::value<unsigned>()->value_name("N"),
+       "the same as --threads (inferno-collapse-perf's name)");
+  cli::AddInputFormatOption(input);
+  return tool;
+}
+
+CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
+  cli::DefaultToPerfData(ctx);  // no FILE, stdin a terminal: ./perf.data, as perf
+  const po::variables_map& vm = ctx.vm;
+  CollapseCommand c{ctx.inputs, ctx.output, {}};
+  CollapseOptions& opt = c.options;
+  opt.perf.include_pid = vm.count("pid");
+  opt.perf.include_tid = vm.count("tid");
+  opt.perf.annotate_kernel = vm.count("kernel") || vm.count("all");
+  opt.perf.annotate_jit = vm.count("jit") || vm.count("all");
+  opt.perf.include_addrs = vm.count("addrs");
+  opt.perf.annotate_inline = vm.count("inline");
+  opt.perf.srcline = vm.count("srcline");
+  opt.perf.inline_frames = cli::InlineFrames(vm);
+  if (vm.count("event-filter")) opt.perf.event_filter = vm["event-filter"].as<std::string>();
+  opt.perf.skip_after = cli::List(vm, "skip-after");
+  opt.perf.weight_samples = cli::Choice(vm, "weight", {"period", "samples"}, "period") == "samples";
+  opt.filter.include = cli::List(vm, "include");
+  opt.filter.exclude = cli::List(vm, "exclude");
+  opt.filter.hide = cli::List(vm, "hide");
+  opt.format = cli::InputFormat(vm, "format");
+  opt.threads = cli::Value<unsigned>(vm, "threads", 0);
+  opt.select = ReadSelection(vm, SelectionStyle::kFold);
+  if (vm.count("nthreads")) {
+    if (vm.count("threads")) throw UsageError("--threads and --nthreads are the same option");
+    opt.threads = vm["nthreads"].as<unsigned>();
+  }
+  return c;
+}
+
+void RunCollapseCommand(const CollapseCommand& command, const cli::Tool& tool) {
+  ReadReport report;
+  std::unique_ptr<ByteSink> out = OpenOutput(command.output);
+  CollapseFiles(command.inputs, command.options, *out, &report);
+  Tell(tool, report);
+  if (report.empty) tool.Warn(EmptyResultReason(report, ""));
+}
+
+}  // namespace pf

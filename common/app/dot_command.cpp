@@ -1,0 +1,223 @@
+// pf-dot's command line and run. The options follow gprof2dot's names (-n, -e, -z, -l,
+// --colormap, --total, -f and its --format=perf) and pprof's filters (--focus, --ignore,
+// --hide, --show-from). The run is: fold the inputs into a stack tree (perf samples named as
+// gprof2dot names them: unknown frames by address, C++ names whole), build the call graph,
+// and write DOT, or hand it to Graphviz's library for svg, png or pdf.
+
+#include "app/dot_command.h"
+
+#include "app/command_line.h"
+#include "app/files.h"
+#include "base/error.h"
+#include "callgraph/graphviz.h"
+
+namespace pf {
+
+namespace po = cli::po;
+
+namespace {
+
+void AddPruningAndFilters(cli::Tool& tool) {
+  tool.AddGroup("Pruning").add_options()
+      ("node-thres,n", po::value<double>()->value_name("PCT"),
+       "drop nodes whose total is below PCT percent (default 0.5)")
+      ("edge-thres,e", po::value<double>()->value_name("PCT"),
+       "drop edges below PCT percent (default 0.1)")
+      ("nodecount", po::value<size_t>()->value_name("N"),
+       "keep at most the N nodes with the largest totals (default 80; 0: no limit); dotted "
+       "residual edges bridge the removed nodes")
+      ("root,z", po::value<std::vector<std::string>>()->value_name("FUNC"),
+       "keep only what FUNC (a glob) calls, directly or not; repeatable")
+      ("leaf,l", po::value<std::vector<std::string>>()->value_name("FUNC"),
+       "keep only what leads to FUNC (a glob); repeatable")
+      ("depth", po::value<int>()->value_name("N"),
+       "with -z/-l: at most N edges away (default: no limit)");
+  tool.AddGroup("Filters (re2 regular expressions, matched anywhere in a frame name)")
+      .add_options()
+      ("focus", po::value<std::vector<std::string>>()->value_name("RE"),
+       "keep only the samples with a frame matching RE")
+      ("ignore", po::value<std::vector<std::string>>()->value_name("RE"),
+       "drop the samples with a frame matching RE")
+      ("hide", po::value<std::vector<std::string>>()->value_name("RE"),
+       "remove the frames matching RE (their weight stays with the caller)")
+      ("show-from", po::value<std::vector<std::string>>()->value_name("RE"),
+       "drop the callers of the outermost frame matching RE (samples without a match too)");
+}
+
+void AddDrawing(cli::Tool& tool) {
+  tool.AddGroup("Drawing").add_options()
+      ("colormap,c", po::value<std::string>()->value_name("MAP"),
+       "color (default), pink, gray, bw or print")
+      ("skew", po::value<double>()->value_name("F"),
+       "skew the colour scale (default 1; below 1 gives low percentages more colour variety)")
+      ("strip,s", "strip C++ argument lists and template arguments from names")
+      ("wrap,w", "wrap names longer than 32 characters")
+      ("color-nodes-by-selftime", "colour nodes by their self time instead of their total")
+      ("show-samples", "add the raw sample counts (weights) to the labels")
+      ("node-label", po::value<std::vector<std::string>>()->value_name("MEASURE"),
+       "what a box shows under the name, in order (repeatable): total-time-percentage, "
+       "self-time-percentage, total-time, self-time (raw weights); default: the two "
+       "percentages")
+      ("total", po::value<std::string>()->value_name("MODE"),
+       "callstacks (the only mode: totals are exact); callratios is refused")
+      ("format", po::value<std::string>()->value_name("FORMAT"),
+       "dot (default), or svg, png or pdf laid out by Graphviz's library (default from the -o "
+       "suffix); without libgvc, pipe DOT into `dot -Tsvg`. gprof2dot's --format=perf or "
+       "collapse is taken as -f")
+      ("processes",
+       "for perf input: keep each process (comm) as the root node of its stacks; by default "
+       "they are left out, as gprof2dot does")
+      ("merge-unknown",
+       "for perf input: draw all unresolved frames of a module as one node [module]; by default "
+       "each address is its own node [module <address>], as gprof2dot does")
+      ("weight", po::value<std::string>()->value_name("W"),
+       "for perf input: period (default) weighs samples by their period, samples counts 1 "
+       "each (as gprof2dot's perf reader does)");
+}
+
+void CheckTotal(const po::variables_map& vm) {
+  if (!vm.count("total")) return;
+  std::string total = vm["total"].as<std::string>();
+  if (total == "callratios") {
+    throw UsageError(
+        "--total=callratios is not supported: pf-dot's totals are exact, computed from the "
+        "call stacks (each sample counted once per function, as gprof2dot --total=callstacks "
+        "and pprof do); gprof's call-ratio estimate can attribute time to callers that never "
+        "spent it");
+  }
+  cli::CheckChoice("total", total, {"callstacks"});
+}
+
+/// --format, else the suffix of -o (graph.svg), else DOT. gprof2dot's --format=perf names
+/// the input format: taken as -f (read.format).
+void ReadFormats(const po::variables_map& vm, DotCommand& c) {
+  bool input_named = vm.count("format") && cli::IsInputFormatName(vm["format"].as<std::string>());
+  c.read.format = cli::InputFormat(vm, input_named ? "format" : nullptr);
+  std::optional<std::string> given;
+  if (vm.count("format") && !input_named) given = vm["format"].as<std::string>();
+  c.format = cli::OutputFormat(
+      given, c.output,
+      {{".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}}, "dot");
+  RefuseImageForTerminal(c.format, c.output);
+  if (c.format != "dot" && !GraphvizAvailable()) {
+    throw UsageError("--format=" + c.format +
+                     " needs Graphviz's library (libgvc), which this pf-dot was built "
+                     "without; write DOT and pipe it: pf-dot ... | dot -T" +
+                     c.format + " > graph." + c.format);
+  }
+}
+
+void ReadGraphOptions(const po::variables_map& vm, CallGraphOptions& o) {
+  o.node_thres = cli::Percent(vm, "node-thres", 0.5);
+  o.edge_thres = cli::Percent(vm, "edge-thres", 0.1);
+  if (vm.count("nodecount")) o.nodecount = vm["nodecount"].as<size_t>();
+  o.root = cli::List(vm, "root");
+  o.leaf = cli::List(vm, "leaf");
+  if (vm.count("depth")) {
+    o.depth = vm["depth"].as<int>();
+    if (o.depth < 0) throw UsageError("--depth must be 0 or more");
+    if (o.root.empty() && o.leaf.empty()) throw UsageError("--depth needs -z/--root or -l/--leaf");
+  }
+  o.focus = cli::List(vm, "focus");
+  o.ignore = cli::List(vm, "ignore");
+  o.hide = cli::List(vm, "hide");
+  o.show_from = cli::List(vm, "show-from");
+  if (vm.count("colormap")) o.colormap = vm["colormap"].as<std::string>();
+  if (vm.count("skew")) o.skew = vm["skew"].as<double>();
+  o.strip = vm.count("strip");
+  o.wrap = vm.count("wrap");
+  o.color_nodes_by_selftime = vm.count("color-nodes-by-selftime");
+  o.show_samples = vm.count("show-samples");
+  o.node_labels = cli::List(vm, "node-label");
+}
+
+/// The sample filters as given, for the error when they leave nothing: "--focus=x, --hide=y".
+std::string FiltersGiven(const CallGraphOptions& o) {
+  std::string filters;
+  for (auto [name, res] : {std::pair{"focus", &o.focus}, std::pair{"ignore", &o.ignore},
+                           std::pair{"show-from", &o.show_from}, std::pair{"hide", &o.hide}}) {
+    for (const std::string& re : *res) {
+      filters += (filters.empty() ? "--" : ", --") + std::string(name) + "=" + re;
+    }
+  }
+  return filters;
+}
+
+void WriteGraph(const CallGraph& graph, const CallGraphOptions& o, const DotCommand& command) {
+  std::unique_ptr<ByteSink> out = OpenOutput(command.output);
+  if (command.format == "dot") {
+    BufferedWriter w(*out);
+    WriteDot(graph, o, w);
+    w.Flush();
+  } else {
+    StringSink dot;
+    BufferedWriter w(dot);
+    WriteDot(graph, o, w);
+    w.Flush();
+    out->WriteAll(RenderDot(dot.data(), command.format));
+  }
+  out->Commit();
+}
+
+}  // namespace
+
+cli::Tool DotTool() {
+  cli::Tool tool({
+      "pf-dot",
+      "[OPTIONS] [FILE...]",
+      "Draw profiles (anything pf-collapse reads: perf script text, folded stacks, recordings)\n"
+      "as a Graphviz DOT call graph of functions, to pipe into `dot -Tsvg`. A node shows a\n"
+      "function's total (the share of samples whose stack contains it, counted once per sample)\n"
+      "and, in parentheses, its self share; an edge shows the share of samples that made that\n"
+      "call. The totals are exact (gprof2dot's --total=callstacks), never estimated from call\n"
+      "ratios. Options follow gprof2dot's names, the filters pprof's.",
+      "  pf-collapse perf.txt | pf-dot | dot -Tsvg > graph.svg\n"
+      "  perf script | pf-dot -n 1 -e 0.5 --strip | dot -Tpng -o graph.png\n"
+      "  pf-dot --focus='^parse' --hide='^std::' in.folded | dot -Tsvg > parse.svg\n"
+      "  pf-dot -z main --depth 3 in.folded | dot -Tsvg > top.svg\n"
+      "  pf-dot perf.txt -o graph.svg\n",
+  });
+  AddPruningAndFilters(tool);
+  AddDrawing(tool);
+  cli::AddInputFormatOption(tool.AddGroup("Input"));
+  return tool;
+}
+
+DotCommand ParseDotOptions(cli::Context& ctx) {
+  cli::DefaultToPerfData(ctx);  // no FILE, stdin a terminal: ./perf.data, as perf
+  const po::variables_map& vm = ctx.vm;
+  DotCommand c;
+  c.inputs = ctx.inputs;
+  c.output = ctx.output;
+  CheckTotal(vm);
+  ReadFormats(vm, c);
+  ReadGraphOptions(vm, c.graph);
+  c.read.perf.weight_samples =
+      cli::Choice(vm, "weight", {"period", "samples"}, "period") == "samples";
+  c.read.perf.include_addrs = !vm.count("merge-unknown");
+  c.read.perf.note_modules = true;
+  c.read.perf.keep_cxx_names = true;  // operator() and {lambda(int)#1} stay whole
+  c.processes = vm.count("processes");
+  return c;
+}
+
+void RunDotCommand(const DotCommand& command, const cli::Tool& tool) {
+  // Read and build everything before writing a byte: a failure leaves no output.
+  ReadReport report;
+  StackTree tree = CollapseFilesToTree(command.inputs, command.read, &report);
+  Tell(tool, report);
+  // Stacks folded from perf samples start with the process name; gprof2dot's call graph
+  // has no process nodes. Folded input keeps its first frame: it may be a real function.
+  CallGraphOptions o = command.graph;
+  o.skip_process = report.samples > 0 && report.folded_lines == 0 && !command.processes;
+  CallGraph graph = BuildCallGraph(tree, o);
+  if (graph.total == 0) tool.Warn(EmptyResultReason(report, ""));
+  if (graph.saturated) tool.Warn(SaturationWarning(graph.saturated));
+  if (graph.total > 0 && graph.kept_weight == 0) {  // as -z/-l that match nothing: an error
+    NoteEmptyResult(tree, &report);
+    throw Error(EmptyResultReason(report, FiltersGiven(o)));
+  }
+  WriteGraph(graph, o, command);
+}
+
+}  // namespace pf
