@@ -103,7 +103,7 @@ class Collapser::Impl {
                                  "; skipped " + Plural(other_event_samples_, "sample", "samples") +
                                  " of " + others + " (choose with --event-filter=EVENT)");
     }
-    if (!tree_) tree_.emplace(1);
+    if (!tree_) tree_.emplace();
     report_->event = event_filter_;
     report_->other_event_samples = other_event_samples_;
     for (const auto* f : {&opt_.filter.include, &opt_.filter.exclude, &opt_.filter.hide}) {
@@ -114,17 +114,19 @@ class Collapser::Impl {
       }
     }
     StackTree out = opt_.filter.empty() ? std::move(*tree_) : filter_.Apply(*tree_);
-    if (out.Total(0) == 0 && out.Total(out.columns() - 1) == 0) {
-      NoteEmptyResult(opt_.filter.empty() ? out : *tree_, report_);
-    }
+    bool empty = true;
+    for (int c = 0; c < out.columns() && empty; ++c) empty = out.Total(c) == 0;
+    if (empty) NoteEmptyResult(opt_.filter.empty() ? out : *tree_, report_);
     return out;
   }
 
  private:
-  StackTree& Tree(int columns, const std::string& name) {
-    if (!tree_) tree_.emplace(columns);
-    if (tree_->columns() != columns) {
-      throw Error(name, columns == 2
+  // The tree every input merges into: differential (folded text with two counts per line)
+  // or one value per stack, alike for every input.
+  StackTree& Tree(bool differential, const std::string& name) {
+    if (!tree_) tree_.emplace(differential ? StackTree::Differential() : StackTree());
+    if (tree_->differential() != differential) {
+      throw Error(name, differential
                             ? "has two counts per line (a differential profile) and cannot be "
                               "merged with one-count profiles"
                             : "has one count per line and cannot be merged with differential "
@@ -156,10 +158,10 @@ class Collapser::Impl {
         }
       }
     }
-    StackTree& tree = Tree(columns, source.name());
+    StackTree& tree = Tree(columns == 2, source.name());
     // --skip-after cuts folded stacks as it cuts perf script's: read apart, cut, merge.
     std::optional<StackTree> uncut;
-    if (!opt_.perf.skip_after.empty()) uncut.emplace(columns);
+    if (!opt_.perf.skip_after.empty()) uncut.emplace(TreeForFolded(columns));
     FoldedReader reader(uncut ? *uncut : tree);
     BlockReader blocks(source, BlockReader::kLineBoundary);
     Block block;
@@ -191,7 +193,7 @@ class Collapser::Impl {
   // A recording (pf-record stream or perf.data): folded as pf-script's text of it would be
   // (record_fold.cpp), in one or two stages (recording.cpp), then merged.
   void AddPerfData(ByteSource& source) {
-    StackTree& tree = Tree(1, source.name());
+    StackTree& tree = Tree(false, source.name());
     FoldRecording(source, opt_, select_, threads_, event_filter_,
                   [&](RecordFold& fold, const PerfDataReader& reader, bool two_stage) {
       PerfScriptFolder& folder = fold.folder();
@@ -217,7 +219,7 @@ class Collapser::Impl {
   }
 
   void AddPerfScript(ByteSource& source) {
-    StackTree& tree = Tree(1, source.name());
+    StackTree& tree = Tree(false, source.name());
     BlockReader blocks(source, BlockReader::kSampleBoundary);
     std::vector<std::unique_ptr<PerfScriptFolder>> folders;
     Block block;

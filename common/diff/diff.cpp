@@ -254,15 +254,18 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
 
 }  // namespace
 
-StackTree DiffTrees(const StackTree& b, const StackTree& a, const std::string& before,
-                    const std::string& after, const DiffOptions& o,
+StackTree DiffTrees(const StackTree& before_tree, const StackTree& after_tree,
+                    const std::string& before, const std::string& after, const DiffOptions& o,
                     std::vector<std::string>* warnings) {
-  if (b.columns() != 1 || a.columns() != 1) {
+  if (before_tree.differential() || after_tree.differential()) {
     throw Error("pf-diff compares two ordinary profiles, not differential ones");
   }
-  StackTree t(2);
+  // A profile of several values per stack is compared by its default one (OneValue).
+  StackTree views[2];
+  const StackTree& b = before_tree.columns() > 1 ? (views[0] = OneValue(before_tree)) : before_tree;
+  const StackTree& a = after_tree.columns() > 1 ? (views[1] = OneValue(after_tree)) : after_tree;
+  StackTree t = StackTree::Differential(CombineSampleTypes(b.sample_type(), a.sample_type()));
   t.SetDecimals(std::max(b.decimals(), a.decimals()));
-  t.set_unit(CombineUnits(b.unit(), a.unit()));
   if (b.unit() != a.unit() && b.unit() != WeightUnit::kUnspecified &&
       a.unit() != WeightUnit::kUnspecified) {
     warnings->push_back("the profiles weigh different things (" + before + ": " +

@@ -519,12 +519,15 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
 
 }  // namespace
 
-FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
+FlameLayout BuildFlameGraph(const StackTree& profile, const FlameOptions& o,
                             std::vector<std::string>* warnings, const ReadReport* report) {
-  StackTree storage;
+  // A profile of several values per stack is drawn by its default one (OneValue).
+  StackTree view, storage;
+  const StackTree& input =
+      profile.columns() > 1 && !profile.differential() ? (view = OneValue(profile)) : profile;
   const StackTree& tree = Transformed(input, o, &storage);
-  const int wcol = tree.columns() - 1;  // width from the last column ("after")
-  const bool diff = tree.columns() == 2;
+  const bool diff = tree.differential();
+  const int wcol = diff ? 1 : 0;  // width from AFTER
   uint64_t sum = tree.Total(wcol);
   if (sum == 0 && diff && tree.Total(0) > 0) throw AfterAllZero();
   if (sum == 0) {

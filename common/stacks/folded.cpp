@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/error.h"
+
 
 namespace pf {
 
@@ -126,6 +128,10 @@ bool FoldedLines::Next() {
   return false;
 }
 
+StackTree TreeForFolded(int counts) {
+  return counts == 2 ? StackTree::Differential() : StackTree();
+}
+
 int FoldedColumns(std::string_view data) {
   FoldedLines lines(data, 0);
   while (lines.Next()) {
@@ -135,7 +141,7 @@ int FoldedColumns(std::string_view data) {
 }
 
 void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const std::string& file) {
-  FoldedLines lines(data, tree_.columns(), first_line);
+  FoldedLines lines(data, tree_.differential() ? 2 : 1, first_line);
   while (lines.Next()) {
     if (lines.kind() == FoldedLines::kPfComment) {
       if (pf_comments_.size() < 16) pf_comments_.emplace_back(lines.line());
@@ -173,7 +179,10 @@ struct Item {
 
 }  // namespace
 
-void WriteFolded(const StackTree& tree, BufferedWriter& out) {
+void WriteFolded(const StackTree& several, BufferedWriter& out) {
+  StackTree view;
+  if (several.columns() > 1 && !several.differential()) view = OneValue(several);
+  const StackTree& tree = several.columns() > 1 && !several.differential() ? view : several;
   StackTree::Children ch = tree.SortedChildren();
   auto has_children = [&](NodeId n) { return ch.first[n + 1] > ch.first[n]; };
   auto key_less = [&](const Item& a, const Item& b) {

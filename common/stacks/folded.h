@@ -6,7 +6,8 @@
 // The folded stack format (man/pf-folded.5): one stack per line, frames root to leaf joined
 // by ';', then whitespace and a count, or two counts for a differential profile. Readers sum
 // repeated stacks; the writer prints stacks sorted bytewise, as `sort` with LC_ALL=C and
-// stackcollapse-perf.pl do, so the output is deterministic.
+// stackcollapse-perf.pl do, so the output is deterministic. Folded text is a one-value view
+// of a profile.
 
 #include <algorithm>
 #include <cstdint>
@@ -60,6 +61,9 @@ bool IsFoldedIgnorable(std::string_view line);
 inline constexpr std::string_view kPfCommentPrefix = "# pf-";
 /// pf-diff's which-is-which line: kPfDiffComment + "before=FILE after=FILE".
 inline constexpr std::string_view kPfDiffComment = "# pf-diff: ";
+/// The tree folded text with `counts` counts per line reads into: one value, or a
+/// differential profile for two (FoldedColumns).
+StackTree TreeForFolded(int counts);
 
 /// The one reader of folded lines. A line ends at '\n', with a '\r' before it dropped;
 /// blank lines and comments are skipped, except pf's own comments (kPfCommentPrefix), which
@@ -109,7 +113,8 @@ void ForEachFrame(std::string_view stack, F&& f) {
 /// Reads folded text into a tree, block by block.
 class FoldedReader {
  public:
-  /// `tree.columns()` fixes how many counts each line must have.
+  /// The tree (one value per stack, or differential) fixes how many counts each line must
+  /// have: one, or two for a differential tree.
   explicit FoldedReader(StackTree& tree) : tree_(tree) {}
   void AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
 
@@ -131,8 +136,10 @@ class FoldedReader {
   std::vector<std::string> pf_comments_;
 };
 
-/// Writes every stack with a non-zero weight as "a;b;c N" (or "a;b;c N M"), sorted bytewise;
-/// a tree with decimals prints them as needed ("1.5", "3").
+/// Writes every stack with a non-zero weight as "a;b;c N" (or "a;b;c N M" for a
+/// differential tree), sorted bytewise; a tree with
+/// decimals prints them as needed ("1.5", "3"). A tree of several values per stack is
+/// written as its default one-value view (OneValue).
 void WriteFolded(const StackTree& tree, BufferedWriter& out);
 
 }  // namespace pf

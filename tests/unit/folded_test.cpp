@@ -20,7 +20,7 @@ std::string Write(const StackTree& t) {
 }
 
 std::string Fold(const std::string& text, int columns = 1) {
-  StackTree t(columns);
+  StackTree t = TreeForFolded(columns);
   FoldedReader r(t);
   r.AddBlock(text, 1, "x.folded");
   return Write(t);

@@ -27,7 +27,7 @@ std::string TempFile(const std::string& name, const std::string& text) {
 }
 
 StackTree Read(const std::string& text, int columns = 1) {
-  StackTree t(columns);
+  StackTree t = TreeForFolded(columns);
   FoldedReader r(t);
   r.AddBlock(text, 1, "test");
   return t;
@@ -65,6 +65,40 @@ TEST(Weight, ShowsTheUnit) {
   EXPECT_EQ(CombineUnits(WeightUnit::kUnspecified, WeightUnit::kNanoseconds),
             WeightUnit::kNanoseconds);
   EXPECT_EQ(CombineUnits(WeightUnit::kEvents, WeightUnit::kNanoseconds), WeightUnit::kUnspecified);
+}
+
+TEST(Weight, UnitsOfTheNextProfiles) {
+  EXPECT_EQ(HumanWeight(4096, 0, WeightUnit::kBytes), "4,096 bytes");
+  EXPECT_EQ(HumanWeight(7, 0, WeightUnit::kObjects), "7 objects");
+  EXPECT_EQ(HumanWeight(1000000, 0, WeightUnit::kInstructions), "1,000,000 instructions");
+  // The keywords of folded text's unit line and of pprof's ValueType.unit, both ways.
+  for (WeightUnit u : {WeightUnit::kSamples, WeightUnit::kNanoseconds, WeightUnit::kEvents,
+                       WeightUnit::kBytes, WeightUnit::kObjects, WeightUnit::kInstructions}) {
+    WeightUnit back = WeightUnit::kUnspecified;
+    ASSERT_TRUE(ParseUnitKeyword(UnitKeyword(u), &back)) << UnitKeyword(u);
+    EXPECT_EQ(back, u);
+  }
+  EXPECT_EQ(UnitKeyword(WeightUnit::kNanoseconds), "nanoseconds");
+  EXPECT_EQ(UnitKeyword(WeightUnit::kUnspecified), "");
+  WeightUnit u;
+  ASSERT_TRUE(ParseUnitKeyword("count", &u));  // pprof's name for samples
+  EXPECT_EQ(u, WeightUnit::kSamples);
+  EXPECT_FALSE(ParseUnitKeyword("ns", &u));
+  EXPECT_FALSE(ParseUnitKeyword("", &u));
+}
+
+TEST(Weight, SampleTypesCombine) {
+  EXPECT_EQ(DefaultSampleType(WeightUnit::kNanoseconds),
+            (SampleType{"cpu", WeightUnit::kNanoseconds}));
+  EXPECT_EQ(DefaultSampleType(WeightUnit::kUnspecified), SampleType{});
+  const SampleType space{"alloc_space", WeightUnit::kBytes};
+  EXPECT_EQ(CombineSampleTypes(space, space), space);
+  EXPECT_EQ(CombineSampleTypes(SampleType{}, space), space);  // folded text without a unit
+  EXPECT_EQ(CombineSampleTypes(space, SampleType{}), space);
+  EXPECT_EQ(CombineSampleTypes(space, {"inuse_space", WeightUnit::kBytes}),
+            (SampleType{"space", WeightUnit::kBytes}));
+  EXPECT_EQ(CombineSampleTypes(space, {"cpu", WeightUnit::kNanoseconds}).unit,
+            WeightUnit::kUnspecified);
 }
 
 TEST(Weight, SignedChangeIsClamped) {
