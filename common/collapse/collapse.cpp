@@ -135,6 +135,22 @@ class Collapser::Impl {
     return *tree_;
   }
 
+  // What input `name` weighs, said once when it is not what an input before it weighed
+  // (their sum is then of no one unit: the tree's becomes unspecified, CombineUnits).
+  void NoteInputUnit(WeightUnit unit, const std::string& name) {
+    if (unit == WeightUnit::kUnspecified) return;
+    if (first_unit_ == WeightUnit::kUnspecified) {
+      first_unit_ = unit;
+      first_unit_input_ = name;
+    } else if (unit != first_unit_ && !units_warned_) {
+      units_warned_ = true;
+      report_->warnings.push_back("the inputs weigh different things (" + first_unit_input_ +
+                                  ": " + std::string(UnitName(first_unit_)) + ", " + name +
+                                  ": " + std::string(UnitName(unit)) +
+                                  "): their sum is of numbers, not of like for like");
+    }
+  }
+
   void NoteOverlong(const BlockReader& reader, const std::string& name) {
     if (reader.overlong_lines()) {
       report_->warnings.push_back(Plural(reader.overlong_lines(), "line", "lines") +
@@ -159,6 +175,7 @@ class Collapser::Impl {
       }
     }
     StackTree& tree = Tree(columns == 2, source.name());
+    const bool was_empty = tree.size() == 1 && !tree.has_self(StackTree::kRoot);
     // --skip-after cuts folded stacks as it cuts perf script's: read apart, cut, merge.
     std::optional<StackTree> uncut;
     if (!opt_.perf.skip_after.empty()) uncut.emplace(TreeForFolded(columns));
@@ -170,6 +187,16 @@ class Collapser::Impl {
       if (block.releasable) ReleaseInput(block.data);
     }
     NoteOverlong(blocks, source.name());
+    // The unit its `# pf-unit:` line names (the folded reader does not set it: the tree may
+    // hold the inputs before this one).
+    const WeightUnit unit = reader.unit().unit();
+    if (!reader.unit().warning().empty()) report_->warnings.push_back(reader.unit().warning());
+    NoteInputUnit(unit, source.name());
+    if (uncut) {
+      uncut->set_unit(unit);
+    } else {
+      tree.set_unit(was_empty ? unit : CombineUnits(tree.unit(), unit));
+    }
     if (reader.stacks_read() == 0 && reader.malformed().count) {  // (read as folded by -f)
       throw Error(Where(source.name(), reader.malformed().first_line),
                   "nothing in the input parsed as folded stacks (" +
@@ -198,6 +225,7 @@ class Collapser::Impl {
                   [&](RecordFold& fold, const PerfDataReader& reader, bool two_stage) {
       PerfScriptFolder& folder = fold.folder();
       if (event_filter_.empty()) event_filter_ = folder.event_filter();
+      NoteInputUnit(folder.tree().unit(), source.name());
       if (tree.size() == 1 && !tree.has_self(StackTree::kRoot)) {
         std::swap(tree, folder.tree());  // the first input: nothing to merge with
       } else {
@@ -287,8 +315,10 @@ class Collapser::Impl {
 
     SkipCount skipped;
     uint64_t samples = 0, others = 0;
+    WeightUnit unit = WeightUnit::kUnspecified;
     for (auto& f : folders) {
       f->tree().set_unit(f->Unit());
+      unit = CombineUnits(unit, f->Unit());
       tree.Merge(f->tree());
       skipped.Merge(f->skipped_lines());
       samples += f->samples();
@@ -297,6 +327,7 @@ class Collapser::Impl {
       NoteOtherEvents(f->other_events());
       if (event_filter_.empty()) event_filter_ = f->event_filter();
     }
+    NoteInputUnit(unit, source.name());
     std::sort(other_events_.begin(), other_events_.end());
     if (skipped.count) report_->warnings.push_back(SkippedMessage(skipped, ""));
     report_->skipped_lines += skipped.count;
@@ -333,6 +364,9 @@ class Collapser::Impl {
   unsigned threads_;
   std::string event_filter_;
   std::optional<StackTree> tree_;
+  WeightUnit first_unit_ = WeightUnit::kUnspecified;  // NoteInputUnit
+  std::string first_unit_input_;
+  bool units_warned_ = false;
   uint64_t other_event_samples_ = 0;
   std::vector<std::string> other_events_;
 };

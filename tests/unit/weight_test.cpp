@@ -224,6 +224,73 @@ TEST(DecimalCounts, SortedFileWithDecimalsIsNotTruncated) {
   EXPECT_NEAR(wc * 2, wb, 0.01);
 }
 
+// The unit crosses folded text in its `# pf-unit:` line: pf-collapse writes it, and every
+// reader of folded text takes it (the collapse, the flame graph's streaming reader and its
+// chart, pf-diff's sorted merge).
+TEST(Units, CrossFoldedText) {
+  const std::string text = "prog 100 1.0: 250000 cpu-clock:\n\t401000 leaf+0x1 (/bin/p)\n\n";
+  std::vector<std::unique_ptr<ByteSource>> in;
+  in.push_back(MemoryInput(text, "t.txt"));
+  StringSink sink;
+  ReadReport report;
+  CollapseSources(std::move(in), {}, sink, &report);
+  EXPECT_EQ(sink.data(), "# pf-unit: nanoseconds\nprog;leaf 250000\n");
+  CollapseOptions samples;
+  samples.perf.weight_samples = true;  // --weight=samples: samples go unsaid
+  in.clear();
+  in.push_back(MemoryInput(text, "t.txt"));
+  StringSink plain;
+  CollapseSources(std::move(in), samples, plain, &report);
+  EXPECT_EQ(plain.data(), "prog;leaf 1\n");
+
+  std::string path = TempFile("ns.folded", sink.data());
+  EXPECT_EQ(CollapseFilesToTree({path}, {}, &report).unit(), WeightUnit::kNanoseconds);
+  // The flame graph's streaming reader (a sorted regular file) and its chart.
+  FlameOptions fo;
+  std::vector<std::string> warnings;
+  FlameLayout l = BuildFlameGraphFromFiles({path}, fo, &warnings, &report);
+  EXPECT_EQ(l.frames[0].title, "all (250 us, 100%)");
+  fo.flamechart = true;
+  l = BuildFlameChartFromFiles({path}, fo, &warnings);
+  EXPECT_EQ(l.frames[0].title, "all (250 us, 100%)");
+  EXPECT_TRUE(warnings.empty());
+  // pf-diff: the unit's line after pf-diff's own, on the sorted merge and the tree path.
+  StringSink diff, tree_diff;
+  DiffFiles(path, path, {}, diff, &report);
+  EXPECT_EQ(diff.data(), std::string(kPfDiffComment) + "before=" + path + " after=" + path +
+                             "\n# pf-unit: nanoseconds\nprog;leaf 250000 250000\n");
+  DiffOptions strip;
+  strip.strip_hex = true;  // (takes the tree path)
+  DiffFiles(path, path, strip, tree_diff, &report);
+  EXPECT_EQ(tree_diff.data(), diff.data());
+}
+
+TEST(Units, FoldedInputsOfDifferentUnitsWarn) {
+  std::string ns = TempFile("u-ns.folded", "# pf-unit: nanoseconds\na 5\n");
+  std::string ev = TempFile("u-ev.folded", "# pf-unit: events\na 7\n");
+  std::string none = TempFile("u-none.folded", "a 1\n");
+  StringSink sink;
+  ReadReport report;
+  CollapseFiles({ns, none}, {}, sink, &report);  // no unit gives way
+  EXPECT_EQ(sink.data(), "# pf-unit: nanoseconds\na 6\n");
+  EXPECT_TRUE(report.warnings.empty());
+  StringSink mixed;
+  ReadReport mixed_report;
+  CollapseFiles({ns, ev}, {}, mixed, &mixed_report);
+  EXPECT_EQ(mixed.data(), "a 12\n");
+  EXPECT_EQ(mixed_report.warnings,
+            std::vector<std::string>{"the inputs weigh different things (" + ns + ": ns, " + ev +
+                                     ": events): their sum is of numbers, not of like for like"});
+  // pf-diff says so as it does for recordings, and writes no unit.
+  StringSink diff;
+  ReadReport diff_report;
+  DiffFiles(ns, ev, {}, diff, &diff_report);
+  EXPECT_EQ(diff.data(), std::string(kPfDiffComment) + "before=" + ns + " after=" + ev +
+                             "\na 5 7\n");
+  ASSERT_EQ(diff_report.warnings.size(), 1u);
+  EXPECT_NE(diff_report.warnings[0].find("weigh different things"), std::string::npos);
+}
+
 TEST(DecimalCounts, DiffAndCallGraphAcceptThem) {
   std::string a = TempFile("d1.folded", "a;b 1.5\na;c 2\n");
   std::string b = TempFile("d2.folded", "a;b 1.25\na;c 2.75\n");
