@@ -595,7 +595,7 @@ CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
   CheckGraphOptions(profile, o);
   // A profile of several values per stack is drawn by its default one (OneValue).
   StackTree view;
-  const StackTree& tree = profile.columns() > 1 ? (view = OneValue(profile)) : profile;
+  const StackTree& tree = OneValueView(profile, &view);
   PathWalker walker(tree, o);
   CallGraph g;
   // Pass 1: exact totals, self weights and direct edges.

@@ -281,8 +281,8 @@ StackTree DiffTrees(const StackTree& before_tree, const StackTree& after_tree,
   }
   // A profile of several values per stack is compared by its default one (OneValue).
   StackTree views[2];
-  const StackTree& b = before_tree.columns() > 1 ? (views[0] = OneValue(before_tree)) : before_tree;
-  const StackTree& a = after_tree.columns() > 1 ? (views[1] = OneValue(after_tree)) : after_tree;
+  const StackTree& b = OneValueView(before_tree, &views[0]);
+  const StackTree& a = OneValueView(after_tree, &views[1]);
   StackTree t = StackTree::Differential(CombineSampleTypes(b.sample_type(), a.sample_type()));
   t.SetDecimals(std::max(b.decimals(), a.decimals()));
   if (b.unit() != a.unit() && b.unit() != WeightUnit::kUnspecified &&

@@ -523,8 +523,7 @@ FlameLayout BuildFlameGraph(const StackTree& profile, const FlameOptions& o,
                             std::vector<std::string>* warnings, const ReadReport* report) {
   // A profile of several values per stack is drawn by its default one (OneValue).
   StackTree view, storage;
-  const StackTree& input =
-      profile.columns() > 1 && !profile.differential() ? (view = OneValue(profile)) : profile;
+  const StackTree& input = OneValueView(profile, &view);
   const StackTree& tree = Transformed(input, o, &storage);
   const bool diff = tree.differential();
   const int wcol = diff ? 1 : 0;  // width from AFTER

@@ -220,8 +220,7 @@ struct Item {
 
 void WriteFolded(const StackTree& several, BufferedWriter& out) {
   StackTree view;
-  if (several.columns() > 1 && !several.differential()) view = OneValue(several);
-  const StackTree& tree = several.columns() > 1 && !several.differential() ? view : several;
+  const StackTree& tree = OneValueView(several, &view);
   // The unit's line, before the first stack (an empty result stays empty).
   std::string unit = PfUnitLine(tree.unit());
   StackTree::Children ch = tree.SortedChildren();

@@ -173,9 +173,8 @@ class FoldedReader {
 
 /// Writes every stack with a non-zero weight as "a;b;c N" (or "a;b;c N M" for a
 /// differential tree), sorted bytewise, after the unit's line (PfUnitLine; none without a
-/// stack); a tree with
-/// decimals prints them as needed ("1.5", "3"). A tree of several values per stack is
-/// written as its default one-value view (OneValue).
+/// stack); a tree with decimals prints them as needed ("1.5", "3"). A tree of several
+/// values per stack is written as its default one-value view (OneValueView).
 void WriteFolded(const StackTree& tree, BufferedWriter& out);
 
 }  // namespace pf

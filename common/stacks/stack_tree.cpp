@@ -186,6 +186,12 @@ StackTree OneValue(const StackTree& tree, std::string_view sample_type) {
   return out;
 }
 
+const StackTree& OneValueView(const StackTree& tree, StackTree* storage) {
+  if (tree.columns() == 1 || tree.differential()) return tree;
+  *storage = OneValue(tree);
+  return *storage;
+}
+
 void StackTree::MergeColumns(const StackTree& other, int only_column) {
   SetDecimals(other.decimals_);
   const uint64_t scale = Pow10(decimals_ - other.decimals_);

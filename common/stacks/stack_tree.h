@@ -184,5 +184,8 @@ class StackTree {
 /// graphs show one value per stack. Throws pf::UsageError naming the sample types when none
 /// matches.
 StackTree OneValue(const StackTree& tree, std::string_view sample_type = "");
+/// What the views of one value per stack draw: `tree` itself when it holds one value per
+/// stack or is differential, else its default one-value view (OneValue), kept in *storage.
+const StackTree& OneValueView(const StackTree& tree, StackTree* storage);
 
 }  // namespace pf

@@ -200,6 +200,13 @@ TEST(StackTree, OneValueChoosesAColumnBySampleType) {
   EXPECT_EQ(weighted, 1);
   EXPECT_EQ(OneValue(t, "0").Total(), 7u);
   EXPECT_THROW(OneValue(t, "cpu"), UsageError);
+  // The views of one value take a one-value or differential tree as it is.
+  StackTree storage;
+  EXPECT_EQ(OneValueView(t, &storage).sample_type().name, "inuse_space");
+  EXPECT_EQ(&OneValueView(t, &storage), &storage);
+  StackTree one, d = StackTree::Differential();
+  EXPECT_EQ(&OneValueView(one, &storage), &one);
+  EXPECT_EQ(&OneValueView(d, &storage), &d);
 }
 
 TEST(StackTree, MergeCombinesSampleTypes) {

@@ -265,6 +265,24 @@ TEST(Units, CrossFoldedText) {
   EXPECT_EQ(tree_diff.data(), diff.data());
 }
 
+// A profile of several values per stack (pprof's heap profile) is drawn, graphed and
+// compared by its default one (the last, as pprof's -sample_index).
+TEST(Units, SeveralValuesAreShownByTheDefaultOne) {
+  StackTree heap({{"alloc_space", WeightUnit::kBytes}, {"inuse_space", WeightUnit::kBytes}});
+  std::vector<StrId> f = {heap.names().Intern("main"), heap.names().Intern("alloc")};
+  NodeId leaf = heap.AddStack(f, 4096, 0);
+  heap.AddSelf(leaf, 1024, 1);
+  std::vector<std::string> warnings;
+  FlameLayout l = BuildFlameGraph(heap, FlameOptions{}, &warnings);
+  EXPECT_EQ(l.frames[0].title, "all (1,024 bytes, 100%)");
+  EXPECT_EQ(BuildCallGraph(heap, CallGraphOptions{}).total, 1024u);
+  StackTree d = DiffTrees(heap, heap, "a", "b", DiffOptions{}, &warnings);
+  EXPECT_TRUE(d.differential());
+  EXPECT_EQ(d.sample_type(), (SampleType{"inuse_space", WeightUnit::kBytes}));
+  EXPECT_EQ(d.Total(0), 1024u);
+  EXPECT_TRUE(warnings.empty());
+}
+
 TEST(Units, FoldedInputsOfDifferentUnitsWarn) {
   std::string ns = TempFile("u-ns.folded", "# pf-unit: nanoseconds\na 5\n");
   std::string ev = TempFile("u-ev.folded", "# pf-unit: events\na 7\n");
