@@ -385,7 +385,7 @@ namespace {
 
 // The options BuildCallGraph checks before it reads the tree.
 void CheckGraphOptions(const StackTree& tree, const CallGraphOptions& o) {
-  if (tree.columns() != 1) {
+  if (tree.differential()) {
     throw Error("differential input (two count columns) cannot be drawn as a call graph");
   }
   if (!(o.node_thres >= 0) || !(o.edge_thres >= 0)) {
@@ -591,8 +591,11 @@ void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& wal
 
 }  // namespace
 
-CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& o) {
-  CheckGraphOptions(tree, o);
+CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
+  CheckGraphOptions(profile, o);
+  // A profile of several values per stack is drawn by its default one (OneValue).
+  StackTree view;
+  const StackTree& tree = OneValueView(profile, &view);
   PathWalker walker(tree, o);
   CallGraph g;
   // Pass 1: exact totals, self weights and direct edges.

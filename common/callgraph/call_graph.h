@@ -81,8 +81,9 @@ struct CallGraph {
   WeightUnit unit = WeightUnit::kUnspecified;
 };
 
-/// Builds the call graph of `tree` (one count column). Throws pf::UsageError for a bad
-/// pattern or option, pf::Error when --root/--leaf match no function.
+/// Builds the call graph of `tree` (not a differential one; of a tree of several values per
+/// stack, its default one: OneValue). Throws pf::UsageError for a bad pattern or option,
+/// pf::Error for a differential tree or when --root/--leaf match no function.
 CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& options);
 
 /// Writes `graph` as a DOT digraph (deterministic: sorted nodes, edges and attributes).

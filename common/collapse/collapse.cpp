@@ -103,7 +103,7 @@ class Collapser::Impl {
                                  "; skipped " + Plural(other_event_samples_, "sample", "samples") +
                                  " of " + others + " (choose with --event-filter=EVENT)");
     }
-    if (!tree_) tree_.emplace(1);
+    if (!tree_) tree_.emplace();
     report_->event = event_filter_;
     report_->other_event_samples = other_event_samples_;
     for (const auto* f : {&opt_.filter.include, &opt_.filter.exclude, &opt_.filter.hide}) {
@@ -114,23 +114,41 @@ class Collapser::Impl {
       }
     }
     StackTree out = opt_.filter.empty() ? std::move(*tree_) : filter_.Apply(*tree_);
-    if (out.Total(0) == 0 && out.Total(out.columns() - 1) == 0) {
-      NoteEmptyResult(opt_.filter.empty() ? out : *tree_, report_);
-    }
+    bool empty = true;
+    for (int c = 0; c < out.columns() && empty; ++c) empty = out.Total(c) == 0;
+    if (empty) NoteEmptyResult(opt_.filter.empty() ? out : *tree_, report_);
     return out;
   }
 
  private:
-  StackTree& Tree(int columns, const std::string& name) {
-    if (!tree_) tree_.emplace(columns);
-    if (tree_->columns() != columns) {
-      throw Error(name, columns == 2
+  // The tree every input merges into: differential (folded text with two counts per line)
+  // or one value per stack, alike for every input.
+  StackTree& Tree(bool differential, const std::string& name) {
+    if (!tree_) tree_.emplace(differential ? StackTree::Differential() : StackTree());
+    if (tree_->differential() != differential) {
+      throw Error(name, differential
                             ? "has two counts per line (a differential profile) and cannot be "
                               "merged with one-count profiles"
                             : "has one count per line and cannot be merged with differential "
                               "(two-count) profiles");
     }
     return *tree_;
+  }
+
+  // What input `name` weighs, said once when it is not what an input before it weighed
+  // (their sum is then of no one unit: the tree's becomes unspecified, CombineUnits).
+  void NoteInputUnit(WeightUnit unit, const std::string& name) {
+    if (unit == WeightUnit::kUnspecified) return;
+    if (first_unit_ == WeightUnit::kUnspecified) {
+      first_unit_ = unit;
+      first_unit_input_ = name;
+    } else if (unit != first_unit_ && !units_warned_) {
+      units_warned_ = true;
+      report_->warnings.push_back("the inputs weigh different things (" + first_unit_input_ +
+                                  ": " + std::string(UnitName(first_unit_)) + ", " + name +
+                                  ": " + std::string(UnitName(unit)) +
+                                  "): their sum is of numbers, not of like for like");
+    }
   }
 
   void NoteOverlong(const BlockReader& reader, const std::string& name) {
@@ -156,10 +174,11 @@ class Collapser::Impl {
         }
       }
     }
-    StackTree& tree = Tree(columns, source.name());
+    StackTree& tree = Tree(columns == 2, source.name());
+    const bool was_empty = tree.size() == 1 && !tree.has_self(StackTree::kRoot);
     // --skip-after cuts folded stacks as it cuts perf script's: read apart, cut, merge.
     std::optional<StackTree> uncut;
-    if (!opt_.perf.skip_after.empty()) uncut.emplace(columns);
+    if (!opt_.perf.skip_after.empty()) uncut.emplace(TreeForFolded(columns));
     FoldedReader reader(uncut ? *uncut : tree);
     BlockReader blocks(source, BlockReader::kLineBoundary);
     Block block;
@@ -168,6 +187,16 @@ class Collapser::Impl {
       if (block.releasable) ReleaseInput(block.data);
     }
     NoteOverlong(blocks, source.name());
+    // The unit its `# pf-unit:` line names (the folded reader does not set it: the tree may
+    // hold the inputs before this one).
+    const WeightUnit unit = reader.unit().unit();
+    if (!reader.unit().warning().empty()) report_->warnings.push_back(reader.unit().warning());
+    NoteInputUnit(unit, source.name());
+    if (uncut) {
+      uncut->set_unit(unit);
+    } else {
+      tree.set_unit(was_empty ? unit : CombineUnits(tree.unit(), unit));
+    }
     if (reader.stacks_read() == 0 && reader.malformed().count) {  // (read as folded by -f)
       throw Error(Where(source.name(), reader.malformed().first_line),
                   "nothing in the input parsed as folded stacks (" +
@@ -191,11 +220,12 @@ class Collapser::Impl {
   // A recording (pf-record stream or perf.data): folded as pf-script's text of it would be
   // (record_fold.cpp), in one or two stages (recording.cpp), then merged.
   void AddPerfData(ByteSource& source) {
-    StackTree& tree = Tree(1, source.name());
+    StackTree& tree = Tree(false, source.name());
     FoldRecording(source, opt_, select_, threads_, event_filter_,
                   [&](RecordFold& fold, const PerfDataReader& reader, bool two_stage) {
       PerfScriptFolder& folder = fold.folder();
       if (event_filter_.empty()) event_filter_ = folder.event_filter();
+      NoteInputUnit(folder.tree().unit(), source.name());
       if (tree.size() == 1 && !tree.has_self(StackTree::kRoot)) {
         std::swap(tree, folder.tree());  // the first input: nothing to merge with
       } else {
@@ -217,7 +247,7 @@ class Collapser::Impl {
   }
 
   void AddPerfScript(ByteSource& source) {
-    StackTree& tree = Tree(1, source.name());
+    StackTree& tree = Tree(false, source.name());
     BlockReader blocks(source, BlockReader::kSampleBoundary);
     std::vector<std::unique_ptr<PerfScriptFolder>> folders;
     Block block;
@@ -285,8 +315,10 @@ class Collapser::Impl {
 
     SkipCount skipped;
     uint64_t samples = 0, others = 0;
+    WeightUnit unit = WeightUnit::kUnspecified;
     for (auto& f : folders) {
       f->tree().set_unit(f->Unit());
+      unit = CombineUnits(unit, f->Unit());
       tree.Merge(f->tree());
       skipped.Merge(f->skipped_lines());
       samples += f->samples();
@@ -295,6 +327,7 @@ class Collapser::Impl {
       NoteOtherEvents(f->other_events());
       if (event_filter_.empty()) event_filter_ = f->event_filter();
     }
+    NoteInputUnit(unit, source.name());
     std::sort(other_events_.begin(), other_events_.end());
     if (skipped.count) report_->warnings.push_back(SkippedMessage(skipped, ""));
     report_->skipped_lines += skipped.count;
@@ -331,6 +364,9 @@ class Collapser::Impl {
   unsigned threads_;
   std::string event_filter_;
   std::optional<StackTree> tree_;
+  WeightUnit first_unit_ = WeightUnit::kUnspecified;  // NoteInputUnit
+  std::string first_unit_input_;
+  bool units_warned_ = false;
   uint64_t other_event_samples_ = 0;
   std::vector<std::string> other_events_;
 };

@@ -58,12 +58,16 @@ RecordFold::RecordFold(const PerfScriptOptions& options, const std::string& even
 void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,
                       bool fresh) {
   uint64_t weight = opt_.weight_samples || s.period == 0 ? 1 : s.period;
-  if (folder_.tree().unit() == WeightUnit::kUnspecified) folder_.tree().set_unit(UnitOf(s));
+  // The unit is the first folded sample's (one of the event kept, as the text's fold has it).
+  auto counted = [&] {
+    ++samples_;
+    if (folder_.tree().unit() == WeightUnit::kUnspecified) folder_.tree().set_unit(UnitOf(s));
+  };
   // A sample folded as an earlier one was: its weight on the same leaf.
   auto fold_as = [&](NodeId leaf, bool filtered) {
     if (leaf != PerfScriptFolder::kNoLeaf) {
       folder_.tree().AddSelf(leaf, weight);
-      ++samples_;
+      counted();
     } else if (filtered) {
       ++filtered_hits_;
     }
@@ -97,7 +101,7 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
     if (reuse) named_.emplace(named_key, Named{c.leaf, c.filtered});
     Add(key, c);
   }
-  if (leaf != PerfScriptFolder::kNoLeaf) ++samples_;
+  if (leaf != PerfScriptFolder::kNoLeaf) counted();
 }
 
 NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view comm,

@@ -68,10 +68,15 @@ class SortedFolded {
   explicit SortedFolded(std::string_view data) : data_(data), lines_(data, 1) {}
 
   /// Advances to the next stack; false at the end or at a line the merge cannot take (a
-  /// malformed, differential, fractional or pf comment line, or one out of order).
+  /// malformed, differential, fractional or pf comment line, or one out of order). A known
+  /// unit's line before the first stack is taken (unit()).
   bool Next(bool* ok) {
     *ok = true;
     if (!lines_.Next()) return false;
+    while (!have_ && lines_.kind() == FoldedLines::kPfComment &&
+           unit_.Take(lines_.line(), "", lines_.line_number()) && unit_.warning().empty()) {
+      if (!lines_.Next()) return false;
+    }
     const FoldedLine& fl = lines_.folded();
     // (pf's own notes, as in pf-diff output, end the merge too.)
     if (lines_.kind() != FoldedLines::kStack || fl.fractional || fl.too_large || (have_ && !(prev_ < fl.stack))) {
@@ -92,6 +97,8 @@ class SortedFolded {
   std::string_view stack() const { return prev_; }
   uint64_t count() const { return count_; }
   uint64_t lines() const { return lines_read_; }
+  /// The unit of its `# pf-unit:` line; kUnspecified when it has none.
+  WeightUnit unit() const { return unit_.unit(); }
 
  private:
   std::string_view data_;
@@ -100,6 +107,7 @@ class SortedFolded {
   std::string_view prev_;
   bool have_ = false;
   uint64_t count_ = 0, lines_read_ = 0;
+  FoldedUnit unit_;
 };
 
 }  // namespace
@@ -108,6 +116,7 @@ bool MergeSortedFolded(const std::string_view data[2], const std::string& before
                        const std::string& after, const DiffOptions& o, ByteSink& sink,
                        uint64_t* lines) {
   unsigned __int128 total[2] = {0, 0};
+  WeightUnit unit[2];
   for (int i = 0; i < 2; ++i) {
     // A differential profile (two counts) is refused by the tree path, with the reason.
     if (FoldedColumns(data[i]) != 1) return false;
@@ -115,13 +124,19 @@ bool MergeSortedFolded(const std::string_view data[2], const std::string& before
     bool ok = true;
     while (f.Next(&ok)) total[i] += f.count();
     if (!ok) return false;
+    unit[i] = f.unit();
   }
   for (int i = 0; i < 2; ++i) {
     if (total[i] > UINT64_MAX) return false;  // the tree path saturates
   }
+  // Profiles of different units: the tree path says so.
+  if (CombineUnits(unit[0], unit[1]) == WeightUnit::kUnspecified && unit[0] != unit[1]) {
+    return false;
+  }
   bool scale = o.normalize && total[0] != 0 && total[0] != total[1];
   BufferedWriter w(sink);
   w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
+  std::string unit_line = PfUnitLine(CombineUnits(unit[0], unit[1]));  // before the first stack
   SortedFolded b(data[0]), a(data[1]);
   bool ok;
   bool more_b = b.Next(&ok), more_a = a.Next(&ok);
@@ -131,6 +146,10 @@ bool MergeSortedFolded(const std::string_view data[2], const std::string& before
     uint64_t nb = c <= 0 ? b.count() : 0, na = c >= 0 ? a.count() : 0;
     if (scale) nb = static_cast<uint64_t>(nb * total[1] / total[0]);
     if (nb || na) {
+      if (!unit_line.empty()) {
+        w.Append(unit_line);
+        unit_line.clear();
+      }
       w.Append(stack);
       w.Append(' ');
       w.AppendU64(nb);
@@ -256,15 +275,18 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
 
 }  // namespace
 
-StackTree DiffTrees(const StackTree& b, const StackTree& a, const std::string& before,
-                    const std::string& after, const DiffOptions& o,
+StackTree DiffTrees(const StackTree& before_tree, const StackTree& after_tree,
+                    const std::string& before, const std::string& after, const DiffOptions& o,
                     std::vector<std::string>* warnings) {
-  if (b.columns() != 1 || a.columns() != 1) {
+  if (before_tree.differential() || after_tree.differential()) {
     throw Error("pf-diff compares two ordinary profiles, not differential ones");
   }
-  StackTree t(2);
+  // A profile of several values per stack is compared by its default one (OneValue).
+  StackTree views[2];
+  const StackTree& b = OneValueView(before_tree, &views[0]);
+  const StackTree& a = OneValueView(after_tree, &views[1]);
+  StackTree t = StackTree::Differential(CombineSampleTypes(b.sample_type(), a.sample_type()));
   t.SetDecimals(std::max(b.decimals(), a.decimals()));
-  t.set_unit(CombineUnits(b.unit(), a.unit()));
   if (b.unit() != a.unit() && b.unit() != WeightUnit::kUnspecified &&
       a.unit() != WeightUnit::kUnspecified) {
     warnings->push_back("the profiles weigh different things (" + before + ": " +

@@ -519,12 +519,14 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
 
 }  // namespace
 
-FlameLayout BuildFlameGraph(const StackTree& input, const FlameOptions& o,
+FlameLayout BuildFlameGraph(const StackTree& profile, const FlameOptions& o,
                             std::vector<std::string>* warnings, const ReadReport* report) {
-  StackTree storage;
+  // A profile of several values per stack is drawn by its default one (OneValue).
+  StackTree view, storage;
+  const StackTree& input = OneValueView(profile, &view);
   const StackTree& tree = Transformed(input, o, &storage);
-  const int wcol = tree.columns() - 1;  // width from the last column ("after")
-  const bool diff = tree.columns() == 2;
+  const bool diff = tree.differential();
+  const int wcol = diff ? 1 : 0;  // width from AFTER
   uint64_t sum = tree.Total(wcol);
   if (sum == 0 && diff && tree.Total(0) > 0) throw AfterAllZero();
   if (sum == 0) {
@@ -574,15 +576,21 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
   FlowBuilder flow(ThresholdPerTotal(o), true);
   std::vector<std::string_view> frames;
   // Decimal counts: the most digits after the point any line has sets the fixed point.
+  // The unit: the one the inputs' `# pf-unit:` lines name.
   WeightInfo wi;
+  FoldedUnit unit;
   for (std::string_view block : data) {
     FoldedLines lines(block, columns);
     while (lines.Next()) {
       if (lines.kind() == FoldedLines::kStack) {
         wi.decimals = std::max(wi.decimals, lines.folded().decimals());
+      } else if (lines.kind() == FoldedLines::kPfComment) {
+        unit.Take(lines.line(), "", lines.line_number());
       }
     }
   }
+  wi.unit = unit.unit();
+  if (!unit.warning().empty() && warnings) warnings->push_back(unit.warning());
   uint64_t parsed = 0;
   for (std::string_view block : data) {
     FoldedLines lines(block, columns);
@@ -653,9 +661,14 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
   bool before_any = false;  // a differential profile with BEFORE counts
   const char* released = data.data();
   constexpr size_t kReleaseEvery = 8 << 20;
+  FoldedUnit unit;
   while (lines.Next()) {
     if (lines.kind() == FoldedLines::kPfComment) {
-      if (comment_lines.size() < 16) comment_lines.emplace_back(lines.line());
+      if (unit.Take(lines.line(), src.name(), lines.line_number())) {
+        if (!unit.warning().empty()) return false;  // the tree path warns
+      } else if (comment_lines.size() < 16) {
+        comment_lines.emplace_back(lines.line());
+      }
       continue;
     }
     if (lines.kind() == FoldedLines::kMalformed) {
@@ -723,7 +736,7 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
   uint64_t timemax = TimeMax(flow.weight_sum(), o, 0, warnings);
   flow.Finish(timemax);
   o.diff_names = DiffNames(comment_lines);
-  *layout = Lay(flow, timemax, columns == 2, o, WeightInfo{}, warnings);
+  *layout = Lay(flow, timemax, columns == 2, o, WeightInfo{0, unit.unit(), 0}, warnings);
   return true;
 }
 

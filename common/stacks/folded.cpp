@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/error.h"
+
 
 namespace pf {
 
@@ -126,6 +128,47 @@ bool FoldedLines::Next() {
   return false;
 }
 
+std::string PfUnitLine(WeightUnit unit) {
+  if (unit == WeightUnit::kUnspecified || unit == WeightUnit::kSamples) return "";
+  return std::string(kPfUnitComment) + std::string(UnitKeyword(unit)) + "\n";
+}
+
+bool ParsePfUnitLine(std::string_view line, WeightUnit* unit) {
+  if (!line.starts_with(kPfUnitComment)) return false;
+  line.remove_prefix(kPfUnitComment.size());
+  while (!line.empty() && IsBlank(line.back())) line.remove_suffix(1);
+  while (!line.empty() && IsBlank(line.front())) line.remove_prefix(1);
+  if (!ParseUnitKeyword(line, unit)) *unit = WeightUnit::kUnspecified;
+  return true;
+}
+
+bool FoldedUnit::Take(std::string_view line, const std::string& file, uint64_t line_number) {
+  WeightUnit unit;
+  if (!ParsePfUnitLine(line, &unit)) return false;
+  // A unit pf does not know, or one that disagrees with an earlier line (folded files
+  // concatenated): the counts are then of no one unit.
+  bool disagrees = unit != WeightUnit::kUnspecified &&
+                   (disagree_ || (unit_ != WeightUnit::kUnspecified && unit != unit_));
+  if ((unit == WeightUnit::kUnspecified || disagrees) && warning_.empty()) {
+    warning_ = (file.empty() ? "line " + std::to_string(line_number) : Where(file, line_number)) +
+               ": `" + std::string(line) +
+               (disagrees ? "` disagrees with the unit line before it"
+                          : "` names no unit pf knows") +
+               "; the counts are read as samples";
+  }
+  if (disagrees) {
+    disagree_ = true;
+    unit_ = WeightUnit::kUnspecified;
+  } else if (unit != WeightUnit::kUnspecified && !disagree_) {
+    unit_ = unit;
+  }
+  return true;
+}
+
+StackTree TreeForFolded(int counts) {
+  return counts == 2 ? StackTree::Differential() : StackTree();
+}
+
 int FoldedColumns(std::string_view data) {
   FoldedLines lines(data, 0);
   while (lines.Next()) {
@@ -135,10 +178,12 @@ int FoldedColumns(std::string_view data) {
 }
 
 void FoldedReader::AddBlock(std::string_view data, uint64_t first_line, const std::string& file) {
-  FoldedLines lines(data, tree_.columns(), first_line);
+  FoldedLines lines(data, tree_.differential() ? 2 : 1, first_line);
   while (lines.Next()) {
     if (lines.kind() == FoldedLines::kPfComment) {
-      if (pf_comments_.size() < 16) pf_comments_.emplace_back(lines.line());
+      if (!unit_.Take(lines.line(), file, lines.line_number()) && pf_comments_.size() < 16) {
+        pf_comments_.emplace_back(lines.line());
+      }
       continue;
     }
     if (lines.kind() == FoldedLines::kMalformed) {
@@ -173,7 +218,11 @@ struct Item {
 
 }  // namespace
 
-void WriteFolded(const StackTree& tree, BufferedWriter& out) {
+void WriteFolded(const StackTree& several, BufferedWriter& out) {
+  StackTree view;
+  const StackTree& tree = OneValueView(several, &view);
+  // The unit's line, before the first stack (an empty result stays empty).
+  std::string unit = PfUnitLine(tree.unit());
   StackTree::Children ch = tree.SortedChildren();
   auto has_children = [&](NodeId n) { return ch.first[n + 1] > ch.first[n]; };
   auto key_less = [&](const Item& a, const Item& b) {
@@ -224,6 +273,10 @@ void WriteFolded(const StackTree& tree, BufferedWriter& out) {
     if (!level.root) path += ';';
     path += tree.name(it.node);
     if (!it.subtree) {
+      if (!unit.empty()) {
+        out.Append(unit);
+        unit.clear();
+      }
       out.Append(path);
       for (int c = 0; c < tree.columns(); ++c) {
         out.Append(' ');

@@ -6,7 +6,11 @@
 // The folded stack format (man/pf-folded.5): one stack per line, frames root to leaf joined
 // by ';', then whitespace and a count, or two counts for a differential profile. Readers sum
 // repeated stacks; the writer prints stacks sorted bytewise, as `sort` with LC_ALL=C and
-// stackcollapse-perf.pl do, so the output is deterministic.
+// stackcollapse-perf.pl do, so the output is deterministic. Folded text is a one-value view
+// of a profile; what its counts are travels in a comment line, `# pf-unit: nanoseconds`,
+// that pf writes first (after pf-diff's own line) when the unit is known and not samples:
+// flamegraph.pl skips it as a line of invalid format (and says so on stderr), inferno
+// silently; pf's readers take the unit from it.
 
 #include <algorithm>
 #include <cstdint>
@@ -60,6 +64,37 @@ bool IsFoldedIgnorable(std::string_view line);
 inline constexpr std::string_view kPfCommentPrefix = "# pf-";
 /// pf-diff's which-is-which line: kPfDiffComment + "before=FILE after=FILE".
 inline constexpr std::string_view kPfDiffComment = "# pf-diff: ";
+/// What the counts are: kPfUnitComment + a unit keyword ("nanoseconds", UnitKeyword).
+inline constexpr std::string_view kPfUnitComment = "# pf-unit: ";
+
+/// The `# pf-unit:` line (with its '\n') the folded writers put first for `unit`; "" for
+/// samples and an unspecified unit, which folded text leaves unsaid.
+std::string PfUnitLine(WeightUnit unit);
+/// True for a `# pf-unit: UNIT` line, with *unit the unit named (kUnspecified when pf does
+/// not know the keyword).
+bool ParsePfUnitLine(std::string_view line, WeightUnit* unit);
+
+/// The unit folded text's `# pf-unit:` lines name, taken line by line: what every reader of
+/// folded text takes them with.
+class FoldedUnit {
+ public:
+  /// Takes a pf comment line (`line_number` of `file`); false when it is no unit line.
+  bool Take(std::string_view line, const std::string& file, uint64_t line_number);
+  /// The unit named; kUnspecified for none, or when the lines disagree.
+  WeightUnit unit() const { return unit_; }
+  /// A warning for the first unit line that names a unit pf does not know or disagrees with
+  /// an earlier one (folded files concatenated); "" when none did.
+  const std::string& warning() const { return warning_; }
+
+ private:
+  WeightUnit unit_ = WeightUnit::kUnspecified;
+  bool disagree_ = false;
+  std::string warning_;
+};
+
+/// The tree folded text with `counts` counts per line reads into: one value, or a
+/// differential profile for two (FoldedColumns).
+StackTree TreeForFolded(int counts);
 
 /// The one reader of folded lines. A line ends at '\n', with a '\r' before it dropped;
 /// blank lines and comments are skipped, except pf's own comments (kPfCommentPrefix), which
@@ -109,7 +144,8 @@ void ForEachFrame(std::string_view stack, F&& f) {
 /// Reads folded text into a tree, block by block.
 class FoldedReader {
  public:
-  /// `tree.columns()` fixes how many counts each line must have.
+  /// The tree (one value per stack, or differential) fixes how many counts each line must
+  /// have: one, or two for a differential tree. Its unit is the caller's to set from unit().
   explicit FoldedReader(StackTree& tree) : tree_(tree) {}
   void AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
 
@@ -118,8 +154,11 @@ class FoldedReader {
   /// Counts whose fraction had more digits than kept (kMaxDecimals).
   uint64_t cut_fractions() const { return cut_; }
   uint64_t stacks_read() const { return stacks_; }
-  /// Comment lines pf itself wrote ("# pf-..."), e.g. pf-diff's which-is-which line.
+  /// Comment lines pf itself wrote ("# pf-..."), e.g. pf-diff's which-is-which line (not
+  /// the unit lines: unit()).
   const std::vector<std::string>& pf_comments() const { return pf_comments_; }
+  /// The unit its `# pf-unit:` lines name (FoldedUnit).
+  const FoldedUnit& unit() const { return unit_; }
 
  private:
   StackTree& tree_;
@@ -129,10 +168,13 @@ class FoldedReader {
   uint64_t cut_ = 0;
   uint64_t stacks_ = 0;
   std::vector<std::string> pf_comments_;
+  FoldedUnit unit_;
 };
 
-/// Writes every stack with a non-zero weight as "a;b;c N" (or "a;b;c N M"), sorted bytewise;
-/// a tree with decimals prints them as needed ("1.5", "3").
+/// Writes every stack with a non-zero weight as "a;b;c N" (or "a;b;c N M" for a
+/// differential tree), sorted bytewise, after the unit's line (PfUnitLine; none without a
+/// stack); a tree with decimals prints them as needed ("1.5", "3"). A tree of several
+/// values per stack is written as its default one-value view (OneValueView).
 void WriteFolded(const StackTree& tree, BufferedWriter& out);
 
 }  // namespace pf

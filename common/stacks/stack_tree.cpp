@@ -9,13 +9,45 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "base/error.h"
 
 namespace pf {
 
-StackTree::StackTree(int columns) : columns_(columns), names_(std::make_unique<Interner>()) {
+StackTree::StackTree(SampleType type) : StackTree(std::vector<SampleType>{std::move(type)}) {}
+
+StackTree::StackTree(std::vector<SampleType> types)
+    : types_(std::move(types)),
+      columns_(static_cast<int>(types_.size())),
+      names_(std::make_unique<Interner>()) {
+  if (types_.empty()) throw std::invalid_argument("stack tree: no sample type");
   links_.push_back(Link{kRoot, StrId{0}});
   self_.assign(columns_, 0);
   slots_.assign(size_t{1} << bits_, Slot{0, 0});
+}
+
+StackTree StackTree::Differential(SampleType type) {
+  StackTree t(std::vector<SampleType>{type, type});
+  t.differential_ = true;
+  return t;
+}
+
+void StackTree::set_unit(WeightUnit u) {
+  for (SampleType& t : types_) t = DefaultSampleType(u);
+}
+
+int StackTree::FindSampleType(std::string_view name) const {
+  if (name.empty()) return columns_ - 1;
+  for (int c = 0; c < columns_; ++c) {
+    if (types_[c].name == name) return c;
+  }
+  int index = 0;
+  for (char ch : name) {
+    if (ch < '0' || ch > '9' || index > columns_) return -1;
+    index = index * 10 + (ch - '0');
+  }
+  return index < columns_ ? index : -1;
 }
 
 NodeId StackTree::Child(NodeId parent, StrId frame) {
@@ -130,18 +162,45 @@ void StackTree::SetDecimals(int d) {
   decimals_ = d;
 }
 
-StackTree StackTree::EmptyLike(int columns) const {
-  StackTree out(columns ? columns : columns_);
+StackTree StackTree::EmptyLike() const {
+  StackTree out(types_);
+  out.differential_ = differential_;
   out.SetDecimals(decimals_);
-  out.set_unit(unit_);
   out.NoteSaturated(saturated_);
   return out;
 }
 
-void StackTree::Merge(const StackTree& other) {
+void StackTree::Merge(const StackTree& other) { MergeColumns(other, -1); }
+
+StackTree OneValue(const StackTree& tree, std::string_view sample_type) {
+  int c = tree.FindSampleType(sample_type);
+  if (c < 0) {
+    std::string names;
+    for (const SampleType& t : tree.sample_types()) names += (names.empty() ? "" : ", ") + t.name;
+    throw UsageError("no sample type '" + std::string(sample_type) + "' in the profile (it has " +
+                     names + ")");
+  }
+  StackTree out(tree.sample_type(c));
+  out.SetDecimals(tree.decimals());
+  out.MergeColumns(tree, c);
+  return out;
+}
+
+const StackTree& OneValueView(const StackTree& tree, StackTree* storage) {
+  if (tree.columns() == 1 || tree.differential()) return tree;
+  *storage = OneValue(tree);
+  return *storage;
+}
+
+void StackTree::MergeColumns(const StackTree& other, int only_column) {
   SetDecimals(other.decimals_);
   const uint64_t scale = Pow10(decimals_ - other.decimals_);
-  unit_ = size() == 1 && !has_self(kRoot) ? other.unit_ : CombineUnits(unit_, other.unit_);
+  if (only_column < 0) {
+    const bool empty = size() == 1 && !has_self(kRoot);
+    for (int c = 0; c < columns_; ++c) {
+      types_[c] = empty ? other.types_[c] : CombineSampleTypes(types_[c], other.types_[c]);
+    }
+  }
   saturated_ += other.saturated_;
   std::vector<StrId> name_map(other.names().size());
   std::vector<bool> mapped(other.names().size(), false);
@@ -156,6 +215,11 @@ void StackTree::Merge(const StackTree& other) {
     node_map[n] = Child(node_map[other.parent(n)], name_map[f]);
   }
   for (NodeId n = 0; n < other.size(); ++n) {
+    if (only_column >= 0) {
+      uint64_t w = other.self(n, only_column);
+      if (w) AddSelf(node_map[n], scale == 1 ? w : MulSat(w, scale));
+      continue;
+    }
     for (int c = 0; c < columns_; ++c) {
       if (uint64_t w = other.self(n, c)) AddSelf(node_map[n], scale == 1 ? w : MulSat(w, scale), c);
     }

@@ -7,15 +7,22 @@
 // Node ids are dense and a parent is always created before its children, so a pass in id
 // order visits parents first (Merge relies on it).
 //
-// Each node carries its self weight (the samples whose leaf it is) in one or two columns
-// (two for differential profiles). Weights are 64-bit fixed-point numbers (stacks/weight.h:
-// `decimals` digits after the point) and saturate instead of wrapping; the tree counts the
-// sums that saturated, for the tools to say so. It also knows the weights' unit.
+// Each node carries its self weights (of the samples whose leaf it is) in columns, one per
+// sample type (pprof's ValueType: a name and a unit, stacks/weight.h): one column for most
+// profiles ("samples", or a recording's "cpu" nanoseconds), several for profiles with several
+// values per stack (pprof's alloc_objects, alloc_space, inuse_objects, inuse_space). A
+// differential profile is a kind of its own: two columns, BEFORE and AFTER of one sample
+// type (differential()); ask that, not the number of columns. Folded text, flame graphs and
+// call graphs show one value per stack: OneValue chooses it from a tree of several, as
+// pprof's -sample_index. Weights are 64-bit fixed-point numbers (`decimals` digits after the
+// point) and saturate instead of wrapping; the tree counts the sums that saturated, for the
+// tools to say so.
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/intern.h"
@@ -29,7 +36,12 @@ class StackTree {
  public:
   static constexpr NodeId kRoot = 0;
 
-  explicit StackTree(int columns = 1);
+  /// One value per stack, of `type` (samples unless said).
+  explicit StackTree(SampleType type = {});
+  /// Several values per stack, one per sample type, in this order (at least one).
+  explicit StackTree(std::vector<SampleType> types);
+  /// A differential profile: BEFORE (column 0) and AFTER (column 1) of one sample type.
+  static StackTree Differential(SampleType type = {});
   StackTree(const StackTree&) = delete;
   StackTree& operator=(const StackTree&) = delete;
   StackTree(StackTree&&) = default;
@@ -51,7 +63,13 @@ class StackTree {
   }
 
   size_t size() const { return links_.size(); }
+  /// Values per stack: one per sample type (2 for a differential profile).
   int columns() const { return columns_; }
+  /// BEFORE and AFTER of one sample type (Differential), not two sample types.
+  bool differential() const { return differential_; }
+  /// What each column holds (for a differential profile, both hold the same type).
+  const std::vector<SampleType>& sample_types() const { return types_; }
+  const SampleType& sample_type(int column = 0) const { return types_[column]; }
   NodeId parent(NodeId n) const { return links_[n].parent; }
   StrId frame(NodeId n) const { return links_[n].frame; }
   std::string_view name(NodeId n) const { return names_->Name(links_[n].frame); }
@@ -67,9 +85,12 @@ class StackTree {
   /// Keeps `d` (>= decimals()) digits after the point: every weight is multiplied by
   /// 10^(d - decimals()), saturating.
   void SetDecimals(int d);
-  /// What the weights count (samples, nanoseconds, events).
-  WeightUnit unit() const { return unit_; }
-  void set_unit(WeightUnit u) { unit_ = u; }
+  /// What column `column`'s weights count (samples, nanoseconds, events, bytes, ...).
+  WeightUnit unit(int column = 0) const { return types_[column].unit; }
+  /// Gives every column the sample type of unit `u` (DefaultSampleType): for the readers
+  /// that know only what their weights count (a recording's event, folded text's unit line).
+  void set_unit(WeightUnit u);
+  void set_sample_type(int column, SampleType type) { types_[column] = std::move(type); }
   /// How many sums reached UINT64_MAX and stopped there (weights added, totals taken).
   uint64_t saturated() const { return saturated_; }
   void NoteSaturated(uint64_t n = 1) const { saturated_ += n; }
@@ -81,9 +102,9 @@ class StackTree {
   bool Module(StrId name, std::string_view* module) const;
 
   /// Adds every stack of `other` (which may intern names elsewhere) into this tree, with the
-  /// modules noted for its names. The result keeps the larger number of decimals; the units
-  /// combine (CombineUnits).
-  /// Both trees must have the same number of columns.
+  /// modules noted for its names. The result keeps the larger number of decimals; the sample
+  /// types combine (CombineSampleTypes), an empty tree taking `other`'s.
+  /// Both trees must have as many columns and be differential or not alike.
   void Merge(const StackTree& other);
 
   /// Calls visit(node, path) for every node with a self weight (in any column), in id order;
@@ -101,9 +122,14 @@ class StackTree {
     }
   }
 
-  /// A tree without stacks whose weights are like this one's: the same decimals and unit,
-  /// the saturations counted so far, and `columns` columns (0: as many as this one).
-  StackTree EmptyLike(int columns = 0) const;
+  /// A tree without stacks whose weights are like this one's: the same sample types (and
+  /// differential or not), decimals and the saturations counted so far.
+  StackTree EmptyLike() const;
+
+  /// The column of the sample type `name`, as pprof's -sample_index takes it: a sample
+  /// type's name, or its index in decimal; "" is the default, the last column (pprof's
+  /// default, AFTER for a differential profile). -1 when there is none.
+  int FindSampleType(std::string_view name) const;
 
   /// Children lists in CSR form (children of n: child_index[first[n]..first[n+1])), each
   /// list sorted by name bytewise.
@@ -134,10 +160,14 @@ class StackTree {
   /// Gives nodes [from, to) their slots, growing the table first.
   void Index(NodeId from, NodeId to);
   void Grow();
+  /// Merge, or with `only_column` >= 0 that column of `other` into this tree's column 0.
+  void MergeColumns(const StackTree& other, int only_column);
+  friend StackTree OneValue(const StackTree& tree, std::string_view sample_type);
 
-  int columns_;
+  std::vector<SampleType> types_;  // by column
+  int columns_;                    // types_.size(), for the hot paths
+  bool differential_ = false;
   int decimals_ = 0;
-  WeightUnit unit_ = WeightUnit::kUnspecified;
   mutable uint64_t saturated_ = 0;
   std::unique_ptr<Interner> names_;
   std::vector<Link> links_;  // by node
@@ -147,5 +177,15 @@ class StackTree {
   std::vector<uint32_t> module_;  // name id -> module name id + 1; 0 none; kAmbiguous
   static constexpr uint32_t kAmbiguous = UINT32_MAX;
 };
+
+/// The one-value view of `tree`, as pprof's -sample_index chooses it: the column of sample
+/// type `sample_type` (a name or an index; "" the last, pprof's default) in a tree of its
+/// own, with its modules, decimals and saturations. Folded text, flame graphs and call
+/// graphs show one value per stack. Throws pf::UsageError naming the sample types when none
+/// matches.
+StackTree OneValue(const StackTree& tree, std::string_view sample_type = "");
+/// What the views of one value per stack draw: `tree` itself when it holds one value per
+/// stack or is differential, else its default one-value view (OneValue), kept in *storage.
+const StackTree& OneValueView(const StackTree& tree, StackTree* storage);
 
 }  // namespace pf

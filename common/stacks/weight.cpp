@@ -49,11 +49,65 @@ std::string_view UnitName(WeightUnit unit) {
       return "ns";
     case WeightUnit::kEvents:
       return "events";
+    case WeightUnit::kBytes:
+      return "bytes";
+    case WeightUnit::kObjects:
+      return "objects";
+    case WeightUnit::kInstructions:
+      return "instructions";
     case WeightUnit::kUnspecified:
     case WeightUnit::kSamples:
       break;
   }
   return "samples";
+}
+
+namespace {
+
+constexpr struct {
+  WeightUnit unit;
+  std::string_view keyword;
+  std::string_view sample_type;
+} kUnits[] = {
+    {WeightUnit::kSamples, "samples", "samples"},
+    {WeightUnit::kNanoseconds, "nanoseconds", "cpu"},
+    {WeightUnit::kEvents, "events", "events"},
+    {WeightUnit::kBytes, "bytes", "space"},
+    {WeightUnit::kObjects, "objects", "objects"},
+    {WeightUnit::kInstructions, "instructions", "instructions"},
+};
+
+}  // namespace
+
+std::string_view UnitKeyword(WeightUnit unit) {
+  for (const auto& u : kUnits) {
+    if (u.unit == unit) return u.keyword;
+  }
+  return "";
+}
+
+bool ParseUnitKeyword(std::string_view keyword, WeightUnit* unit) {
+  if (keyword == "count") keyword = "samples";  // pprof's name for it
+  for (const auto& u : kUnits) {
+    if (u.keyword == keyword) {
+      *unit = u.unit;
+      return true;
+    }
+  }
+  return false;
+}
+
+SampleType DefaultSampleType(WeightUnit unit) {
+  for (const auto& u : kUnits) {
+    if (u.unit == unit) return SampleType{std::string(u.sample_type), unit};
+  }
+  return SampleType{"samples", unit};
+}
+
+SampleType CombineSampleTypes(const SampleType& a, const SampleType& b) {
+  if (a == b || b.unit == WeightUnit::kUnspecified) return a;
+  if (a.unit == WeightUnit::kUnspecified) return b;
+  return DefaultSampleType(CombineUnits(a.unit, b.unit));
 }
 
 std::string HumanWeight(uint64_t w, int decimals, WeightUnit unit) {

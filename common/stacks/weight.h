@@ -8,8 +8,13 @@
 // UINT64_MAX instead of wrapping; the tools say so once.
 //
 // The unit is what was summed: samples (one per sample), or the samples' periods, which are
-// nanoseconds for the cpu-clock and task-clock events and event counts for the others.
-// Folded text carries no unit (kUnspecified, shown as "samples", as flamegraph.pl does).
+// nanoseconds for the cpu-clock and task-clock events and event counts for the others; the
+// other profilers' values add bytes, objects (heap profiles) and instructions (callgrind).
+// Plain folded text carries no unit (kUnspecified, shown as "samples", as flamegraph.pl
+// does); pf's folded output names it in a `# pf-unit:` line (stacks/folded.h).
+//
+// A sample type is pprof's ValueType: what one value per stack is (its name) and its unit,
+// e.g. {"cpu", nanoseconds}, {"alloc_space", bytes}; a profile holds one or several.
 
 #include <cstdint>
 #include <string>
@@ -17,7 +22,33 @@
 
 namespace pf {
 
-enum class WeightUnit : uint8_t { kUnspecified, kSamples, kNanoseconds, kEvents };
+enum class WeightUnit : uint8_t {
+  kUnspecified,  // not known (plain folded text): shown as samples
+  kSamples,      // one per sample (pprof's "count")
+  kNanoseconds,  // time: cpu-clock and task-clock periods, off-CPU time
+  kEvents,       // other events' periods (page faults, cycles, ...)
+  kBytes,        // heap profiles' space
+  kObjects,      // heap profiles' allocations
+  kInstructions, // callgrind's Ir
+};
+
+/// What one value per stack is: pprof's ValueType (sample type): a name ("samples", "cpu",
+/// "alloc_space", ...) and a unit.
+struct SampleType {
+  std::string name = "samples";
+  WeightUnit unit = WeightUnit::kUnspecified;
+  bool operator==(const SampleType&) const = default;
+};
+
+/// The sample type a reader that knows only the unit gives its values: "samples" for
+/// samples (and unspecified), "cpu" for nanoseconds, "events", "space", "objects",
+/// "instructions".
+SampleType DefaultSampleType(WeightUnit unit);
+
+/// The sample type of two profiles summed or compared: `a` when they are the same, the one
+/// whose unit is specified when the other's is not, else the default one of their units
+/// combined (CombineUnits).
+SampleType CombineSampleTypes(const SampleType& a, const SampleType& b);
 
 /// The most decimals a weight keeps (more are rounded away, with a warning).
 constexpr int kMaxDecimals = 9;
@@ -44,8 +75,16 @@ std::string FormatWeight(uint64_t w, int decimals);
 /// "1234567" -> "1,234,567"; a leading sign stays in front ("-1,234").
 std::string WithThousands(std::string digits);
 
-/// The unit's name after a count: "samples", "ns", "events".
+/// The unit's name after a count: "samples", "ns", "events", "bytes", "objects",
+/// "instructions".
 std::string_view UnitName(WeightUnit unit);
+
+/// The unit's keyword in folded text's `# pf-unit:` line and in pprof's ValueType.unit:
+/// "samples", "nanoseconds", "events", "bytes", "objects", "instructions"; "" for
+/// kUnspecified.
+std::string_view UnitKeyword(WeightUnit unit);
+/// The unit a keyword names (UnitKeyword; pprof's "count" is samples); false if none.
+bool ParseUnitKeyword(std::string_view keyword, WeightUnit* unit);
 
 /// `w` for people: "1,234 samples", "1.5 samples", "12.3 ms", "4,100 events". Nanoseconds
 /// are shown in the largest unit (ns, us, ms, s) that keeps the value at least 1, with three

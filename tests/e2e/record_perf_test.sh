@@ -86,6 +86,17 @@ grep -qE '[[:space:]]work_a\+0x' "$tmp/script.txt" ||
 check_output() {
     local out=$1 mode=$2
     [ -s "$out" ] || fail "[$mode] pf-collapse produced no output"
+    # The unit's line first (pf-folded(5)): cpu-clock periods are nanoseconds; samples go
+    # unsaid. The stack lines follow, checked below.
+    local first
+    first=$(head -1 "$out")
+    if [ "$mode" = samples ]; then
+        [[ $first != "# pf-unit:"* ]] || fail "[$mode] a unit line for samples: $first"
+    else
+        [ "$first" = "# pf-unit: nanoseconds" ] || fail "[$mode] no unit line first: $first"
+    fi
+    grep -v '^# pf-unit: ' "$out" >"$out.stacks"
+    out=$out.stacks
 
     local bad
     bad=$(LC_ALL=C grep -c -vE '^[^ ].* [0-9]+$' "$out")

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Units: a recording of cpu-clock (or its perf script text) is weighed by its samples'
 # periods, in nanoseconds, and pf-flamegraph, pf-dot and pf-diff say so ("297 ms"); other
-# events' periods are events; folded text stays "samples".
-# Usage: units_test.sh PF_RECORD PF_FLAMEGRAPH PF_DOT PF_DIFF
+# events' periods are events; folded text stays "samples". The unit crosses a pipe of folded
+# text in pf-collapse's `# pf-unit:` line (pf-folded(5)): `pf-collapse REC | pf-flamegraph`
+# says what `pf-flamegraph REC` says.
+# Usage: units_test.sh PF_RECORD PF_FLAMEGRAPH PF_DOT PF_DIFF PF_COLLAPSE
 set -u -o pipefail
-rec=$1 fg=$2 dot=$3 diff=$4
+rec=$1 fg=$2 dot=$3 diff=$4 collapse=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -20,6 +22,32 @@ ev() { printf 'prog 100 %s: %s %s:\n\t401000 leaf+0x1 (/bin/prog)\n\n' "$1" "$2"
   fail "perf script text of page-faults: $("$fg" "$tmp/e.txt" | grep -o '<title>all[^<]*')"
 "$fg" --countname=samples "$tmp/t.txt" | grep -q '<title>all (750,000 samples, 100%)</title>' ||
   fail "--countname on perf script text"
+# Through a pipe of folded text: the unit's line first, read by every tool.
+[ "$("$collapse" "$tmp/t.txt" | head -1)" = "# pf-unit: nanoseconds" ] ||
+  fail "pf-collapse of cpu-clock text: no unit line: $("$collapse" "$tmp/t.txt" | head -1)"
+[ "$("$collapse" "$tmp/e.txt" | head -1)" = "# pf-unit: events" ] ||
+  fail "page-faults: no unit line"
+"$collapse" --weight=samples "$tmp/t.txt" | grep -q '^# pf-unit' &&
+  fail "--weight=samples names a unit"
+"$collapse" "$tmp/t.txt" | "$fg" | grep -q '<title>all (750 us, 100%)</title>' ||
+  fail "pf-collapse | pf-flamegraph: $("$collapse" "$tmp/t.txt" | "$fg" | grep -o '<title>all.*')"
+"$collapse" "$tmp/t.txt" | "$fg" --flamechart | grep -q '<title>all (750 us, 100%)</title>' ||
+  fail "pf-collapse | pf-flamegraph --flamechart"
+"$collapse" "$tmp/t.txt" | "$dot" | grep -q 'total weight 750 us' || fail "pf-collapse | pf-dot"
+"$collapse" "$tmp/t.txt" >"$tmp/t.folded"
+"$collapse" "$tmp/t.txt" | "$diff" --report - "$tmp/t.folded" | head -1 | grep -q ', 750 us$' ||
+  fail "pf-collapse | pf-diff --report"
+# pf-diff's output keeps it (after its own line), for pf-flamegraph.
+"$diff" "$tmp/t.folded" "$tmp/t.folded" | sed -n 2p | grep -qx '# pf-unit: nanoseconds' ||
+  fail "pf-diff output: $("$diff" "$tmp/t.folded" "$tmp/t.folded" | head -2)"
+"$diff" "$tmp/t.folded" "$tmp/t.folded" | "$fg" | grep -q '<title>all (750 us, 100%)</title>' ||
+  fail "pf-diff | pf-flamegraph"
+# Folded inputs of different units: summed with a warning, and no unit.
+"$collapse" "$tmp/e.txt" >"$tmp/e.folded"
+"$collapse" "$tmp/t.folded" "$tmp/e.folded" 2>"$tmp/mix.err" | grep -q '^# pf-unit' &&
+  fail "mixed units written as one"
+grep -q "warning: the inputs weigh different things (.*: ns, .*: events)" "$tmp/mix.err" ||
+  fail "mixed units: $(cat "$tmp/mix.err")"
 busy='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
 if ! "$rec" -e cpu-clock -F 999 -o "$tmp/r.pfs" -- sh -c "$busy" 2>"$tmp/rec.err"; then
   echo "SKIP: pf-record cannot record here: $(cat "$tmp/rec.err")"
@@ -34,6 +62,14 @@ grep -qE "<title>all \\($time_re, 100%\\)</title>" "$tmp/r.svg" ||
 "$dot" "$tmp/r.pfs" | grep -qE "total weight $time_re" || fail "pf-dot legend is not a time"
 "$diff" --report "$tmp/r.pfs" "$tmp/r.pfs" | head -1 | grep -qE "^before: .*, $time_re\$" ||
   fail "pf-diff report total is not a time: $("$diff" --report "$tmp/r.pfs" "$tmp/r.pfs" | head -1)"
+# The recording through a pipe of folded text: the same graph as from the recording.
+"$collapse" "$tmp/r.pfs" | "$fg" | cmp -s - "$tmp/r.svg" ||
+  fail "pf-collapse REC | pf-flamegraph differs from pf-flamegraph REC"
+"$collapse" "$tmp/r.pfs" | "$dot" | grep -qE "total weight $time_re" ||
+  fail "pf-collapse REC | pf-dot"
+"$collapse" "$tmp/r.pfs" >"$tmp/r.folded"
+"$collapse" "$tmp/r.pfs" | "$diff" --report - "$tmp/r.folded" | head -1 |
+  grep -qE "^before: .*, $time_re\$" || fail "pf-collapse REC | pf-diff --report"
 # Profiles of different units are compared with a warning that says so.
 "$rec" -q -e page-faults -c 1 -o "$tmp/f.pfs" -- sh -c 'ls / >/dev/null' 2>/dev/null ||
   fail "pf-record -e page-faults"

@@ -301,7 +301,7 @@ TEST(CallGraphTest, HostileNamesGiveValidDot) {
 }
 
 TEST(CallGraphTest, RefusesDifferentialTrees) {
-  StackTree tree(2);
+  StackTree tree = StackTree::Differential();
   EXPECT_THROW(BuildCallGraph(tree, CallGraphOptions{}), Error);
 }
 

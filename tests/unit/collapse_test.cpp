@@ -118,6 +118,24 @@ std::string Unstale(const std::string& folded) {
   return out;
 }
 
+// The unit pf-collapse names in its `# pf-unit:` line (pf-folded(5)): the periods of
+// cpu-clock and task-clock samples are nanoseconds, other events' are events; inputs without
+// periods count samples, which go unsaid.
+std::string UnitOf(const GoldenCase& c) {
+  static const struct {
+    const char* input;
+    const char* unit;
+  } kUnits[] = {{"perf-dd-stacks-01.", "nanoseconds"},  {"perf-java-faults-01.", "events"},
+                {"perf-rust-Yamakaky-dcpu.", "events"}, {"cpp-stacks-std-function.", "events"},
+                {"/go-stacks.", "nanoseconds"},         {"java-inline.", "nanoseconds"},
+                {"single-event.", "nanoseconds"},       {"single-line-stacks.", "events"},
+                {"sourcepawn-jitdump.", "events"},      {"versioned-vmlinux.", "events"}};
+  for (const auto& u : kUnits) {
+    if (c.input.find(u.input) != std::string::npos) return u.unit;
+  }
+  return "";
+}
+
 class Golden : public ::testing::TestWithParam<std::tuple<GoldenCase, unsigned>> {};
 
 TEST_P(Golden, MatchesThePeer) {
@@ -131,8 +149,16 @@ TEST_P(Golden, MatchesThePeer) {
   StringSink sink;
   ReadReport report;
   CollapseFiles({in_path}, opt, sink, &report);
+  // The unit's line first where the unit is known (the Perl script's output has none);
+  // every stack line compared.
+  const std::string unit = UnitOf(c);
+  if (unit.empty()) {
+    EXPECT_FALSE(sink.data().starts_with("# pf-unit:")) << c.input;
+  } else {
+    EXPECT_TRUE(sink.data().starts_with("# pf-unit: " + unit + "\n")) << c.input;
+  }
   // The corpus compares lines right-trimmed; our output has no trailing blanks.
-  EXPECT_EQ(sink.data(), expected) << c.input << " --" << c.option;
+  EXPECT_EQ(test::StackLines(sink.data()), expected) << c.input << " --" << c.option;
 }
 
 std::string CaseName(const ::testing::TestParamInfo<Golden::ParamType>& info) {
@@ -189,7 +215,7 @@ TEST(Collapse, MergesFoldedWithPerfScript) {
   StringSink sink;
   ReadReport report;
   CollapseSources(std::move(in), {}, sink, &report);
-  EXPECT_EQ(sink.data(), "pp;f 13\nq;g 2\n");
+  EXPECT_EQ(sink.data(), "# pf-unit: events\npp;f 13\nq;g 2\n");  // the text's unit
   EXPECT_EQ(report.samples, 1u);
   EXPECT_EQ(report.folded_lines, 4u);
 }
@@ -453,7 +479,7 @@ TEST(Collapse, TwoStagesNameThreadsAsOneThreadDoes) {
   f.Sample(100, 100, 0, true);
   const std::string file = f.File(true);
   const std::string one = FoldFile(file, 1);
-  EXPECT_EQ(one, ":100;[unknown] 2\nfoo;[unknown] 1\n");
+  EXPECT_EQ(one, "# pf-unit: nanoseconds\n:100;[unknown] 2\nfoo;[unknown] 1\n");
   for (TwoStageUnwinder unwind : kEveryUnwinder) {
     EXPECT_EQ(FoldFile(file, 2, unwind), one) << static_cast<int>(unwind);
   }
@@ -467,7 +493,8 @@ TEST(Collapse, SamplesWithoutChainsKeepTheirFrameWhenFoldedOneByOne) {
   f.Sample(19375, 19375, 1000, false);
   f.Sample(19375, 19375, 2000, false);
   const std::string folded = FoldFile(f.File(false), 1);
-  EXPECT_EQ(folded, "w_19375_____0.000001:;[unknown] 1\nw_19375_____0.000002:;[unknown] 1\n");
+  EXPECT_EQ(folded, "# pf-unit: nanoseconds\nw_19375_____0.000001:;[unknown] 1\n"
+                    "w_19375_____0.000002:;[unknown] 1\n");
 }
 
 // Where the sample type has a call chain, perf script prints no ip on the event line, so
@@ -484,7 +511,7 @@ TEST(Collapse, SamplesThatDifferInTheirIpAloneAreNamedOnce) {
     SCOPED_TRACE(threads);
     ReadReport report;
     EXPECT_EQ(FoldFile(f.File(true), threads, TwoStageUnwinder::kByLoad, &report),
-              "loop 40\nother 1\n");
+              "# pf-unit: nanoseconds\nloop 40\nother 1\n");
     EXPECT_EQ(report.samples, 41u);
     EXPECT_EQ(report.named_folds, 2u);
   }
@@ -733,7 +760,7 @@ TEST(Collapse, CompressedRecordsReadAsThePlainOnes) {
   const std::string plain = f.File(true);
   const std::string records = ReadAll(plain);
   const std::string folded = FoldFile(plain, 1);
-  EXPECT_EQ(folded, "bar;[unknown] 1\nfoo;[unknown] 300\n");
+  EXPECT_EQ(folded, "# pf-unit: nanoseconds\nbar;[unknown] 1\nfoo;[unknown] 300\n");
   for (bool second_kind : {false, true}) {
     for (size_t chunk : {size_t{1}, size_t{100}, size_t{4096}, f.data.size()}) {
       SCOPED_TRACE(std::to_string(chunk) + (second_kind ? " COMPRESSED2" : " COMPRESSED"));
@@ -822,7 +849,7 @@ TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
       StringSink out;
       ReadReport report;
       CollapseFiles({path}, opt, out, &report);
-      EXPECT_EQ(out.data(), from_text) << o << ", " << threads << " threads";
+      EXPECT_EQ(test::StackLines(out.data()), from_text) << o << ", " << threads << " threads";
     }
   }
   EXPECT_EQ(test::Collapse(text.data()), "map:churn;[unknown] 4\n");
@@ -852,7 +879,7 @@ TEST(Collapse, SamplesCutShortAreCounted) {
     StringSink folded;
     ReadReport report;
     CollapseFiles({path}, o, folded, &report);
-    EXPECT_EQ(folded.data(), "foo;[unknown] 2\n") << threads;
+    EXPECT_EQ(folded.data(), "# pf-unit: nanoseconds\nfoo;[unknown] 2\n") << threads;
     ASSERT_EQ(report.warnings.size(), 1u) << threads;
     EXPECT_NE(report.warnings[0].find(": skipped 1 malformed record ("), std::string::npos);
   }

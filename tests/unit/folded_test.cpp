@@ -20,7 +20,7 @@ std::string Write(const StackTree& t) {
 }
 
 std::string Fold(const std::string& text, int columns = 1) {
-  StackTree t(columns);
+  StackTree t = TreeForFolded(columns);
   FoldedReader r(t);
   r.AddBlock(text, 1, "x.folded");
   return Write(t);
@@ -99,6 +99,68 @@ TEST(FoldedReader, CrlfBlankLinesAreNotMalformed) {
   r.AddBlock("a;b 1\r\n \r\n\t\r\n# pf-diff: before=x after=y\r\n", 1, "x.folded");
   EXPECT_EQ(r.malformed().count, 0u);
   EXPECT_EQ(r.pf_comments(), (std::vector<std::string>{"# pf-diff: before=x after=y"}));
+}
+
+TEST(FoldedUnitLine, WrittenFirstWhenTheUnitIsKnownAndNotSamples) {
+  EXPECT_EQ(PfUnitLine(WeightUnit::kNanoseconds), "# pf-unit: nanoseconds\n");
+  EXPECT_EQ(PfUnitLine(WeightUnit::kBytes), "# pf-unit: bytes\n");
+  EXPECT_EQ(PfUnitLine(WeightUnit::kSamples), "");
+  EXPECT_EQ(PfUnitLine(WeightUnit::kUnspecified), "");
+  StackTree t;
+  t.AddStack(std::vector<StrId>{t.names().Intern("a"), t.names().Intern("b")}, 5);
+  EXPECT_EQ(Write(t), "a;b 5\n");
+  t.set_unit(WeightUnit::kSamples);
+  EXPECT_EQ(Write(t), "a;b 5\n");
+  t.set_unit(WeightUnit::kEvents);
+  EXPECT_EQ(Write(t), "# pf-unit: events\na;b 5\n");
+  StackTree d = StackTree::Differential({"cpu", WeightUnit::kNanoseconds});
+  NodeId leaf = d.AddStack(std::vector<StrId>{d.names().Intern("a")}, 1, 0);
+  d.AddSelf(leaf, 2, 1);
+  EXPECT_EQ(Write(d), "# pf-unit: nanoseconds\na 1 2\n");
+  // A tree of several values per stack is written as its default one-value view.
+  StackTree heap({{"alloc_objects", WeightUnit::kObjects}, {"alloc_space", WeightUnit::kBytes}});
+  NodeId h = heap.AddStack(std::vector<StrId>{heap.names().Intern("m")}, 3, 0);
+  heap.AddSelf(h, 4096, 1);
+  EXPECT_EQ(Write(heap), "# pf-unit: bytes\nm 4096\n");
+  EXPECT_EQ(Write(OneValue(heap, "alloc_objects")), "# pf-unit: objects\nm 3\n");
+}
+
+TEST(FoldedUnitLine, ReadBack) {
+  WeightUnit u = WeightUnit::kSamples;
+  EXPECT_TRUE(ParsePfUnitLine("# pf-unit: nanoseconds", &u));
+  EXPECT_EQ(u, WeightUnit::kNanoseconds);
+  EXPECT_TRUE(ParsePfUnitLine("# pf-unit:  bytes \t", &u));
+  EXPECT_EQ(u, WeightUnit::kBytes);
+  EXPECT_TRUE(ParsePfUnitLine("# pf-unit: furlongs", &u));  // a unit line, of no known unit
+  EXPECT_EQ(u, WeightUnit::kUnspecified);
+  EXPECT_FALSE(ParsePfUnitLine("# pf-diff: before=a after=b", &u));
+  EXPECT_FALSE(ParsePfUnitLine("# pf-units: events", &u));
+
+  // The reader takes the unit (it is no pf comment for pf_comments) and the stacks alike.
+  StackTree t;
+  FoldedReader r(t);
+  r.AddBlock("# pf-diff: before=x after=y\n# pf-unit: nanoseconds\r\na;b 5\n", 1, "x.folded");
+  EXPECT_EQ(r.unit().unit(), WeightUnit::kNanoseconds);
+  EXPECT_EQ(r.unit().warning(), "");
+  EXPECT_EQ(r.pf_comments(), (std::vector<std::string>{"# pf-diff: before=x after=y"}));
+  EXPECT_EQ(r.malformed().count, 0u);
+  EXPECT_EQ(Write(t), "a;b 5\n");  // the tree's unit is the caller's to set
+
+  // Files concatenated: units that disagree are no unit, said once.
+  FoldedUnit mixed;
+  EXPECT_TRUE(mixed.Take("# pf-unit: nanoseconds", "m", 1));
+  EXPECT_TRUE(mixed.Take("# pf-unit: nanoseconds", "m", 5));
+  EXPECT_EQ(mixed.unit(), WeightUnit::kNanoseconds);
+  EXPECT_TRUE(mixed.Take("# pf-unit: events", "m", 9));
+  EXPECT_TRUE(mixed.Take("# pf-unit: nanoseconds", "m", 12));
+  EXPECT_EQ(mixed.unit(), WeightUnit::kUnspecified);
+  EXPECT_EQ(mixed.warning(), "m:9: `# pf-unit: events` disagrees with the unit line before it; "
+                             "the counts are read as samples");
+  FoldedUnit unknown;
+  EXPECT_TRUE(unknown.Take("# pf-unit: furlongs", "f", 1));
+  EXPECT_EQ(unknown.unit(), WeightUnit::kUnspecified);
+  EXPECT_EQ(unknown.warning(), "f:1: `# pf-unit: furlongs` names no unit pf knows; the counts "
+                               "are read as samples");
 }
 
 TEST(FoldedWriter, SortsLikeTheWholeLines) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error.h"
+
 #include <string>
 #include <vector>
 
@@ -35,7 +37,7 @@ TEST(StackTree, SharesPrefixesAndSumsLeaves) {
 // Enough distinct stacks to grow the table many times: each path's new suffix is indexed as
 // a batch, and every node must then be found again, by AddStack and by Child.
 TEST(StackTree, ForEachStackVisitsWeightedNodesWithTheirPaths) {
-  StackTree t(2);
+  StackTree t = StackTree::Differential();
   t.AddStack(Ids(t, {"a", "b", "c"}), 5);
   t.AddStack(Ids(t, {"a", "d"}), 0);  // no weight: not visited
   NodeId ab = t.AddStack(Ids(t, {"a", "b"}), 0);
@@ -56,14 +58,20 @@ TEST(StackTree, EmptyLikeKeepsHowWeightsAreCounted) {
   t.set_unit(WeightUnit::kNanoseconds);
   t.AddStack(Ids(t, {"a"}), UINT64_MAX);
   t.AddStack(Ids(t, {"a"}), 1);  // saturates
-  StackTree e = t.EmptyLike(2);
+  StackTree e = t.EmptyLike();
   EXPECT_EQ(e.size(), 1u);
-  EXPECT_EQ(e.columns(), 2);
+  EXPECT_EQ(e.columns(), 1);
   EXPECT_EQ(e.decimals(), 2);
   EXPECT_EQ(e.unit(), WeightUnit::kNanoseconds);
+  EXPECT_EQ(e.sample_type().name, "cpu");
   EXPECT_EQ(e.saturated(), t.saturated());
   EXPECT_GT(e.saturated(), 0u);
-  EXPECT_EQ(t.EmptyLike().columns(), 1);
+  StackTree d = StackTree::Differential({"alloc_space", WeightUnit::kBytes});
+  EXPECT_TRUE(d.EmptyLike().differential());
+  EXPECT_EQ(d.EmptyLike().sample_type(1), (SampleType{"alloc_space", WeightUnit::kBytes}));
+  StackTree several({{"alloc_objects", WeightUnit::kObjects}, {"alloc_space", WeightUnit::kBytes}});
+  EXPECT_EQ(several.EmptyLike().sample_types(), several.sample_types());
+  EXPECT_FALSE(several.EmptyLike().differential());
 }
 
 TEST(StackTree, ManyDistinctStacksAreFoundAgain) {
@@ -116,12 +124,107 @@ TEST(StackTree, MergeAcrossInterners) {
   EXPECT_EQ(x.self(x.Child(m, x.names().Intern("g"))), 4u);
 }
 
-TEST(StackTree, TwoColumns) {
-  StackTree t(2);
+TEST(StackTree, DifferentialIsAKindNotAColumnCount) {
+  StackTree t = StackTree::Differential({"cpu", WeightUnit::kNanoseconds});
   NodeId leaf = t.AddStack(Ids(t, {"a", "b"}), 3, 0);
   t.AddSelf(leaf, 7, 1);
   EXPECT_EQ(t.Total(0), 3u);
   EXPECT_EQ(t.Total(1), 7u);
+  EXPECT_TRUE(t.differential());
+  EXPECT_EQ(t.columns(), 2);
+  EXPECT_EQ(t.unit(0), WeightUnit::kNanoseconds);
+  EXPECT_EQ(t.unit(1), WeightUnit::kNanoseconds);
+  // Two values per stack of two sample types are not a differential profile.
+  StackTree two({{"alloc_objects", WeightUnit::kObjects}, {"alloc_space", WeightUnit::kBytes}});
+  EXPECT_EQ(two.columns(), 2);
+  EXPECT_FALSE(two.differential());
+  EXPECT_FALSE(StackTree().differential());
+  EXPECT_EQ(StackTree().sample_type(), (SampleType{"samples", WeightUnit::kUnspecified}));
+}
+
+// pprof's heap profile: four values per stack.
+StackTree Heap() {
+  StackTree t({{"alloc_objects", WeightUnit::kObjects},
+               {"alloc_space", WeightUnit::kBytes},
+               {"inuse_objects", WeightUnit::kObjects},
+               {"inuse_space", WeightUnit::kBytes}});
+  NodeId ab = t.AddStack(Ids(t, {"main", "alloc"}), 2, 0);
+  t.AddSelf(ab, 4096, 1);
+  t.AddSelf(ab, 1, 2);
+  t.AddSelf(ab, 1024, 3);
+  NodeId ac = t.AddStack(Ids(t, {"main", "cache"}), 5, 0);  // freed: nothing in use
+  t.AddSelf(ac, 500, 1);
+  t.NoteModule(t.names().Intern("alloc"), t.names().Intern("libfoo.so"));
+  return t;
+}
+
+TEST(StackTree, SeveralValuesPerStack) {
+  StackTree t = Heap();
+  EXPECT_EQ(t.columns(), 4);
+  EXPECT_EQ(t.Total(0), 7u);
+  EXPECT_EQ(t.Total(1), 4596u);
+  EXPECT_EQ(t.Total(2), 1u);
+  EXPECT_EQ(t.Total(3), 1024u);
+  EXPECT_EQ(t.unit(1), WeightUnit::kBytes);
+  EXPECT_EQ(t.FindSampleType("inuse_objects"), 2);
+  EXPECT_EQ(t.FindSampleType("1"), 1);  // an index, as -sample_index takes it
+  EXPECT_EQ(t.FindSampleType(""), 3);   // pprof's default: the last
+  EXPECT_EQ(t.FindSampleType("4"), -1);
+  EXPECT_EQ(t.FindSampleType("cpu"), -1);
+  // Merged with a tree of the same types, column by column.
+  StackTree u = Heap();
+  u.Merge(t);
+  EXPECT_EQ(u.Total(1), 2 * 4596u);
+  EXPECT_EQ(u.Total(3), 2 * 1024u);
+  EXPECT_EQ(u.sample_types(), t.sample_types());
+}
+
+TEST(StackTree, OneValueChoosesAColumnBySampleType) {
+  StackTree t = Heap();
+  StackTree space = OneValue(t, "alloc_space");
+  EXPECT_EQ(space.columns(), 1);
+  EXPECT_FALSE(space.differential());
+  EXPECT_EQ(space.sample_type(), (SampleType{"alloc_space", WeightUnit::kBytes}));
+  EXPECT_EQ(space.Total(), 4596u);
+  NodeId main = space.Child(StackTree::kRoot, space.names().Intern("main"));
+  EXPECT_EQ(space.self(space.Child(main, space.names().Intern("alloc"))), 4096u);
+  std::string_view module;
+  ASSERT_TRUE(space.Module(space.names().Intern("alloc"), &module));
+  EXPECT_EQ(module, "libfoo.so");
+  // The default is the last (inuse_space); stacks that weigh 0 there have no self weight.
+  StackTree inuse = OneValue(t);
+  EXPECT_EQ(inuse.sample_type().name, "inuse_space");
+  EXPECT_EQ(inuse.Total(), 1024u);
+  int weighted = 0;
+  inuse.ForEachStack([&](NodeId, std::span<const NodeId>) { ++weighted; });
+  EXPECT_EQ(weighted, 1);
+  EXPECT_EQ(OneValue(t, "0").Total(), 7u);
+  EXPECT_THROW(OneValue(t, "cpu"), UsageError);
+  // The views of one value take a one-value or differential tree as it is.
+  StackTree storage;
+  EXPECT_EQ(OneValueView(t, &storage).sample_type().name, "inuse_space");
+  EXPECT_EQ(&OneValueView(t, &storage), &storage);
+  StackTree one, d = StackTree::Differential();
+  EXPECT_EQ(&OneValueView(one, &storage), &one);
+  EXPECT_EQ(&OneValueView(d, &storage), &d);
+}
+
+TEST(StackTree, MergeCombinesSampleTypes) {
+  auto tree = [](WeightUnit u) {
+    StackTree t;
+    t.set_unit(u);
+    t.AddStack(Ids(t, {"a"}), 1);
+    return t;
+  };
+  StackTree empty;
+  empty.Merge(tree(WeightUnit::kEvents));  // an empty tree takes the other's
+  EXPECT_EQ(empty.sample_type(), (SampleType{"events", WeightUnit::kEvents}));
+  StackTree ns = tree(WeightUnit::kNanoseconds);
+  ns.Merge(tree(WeightUnit::kUnspecified));  // the specified one stays
+  EXPECT_EQ(ns.sample_type(), (SampleType{"cpu", WeightUnit::kNanoseconds}));
+  ns.Merge(tree(WeightUnit::kEvents));  // they disagree: no unit
+  EXPECT_EQ(ns.unit(), WeightUnit::kUnspecified);
+  EXPECT_EQ(ns.Total(), 3u);
 }
 
 TEST(StackTree, SortedChildrenAreBytewise) {

@@ -27,7 +27,7 @@ std::string TempFile(const std::string& name, const std::string& text) {
 }
 
 StackTree Read(const std::string& text, int columns = 1) {
-  StackTree t(columns);
+  StackTree t = TreeForFolded(columns);
   FoldedReader r(t);
   r.AddBlock(text, 1, "test");
   return t;
@@ -65,6 +65,40 @@ TEST(Weight, ShowsTheUnit) {
   EXPECT_EQ(CombineUnits(WeightUnit::kUnspecified, WeightUnit::kNanoseconds),
             WeightUnit::kNanoseconds);
   EXPECT_EQ(CombineUnits(WeightUnit::kEvents, WeightUnit::kNanoseconds), WeightUnit::kUnspecified);
+}
+
+TEST(Weight, UnitsOfTheNextProfiles) {
+  EXPECT_EQ(HumanWeight(4096, 0, WeightUnit::kBytes), "4,096 bytes");
+  EXPECT_EQ(HumanWeight(7, 0, WeightUnit::kObjects), "7 objects");
+  EXPECT_EQ(HumanWeight(1000000, 0, WeightUnit::kInstructions), "1,000,000 instructions");
+  // The keywords of folded text's unit line and of pprof's ValueType.unit, both ways.
+  for (WeightUnit u : {WeightUnit::kSamples, WeightUnit::kNanoseconds, WeightUnit::kEvents,
+                       WeightUnit::kBytes, WeightUnit::kObjects, WeightUnit::kInstructions}) {
+    WeightUnit back = WeightUnit::kUnspecified;
+    ASSERT_TRUE(ParseUnitKeyword(UnitKeyword(u), &back)) << UnitKeyword(u);
+    EXPECT_EQ(back, u);
+  }
+  EXPECT_EQ(UnitKeyword(WeightUnit::kNanoseconds), "nanoseconds");
+  EXPECT_EQ(UnitKeyword(WeightUnit::kUnspecified), "");
+  WeightUnit u;
+  ASSERT_TRUE(ParseUnitKeyword("count", &u));  // pprof's name for samples
+  EXPECT_EQ(u, WeightUnit::kSamples);
+  EXPECT_FALSE(ParseUnitKeyword("ns", &u));
+  EXPECT_FALSE(ParseUnitKeyword("", &u));
+}
+
+TEST(Weight, SampleTypesCombine) {
+  EXPECT_EQ(DefaultSampleType(WeightUnit::kNanoseconds),
+            (SampleType{"cpu", WeightUnit::kNanoseconds}));
+  EXPECT_EQ(DefaultSampleType(WeightUnit::kUnspecified), SampleType{});
+  const SampleType space{"alloc_space", WeightUnit::kBytes};
+  EXPECT_EQ(CombineSampleTypes(space, space), space);
+  EXPECT_EQ(CombineSampleTypes(SampleType{}, space), space);  // folded text without a unit
+  EXPECT_EQ(CombineSampleTypes(space, SampleType{}), space);
+  EXPECT_EQ(CombineSampleTypes(space, {"inuse_space", WeightUnit::kBytes}),
+            (SampleType{"space", WeightUnit::kBytes}));
+  EXPECT_EQ(CombineSampleTypes(space, {"cpu", WeightUnit::kNanoseconds}).unit,
+            WeightUnit::kUnspecified);
 }
 
 TEST(Weight, SignedChangeIsClamped) {
@@ -188,6 +222,91 @@ TEST(DecimalCounts, SortedFileWithDecimalsIsNotTruncated) {
     if (b.name == "c") wc = b.w;
   }
   EXPECT_NEAR(wc * 2, wb, 0.01);
+}
+
+// The unit crosses folded text in its `# pf-unit:` line: pf-collapse writes it, and every
+// reader of folded text takes it (the collapse, the flame graph's streaming reader and its
+// chart, pf-diff's sorted merge).
+TEST(Units, CrossFoldedText) {
+  const std::string text = "prog 100 1.0: 250000 cpu-clock:\n\t401000 leaf+0x1 (/bin/p)\n\n";
+  std::vector<std::unique_ptr<ByteSource>> in;
+  in.push_back(MemoryInput(text, "t.txt"));
+  StringSink sink;
+  ReadReport report;
+  CollapseSources(std::move(in), {}, sink, &report);
+  EXPECT_EQ(sink.data(), "# pf-unit: nanoseconds\nprog;leaf 250000\n");
+  CollapseOptions samples;
+  samples.perf.weight_samples = true;  // --weight=samples: samples go unsaid
+  in.clear();
+  in.push_back(MemoryInput(text, "t.txt"));
+  StringSink plain;
+  CollapseSources(std::move(in), samples, plain, &report);
+  EXPECT_EQ(plain.data(), "prog;leaf 1\n");
+
+  std::string path = TempFile("ns.folded", sink.data());
+  EXPECT_EQ(CollapseFilesToTree({path}, {}, &report).unit(), WeightUnit::kNanoseconds);
+  // The flame graph's streaming reader (a sorted regular file) and its chart.
+  FlameOptions fo;
+  std::vector<std::string> warnings;
+  FlameLayout l = BuildFlameGraphFromFiles({path}, fo, &warnings, &report);
+  EXPECT_EQ(l.frames[0].title, "all (250 us, 100%)");
+  fo.flamechart = true;
+  l = BuildFlameChartFromFiles({path}, fo, &warnings);
+  EXPECT_EQ(l.frames[0].title, "all (250 us, 100%)");
+  EXPECT_TRUE(warnings.empty());
+  // pf-diff: the unit's line after pf-diff's own, on the sorted merge and the tree path.
+  StringSink diff, tree_diff;
+  DiffFiles(path, path, {}, diff, &report);
+  EXPECT_EQ(diff.data(), std::string(kPfDiffComment) + "before=" + path + " after=" + path +
+                             "\n# pf-unit: nanoseconds\nprog;leaf 250000 250000\n");
+  DiffOptions strip;
+  strip.strip_hex = true;  // (takes the tree path)
+  DiffFiles(path, path, strip, tree_diff, &report);
+  EXPECT_EQ(tree_diff.data(), diff.data());
+}
+
+// A profile of several values per stack (pprof's heap profile) is drawn, graphed and
+// compared by its default one (the last, as pprof's -sample_index).
+TEST(Units, SeveralValuesAreShownByTheDefaultOne) {
+  StackTree heap({{"alloc_space", WeightUnit::kBytes}, {"inuse_space", WeightUnit::kBytes}});
+  std::vector<StrId> f = {heap.names().Intern("main"), heap.names().Intern("alloc")};
+  NodeId leaf = heap.AddStack(f, 4096, 0);
+  heap.AddSelf(leaf, 1024, 1);
+  std::vector<std::string> warnings;
+  FlameLayout l = BuildFlameGraph(heap, FlameOptions{}, &warnings);
+  EXPECT_EQ(l.frames[0].title, "all (1,024 bytes, 100%)");
+  EXPECT_EQ(BuildCallGraph(heap, CallGraphOptions{}).total, 1024u);
+  StackTree d = DiffTrees(heap, heap, "a", "b", DiffOptions{}, &warnings);
+  EXPECT_TRUE(d.differential());
+  EXPECT_EQ(d.sample_type(), (SampleType{"inuse_space", WeightUnit::kBytes}));
+  EXPECT_EQ(d.Total(0), 1024u);
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(Units, FoldedInputsOfDifferentUnitsWarn) {
+  std::string ns = TempFile("u-ns.folded", "# pf-unit: nanoseconds\na 5\n");
+  std::string ev = TempFile("u-ev.folded", "# pf-unit: events\na 7\n");
+  std::string none = TempFile("u-none.folded", "a 1\n");
+  StringSink sink;
+  ReadReport report;
+  CollapseFiles({ns, none}, {}, sink, &report);  // no unit gives way
+  EXPECT_EQ(sink.data(), "# pf-unit: nanoseconds\na 6\n");
+  EXPECT_TRUE(report.warnings.empty());
+  StringSink mixed;
+  ReadReport mixed_report;
+  CollapseFiles({ns, ev}, {}, mixed, &mixed_report);
+  EXPECT_EQ(mixed.data(), "a 12\n");
+  EXPECT_EQ(mixed_report.warnings,
+            std::vector<std::string>{"the inputs weigh different things (" + ns + ": ns, " + ev +
+                                     ": events): their sum is of numbers, not of like for like"});
+  // pf-diff says so as it does for recordings, and writes no unit.
+  StringSink diff;
+  ReadReport diff_report;
+  DiffFiles(ns, ev, {}, diff, &diff_report);
+  EXPECT_EQ(diff.data(), std::string(kPfDiffComment) + "before=" + ns + " after=" + ev +
+                             "\na 5 7\n");
+  ASSERT_EQ(diff_report.warnings.size(), 1u);
+  EXPECT_NE(diff_report.warnings[0].find("weigh different things"), std::string::npos);
 }
 
 TEST(DecimalCounts, DiffAndCallGraphAcceptThem) {
