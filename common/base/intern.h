@@ -9,13 +9,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/typed_id.h"
+
 namespace pf {
 
 /// A typed id for an interned string (frame names, line keys, ...).
-struct StrId {
-  uint32_t value = 0;
-  friend bool operator==(StrId a, StrId b) = default;
-};
+using StrId = TypedId<struct StrTag>;
 
 class Interner {
  public:

@@ -426,7 +426,7 @@ Functions CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathW
   func_of.assign(tree.names().size(), -1);
   std::vector<uint32_t> path, funcs;
   std::vector<uint64_t> pairs;
-  for (NodeId n = 1; n < tree.size(); ++n) {
+  for (NodeId n{1}; n.index() < tree.size(); ++n) {
     uint64_t w = tree.self(n);
     if (w == 0) continue;
     // A sample with no frame but its process has no call chain: gprof2dot skips it.
@@ -550,7 +550,7 @@ void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& wal
   std::unordered_map<uint64_t, Link> links;  // PairKey(node, node)
   std::vector<std::pair<uint64_t, bool>> hops;
   std::vector<uint32_t> path;
-  for (NodeId n = 1; n < tree.size(); ++n) {
+  for (NodeId n{1}; n.index() < tree.size(); ++n) {
     uint64_t w = tree.self(n);
     if (w == 0 || !walker.Path(n, &path)) continue;
     hops.clear();

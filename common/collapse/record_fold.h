@@ -45,7 +45,7 @@ class SampleKeys {
                      bool no_callchain) {
     std::string_view comm = session.Comm(s.pid, s.tid);
     uint64_t head[7] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
-                        static_cast<uint64_t>(s.misc & 7), session.MapsGeneration(s.pid),
+                        static_cast<uint64_t>(s.misc & 7), session.Generation(s.pid).value,
                         no_callchain ? s.ip : 0, comm.size()};
     bytes_.clear();
     bytes_.append(reinterpret_cast<const char*>(head), sizeof head);

@@ -322,11 +322,12 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
             bool found;
             Table128::Slot* slot = samples_cache_->table.Find(key, &found);
             if (found) {
-              if (slot->value != kNoLeaf) {
-                tree_.AddSelf(slot->value, period_);
+              const NodeId leaf(slot->value);
+              if (leaf != kNoLeaf) {
+                tree_.AddSelf(leaf, period_);
                 ++samples_;
               }
-              last_leaf_ = slot->value;
+              last_leaf_ = leaf;
               in_sample_ = false;
               period_ = 1;
               line_no += r.lines;
@@ -351,7 +352,7 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
                 samples_cache_ = std::make_unique<SampleCache>();  // bound memory: start over
               }
               slot = samples_cache_->table.Find(key, &found);
-              if (!found) samples_cache_->table.Insert(slot, key, leaf);
+              if (!found) samples_cache_->table.Insert(slot, key, leaf.value);
             }
           }
         }

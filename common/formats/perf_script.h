@@ -85,7 +85,7 @@ bool FindFirstEvent(std::string_view data, std::string* event);
 /// input ended there. One folder per thread; merge their trees afterwards.
 class PerfScriptFolder {
  public:
-  static constexpr NodeId kNoLeaf = 0;  // the root: no sample ends there
+  static constexpr NodeId kNoLeaf = StackTree::kRoot;  // the root: no sample ends there
   /// `event_filter` is the resolved filter (the option, or the first event seen).
   PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter);
   ~PerfScriptFolder();

@@ -94,12 +94,13 @@ class FrameNamer {
   struct UserFrameKey {
     uint32_t pid;
     bool expand;
-    uint64_t serial, ip;
+    MapSerial serial;
+    uint64_t ip;
     bool operator==(const UserFrameKey&) const = default;
   };
   struct UserFrameKeyHash {
     size_t operator()(const UserFrameKey& k) const {
-      return std::hash<uint64_t>()(k.ip * 0x9e3779b97f4a7c15ull ^ k.serial << 20 ^
+      return std::hash<uint64_t>()(k.ip * 0x9e3779b97f4a7c15ull ^ k.serial.value << 20 ^
                                    uint64_t{k.pid} << 1 ^ k.expand);
     }
   };

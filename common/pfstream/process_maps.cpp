@@ -90,7 +90,7 @@ struct ProcessMaps::Process {
     }
     return *maps;
   }
-  uint64_t generation = 0;  // the serial of the maps' last change (0: none)
+  MapsGeneration generation;  // the serial of the maps' last change (0: none)
   // Its live threads, known from the FORK that made it on; none for a process that ran
   // before the recording (not all its threads are known). A thread's EXIT counts only when
   // its FORK did, so a lost FORK record cannot make a process look finished.
@@ -251,7 +251,7 @@ const MapTable* ProcessMaps::MapsOf(uint32_t pid) const {
   return it == procs_.end() ? nullptr : it->second->maps.get();
 }
 
-MapTable* ProcessMaps::MapsOf(uint32_t pid, uint64_t* generation) {
+MapTable* ProcessMaps::MapsOf(uint32_t pid, MapsGeneration* generation) {
   auto it = procs_.find(pid);
   if (it == procs_.end()) return nullptr;
   *generation = it->second->generation;
@@ -266,10 +266,10 @@ MapTable* ProcessMaps::LookUpMaps(uint32_t pid) {
   return last_maps_;
 }
 
-uint64_t ProcessMaps::Generation(uint32_t pid) const {
+MapsGeneration ProcessMaps::Generation(uint32_t pid) const {
   auto it = procs_.find(pid);
-  uint64_t own = it == procs_.end() ? 0 : it->second->generation;
-  return (kernel_generation_ << 32) ^ own;
+  uint64_t own = it == procs_.end() ? 0 : it->second->generation.value;
+  return MapsGeneration((kernel_generation_ << 32) ^ own);
 }
 
 std::string_view ProcessMaps::Comm(uint32_t tid) {

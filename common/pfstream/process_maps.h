@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/intern.h"
+#include "base/typed_id.h"
 #include "pfstream/perf_data.h"
 #include "symbolize/symbolizer.h"
 
@@ -26,12 +27,19 @@ class Addr2lineNames;
 class CfiTable;
 class DwarfInfo;
 
+/// A map entry's serial: new for every map entered (and for each part left of one), so what
+/// was found for a map is never taken for another that later took its addresses.
+using MapSerial = TypedId<struct MapSerialTag, uint64_t>;
+/// The state of a process's maps: changes whenever they change (serials shared by all
+/// processes), so a cache keyed by (generation, address) needs no flushing.
+using MapsGeneration = TypedId<struct MapsGenerationTag, uint64_t>;
+
 struct MapEntry {
   uint64_t start = 0, end = 0, pgoff = 0;
   // Interned by ProcessMaps (a forked process copies its parent's maps: no string copies).
   std::string_view path;
   std::string_view build_id;
-  uint64_t serial = 0;  // new for every map entered (and for each part left of one)
+  MapSerial serial{};  // new for every map entered (and for each part left of one)
   // What the Session's parts found for the map on first use (BinaryTables, FrameNamer):
   // its unwind table, DWARF and addr2line's names (null: none).
   CfiTable* cfi = nullptr;
@@ -75,11 +83,11 @@ class ProcessMaps {
   /// The thread's comm, or ":TID" as perf shows a thread it never saw named.
   std::string_view Comm(uint32_t tid);
   /// Changes whenever the maps process `pid` sees change (its own or the kernel's).
-  uint64_t Generation(uint32_t pid) const;
+  MapsGeneration Generation(uint32_t pid) const;
   /// The maps of process `pid` (null: none), and the generation of its own (a serial shared
   /// by all processes, never 0).
   const MapTable* MapsOf(uint32_t pid) const;
-  MapTable* MapsOf(uint32_t pid, uint64_t* generation);
+  MapTable* MapsOf(uint32_t pid, MapsGeneration* generation);
   /// The map of a user address of process `pid`, or null.
   MapEntry* FindUser(uint32_t pid, uint64_t ip) {
     MapTable* maps = last_maps_ != nullptr && pid == last_pid_ ? last_maps_ : LookUpMaps(pid);
@@ -113,8 +121,8 @@ class ProcessMaps {
   std::unordered_map<uint32_t, std::unique_ptr<Process>> procs_;
   MapTable kernel_maps_;
   uint64_t kernel_generation_ = 0;
-  uint64_t map_serial_ = 0;
-  uint64_t generation_serial_ = 0;
+  MapSerial map_serial_;
+  MapsGeneration generation_serial_;
   bool forget_exited_ = false;
   // The maps FindUser found last, and their process (consecutive frames are mostly one
   // process's); forgotten by every record that may change which table a process has.

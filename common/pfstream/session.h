@@ -42,7 +42,7 @@ class Session {
   }
   /// Changes whenever the maps process `pid` sees change (its own or the kernel's), so a
   /// caller may cache what it resolved for the process until then.
-  uint64_t MapsGeneration(uint32_t pid) const { return maps_.Generation(pid); }
+  MapsGeneration Generation(uint32_t pid) const { return maps_.Generation(pid); }
 
   /// Resolves `ip` as seen by process `pid` in kernel or user mode (and gives its map).
   ResolvedFrame Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry** map = nullptr) {

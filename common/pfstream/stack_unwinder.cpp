@@ -31,12 +31,12 @@ namespace pf {
 class StackUnwinder::Modules : public ModuleLookup {
  public:
   // `generation`: the maps' (0 for maps not to be remembered by).
-  Modules(StackUnwinder& unwinder, uint32_t pid, MapTable& maps, uint64_t generation)
+  Modules(StackUnwinder& unwinder, uint32_t pid, MapTable& maps, MapsGeneration generation)
       : unwinder_(unwinder), pid_(pid), maps_(maps), generation_(generation) {}
   // Return addresses repeat from sample to sample: each (maps, pc) is looked up once, and
   // then found in a small direct-mapped table (RowCache).
   Row FindRow(uint64_t ip, UnwindModule* module, CfiRow* row) override {
-    if (generation_ == 0) return ModuleLookup::FindRow(ip, module, row);
+    if (generation_ == MapsGeneration{}) return ModuleLookup::FindRow(ip, module, row);
     RowCache::Entry& e = unwinder_.row_cache_.At(generation_, ip);
     if (e.pc == ip && e.generation == generation_) {
       *module = e.module;
@@ -64,7 +64,7 @@ class StackUnwinder::Modules : public ModuleLookup {
   StackUnwinder& unwinder_;
   uint32_t pid_;
   MapTable& maps_;
-  uint64_t generation_;
+  MapsGeneration generation_;
 };
 
 StackUnwinder::StackUnwinder(ProcessMaps& maps, BinaryTables& tables, Symbolizer& symbolizer)
@@ -103,9 +103,9 @@ bool StackUnwinder::StartCallchain(const Sample& s, std::vector<uint64_t>* scrat
 }
 
 StackUnwinder::Modules StackUnwinder::ModulesOf(uint32_t pid) {
-  uint64_t generation = 0;
+  MapsGeneration generation;
   MapTable* maps = maps_.MapsOf(pid, &generation);
-  if (maps == nullptr) return Modules(*this, pid, no_maps_, 0);
+  if (maps == nullptr) return Modules(*this, pid, no_maps_, MapsGeneration{});
   return Modules(*this, pid, *maps, generation);
 }
 
@@ -194,7 +194,7 @@ void StackUnwinder::Callchains(std::span<const Sample* const> samples,
 // that way (a child's copy of its parent's library, left from before exec) gives libdw a
 // module for each copy.
 const std::vector<LibdwMap>& StackUnwinder::LibdwMapsOf(uint32_t pid, MapTable& maps,
-                                                        uint64_t generation) {
+                                                        MapsGeneration generation) {
   LibdwProcess& proc = libdw_procs_[pid];
   if (proc.built && proc.generation == generation) return proc.maps;
   proc.maps.clear();
@@ -238,11 +238,11 @@ const std::vector<LibdwMap>& StackUnwinder::LibdwMapsOf(uint32_t pid, MapTable& 
 UnwindEnd StackUnwinder::UnwindWithLibdw(const Sample& s, const UserStack& stack, size_t max,
                                          std::vector<uint64_t>* ips) {
   if (!libdw_) libdw_ = std::make_unique<LibdwUnwinder>();
-  uint64_t generation = 0;
+  MapsGeneration generation;
   MapTable* maps = maps_.MapsOf(s.pid, &generation);
   if (maps == nullptr) return UnwindEnd::kNoInfo;
   const std::vector<LibdwMap>& libdw_maps = LibdwMapsOf(s.pid, *maps, generation);
-  return libdw_->Unwind(s.pid, s.tid, maps_.Generation(s.pid), libdw_maps, stack, max, ips);
+  return libdw_->Unwind(s.pid, s.tid, maps_.Generation(s.pid).value, libdw_maps, stack, max, ips);
 }
 
 }  // namespace pf

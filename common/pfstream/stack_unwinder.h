@@ -60,7 +60,8 @@ class StackUnwinder {
                        UnwindEnd end, std::vector<uint64_t>* scratch);
   UnwindEnd UnwindWithLibdw(const Sample& s, const UserStack& stack, size_t max,
                             std::vector<uint64_t>* ips);
-  const std::vector<LibdwMap>& LibdwMapsOf(uint32_t pid, MapTable& maps, uint64_t generation);
+  const std::vector<LibdwMap>& LibdwMapsOf(uint32_t pid, MapTable& maps,
+                                          MapsGeneration generation);
 
   // The unwinder's answers by (maps generation, pc), direct-mapped: a slot holds the last
   // pc that hashed to it. Generations are serials shared by all processes, so a slot cannot
@@ -68,13 +69,14 @@ class StackUnwinder {
   class RowCache {
    public:
     struct Entry {
-      uint64_t generation = 0, pc = 0;
+      MapsGeneration generation;
+      uint64_t pc = 0;
       UnwindModule module;
       CfiRow row;
     };
-    Entry& At(uint64_t generation, uint64_t pc) {
+    Entry& At(MapsGeneration generation, uint64_t pc) {
       if (slots_.empty()) slots_.resize(kSlots);
-      uint64_t h = (pc ^ generation * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+      uint64_t h = (pc ^ generation.value * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
       return slots_[h >> (64 - kBits)];
     }
 
@@ -88,7 +90,7 @@ class StackUnwinder {
   struct LibdwProcess {
     std::vector<LibdwMap> maps;
     bool built = false;
-    uint64_t generation = 0;  // that of `maps`
+    MapsGeneration generation;  // that of `maps`
   };
 
   ProcessMaps& maps_;

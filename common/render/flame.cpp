@@ -550,7 +550,8 @@ FlameLayout BuildFlameGraph(const StackTree& profile, const FlameOptions& o,
     uint32_t depth;
   };
   std::vector<Item> todo;
-  for (uint32_t i = ch.first[StackTree::kRoot + 1]; i-- > ch.first[StackTree::kRoot];) {
+  const size_t root = StackTree::kRoot.index();
+  for (uint32_t i = ch.first[root + 1]; i-- > ch.first[root];) {
     todo.push_back({ch.child_index[i], 0});
   }
   while (!todo.empty()) {
@@ -563,7 +564,7 @@ FlameLayout BuildFlameGraph(const StackTree& profile, const FlameOptions& o,
                           static_cast<double>(tree.self(it.node, 0))
                     : 0;
     if (w || d) flow.Add(path, w, d);
-    for (uint32_t i = ch.first[it.node + 1]; i-- > ch.first[it.node];) {
+    for (uint32_t i = ch.first[it.node.index() + 1]; i-- > ch.first[it.node.index()];) {
       todo.push_back({ch.child_index[i], it.depth + 1});
     }
   }

@@ -224,7 +224,7 @@ void WriteFolded(const StackTree& several, BufferedWriter& out) {
   // The unit's line, before the first stack (an empty result stays empty).
   std::string unit = PfUnitLine(tree.unit());
   StackTree::Children ch = tree.SortedChildren();
-  auto has_children = [&](NodeId n) { return ch.first[n + 1] > ch.first[n]; };
+  auto has_children = [&](NodeId n) { return ch.first[n.index() + 1] > ch.first[n.index()]; };
   auto key_less = [&](const Item& a, const Item& b) {
     std::string_view na = tree.name(a.node), nb = tree.name(b.node);
     size_t n = std::min(na.size(), nb.size());
@@ -244,7 +244,7 @@ void WriteFolded(const StackTree& several, BufferedWriter& out) {
   };
   auto items_of = [&](NodeId n) {
     std::vector<Item> items;
-    for (uint32_t i = ch.first[n]; i < ch.first[n + 1]; ++i) {
+    for (uint32_t i = ch.first[n.index()]; i < ch.first[n.index() + 1]; ++i) {
       NodeId c = ch.child_index[i];
       if (tree.has_self(c)) items.push_back({c, false});
       if (has_children(c)) items.push_back({c, true});

@@ -23,11 +23,11 @@ void NoteEmptyResult(const StackTree& read, ReadReport* report) {
   report->empty = true;
   report->stacks_read = report->weight_read = report->deepest_read = 0;
   std::vector<uint32_t> depth(read.size(), 0);
-  for (NodeId n = 1; n < read.size(); ++n) {
-    depth[n] = depth[read.parent(n)] + 1;
+  for (NodeId n{1}; n.index() < read.size(); ++n) {
+    depth[n.index()] = depth[read.parent(n).index()] + 1;
     if (!read.has_self(n)) continue;
     ++report->stacks_read;
-    report->deepest_read = std::max(report->deepest_read, depth[n]);
+    report->deepest_read = std::max(report->deepest_read, depth[n.index()]);
     for (int c = 0; c < read.columns(); ++c) {
       uint64_t w = read.self(n, c);
       report->weight_read = report->weight_read + w < w ? UINT64_MAX : report->weight_read + w;

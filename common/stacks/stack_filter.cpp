@@ -31,21 +31,21 @@ StackTree CutAtInnermost(const StackTree& in, const std::vector<std::string>& na
                          bool ignore_annotation, bool drop_unmatched) {
   // from[n]: the innermost cut on the path to n, or the root when none.
   std::vector<NodeId> from(in.size(), StackTree::kRoot);
-  for (NodeId n = 1; n < in.size(); ++n) {
+  for (NodeId n{1}; n.index() < in.size(); ++n) {
     std::string_view name = in.name(n);
     if (ignore_annotation) name = WithoutAnnotation(name);
     bool cut = std::find(names.begin(), names.end(), name) != names.end();
-    from[n] = cut ? n : from[in.parent(n)];
+    from[n.index()] = cut ? n : from[in.parent(n).index()];
   }
   StackTree out = in.EmptyLike();
   std::vector<StrId> frames;
   in.ForEachStack([&](NodeId n, std::span<const NodeId> path) {
-    if (from[n] == StackTree::kRoot && drop_unmatched) return;
+    if (from[n.index()] == StackTree::kRoot && drop_unmatched) return;
     // The path from the cut on, named leaf first (the order the names are interned in).
     frames.clear();
     for (size_t i = path.size(); i-- > 0;) {
       frames.push_back(out.names().Intern(in.name(path[i])));
-      if (path[i] == from[n]) break;
+      if (path[i] == from[n.index()]) break;
     }
     std::reverse(frames.begin(), frames.end());
     NodeId leaf = out.AddStack(frames, 0);

@@ -24,7 +24,7 @@ StackTree::StackTree(std::vector<SampleType> types)
   if (types_.empty()) throw std::invalid_argument("stack tree: no sample type");
   links_.push_back(Link{kRoot, StrId{0}});
   self_.assign(columns_, 0);
-  slots_.assign(size_t{1} << bits_, Slot{0, 0});
+  slots_.assign(size_t{1} << bits_, Slot{kRoot, 0});
 }
 
 StackTree StackTree::Differential(SampleType type) {
@@ -56,8 +56,9 @@ NodeId StackTree::Child(NodeId parent, StrId frame) {
   size_t i = Home(tag);
   for (;; i = (i + 1) & mask) {
     Slot s = slots_[i];
-    if (s.node == 0) break;
-    if (s.tag == tag && links_[s.node].parent == parent && links_[s.node].frame == frame) {
+    if (s.node == kRoot) break;
+    const Link& l = links_[s.node.index()];
+    if (s.tag == tag && l.parent == parent && l.frame == frame) {
       return s.node;
     }
   }
@@ -68,7 +69,7 @@ NodeId StackTree::Child(NodeId parent, StrId frame) {
 }
 
 NodeId StackTree::Append(NodeId parent, StrId frame) {
-  NodeId node = static_cast<NodeId>(links_.size());
+  NodeId node(static_cast<uint32_t>(links_.size()));
   links_.push_back(Link{parent, frame});
   self_.resize(self_.size() + columns_, 0);
   return node;
@@ -78,16 +79,16 @@ void StackTree::Index(NodeId from, NodeId to) {
   while (Crowded()) Grow();
   // A table larger than the cache costs a miss per insert: a batch whose slots are fetched a
   // few inserts ahead pays them side by side.
-  constexpr NodeId kAhead = 8;
+  constexpr uint32_t kAhead = 8;
   size_t mask = slots_.size() - 1;
   for (NodeId n = from; n < to; ++n) {
-    if (n + kAhead < to) {
-      const Link& a = links_[n + kAhead];
+    if (n.value + kAhead < to.value) {
+      const Link& a = links_[n.index() + kAhead];
       __builtin_prefetch(&slots_[Home(Tag(a.parent, a.frame))], 1);
     }
-    uint32_t tag = Tag(links_[n].parent, links_[n].frame);
+    uint32_t tag = Tag(links_[n.index()].parent, links_[n.index()].frame);
     size_t i = Home(tag);
-    while (slots_[i].node != 0) i = (i + 1) & mask;
+    while (slots_[i].node != kRoot) i = (i + 1) & mask;
     slots_[i] = Slot{n, tag};
   }
 }
@@ -97,14 +98,14 @@ void StackTree::Grow() {
   std::vector<Slot> old;
   old.swap(slots_);
   ++bits_;
-  slots_.assign(size_t{1} << bits_, Slot{0, 0});
+  slots_.assign(size_t{1} << bits_, Slot{kRoot, 0});
   size_t mask = slots_.size() - 1;
   // A slot's home is its tag's top bits, so the old table's order is (but for runs that wrap
   // around its end) the new one's: this pass writes the new table front to back.
   for (const Slot& s : old) {
-    if (s.node == 0) continue;
+    if (s.node == kRoot) continue;
     size_t i = Home(s.tag);
-    while (slots_[i].node != 0) i = (i + 1) & mask;
+    while (slots_[i].node != kRoot) i = (i + 1) & mask;
     slots_[i] = s;
   }
 }
@@ -113,16 +114,16 @@ NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, i
   NodeId n = kRoot;
   size_t k = 0;
   while (k < root_first.size()) {
-    NodeId before = static_cast<NodeId>(size());
+    NodeId before(static_cast<uint32_t>(size()));
     n = Child(n, root_first[k++]);
     if (n == before) break;  // made: its descendants on this path are new as well
   }
   if (k < root_first.size()) {
     // Each is the first child of the one made before it, so none needs looking up: they are
     // appended, then indexed as a batch.
-    NodeId first = static_cast<NodeId>(size());
+    NodeId first(static_cast<uint32_t>(size()));
     for (; k < root_first.size(); ++k) n = Append(n, root_first[k]);
-    Index(first, static_cast<NodeId>(size()));
+    Index(first, NodeId(static_cast<uint32_t>(size())));
   }
   AddSelf(n, weight, column);
   return n;
@@ -138,7 +139,7 @@ bool StackTree::has_self(NodeId n) const {
 uint64_t StackTree::Total(int column) const {
   uint64_t t = 0;
   bool saturated = false;
-  for (NodeId n = 0; n < size(); ++n) {
+  for (NodeId n; n.index() < size(); ++n) {
     if (__builtin_add_overflow(t, self(n, column), &t)) {
       saturated = true;
       break;
@@ -205,23 +206,25 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
   std::vector<StrId> name_map(other.names().size());
   std::vector<bool> mapped(other.names().size(), false);
   std::vector<NodeId> node_map(other.size());
-  node_map[kRoot] = kRoot;
-  for (NodeId n = 1; n < other.size(); ++n) {
+  node_map[kRoot.index()] = kRoot;
+  for (NodeId n{1}; n.index() < other.size(); ++n) {
     uint32_t f = other.frame(n).value;
     if (!mapped[f]) {
       name_map[f] = names_->Intern(other.names().Name(StrId{f}));
       mapped[f] = true;
     }
-    node_map[n] = Child(node_map[other.parent(n)], name_map[f]);
+    node_map[n.index()] = Child(node_map[other.parent(n).index()], name_map[f]);
   }
-  for (NodeId n = 0; n < other.size(); ++n) {
+  for (NodeId n; n.index() < other.size(); ++n) {
     if (only_column >= 0) {
       uint64_t w = other.self(n, only_column);
-      if (w) AddSelf(node_map[n], scale == 1 ? w : MulSat(w, scale));
+      if (w) AddSelf(node_map[n.index()], scale == 1 ? w : MulSat(w, scale));
       continue;
     }
     for (int c = 0; c < columns_; ++c) {
-      if (uint64_t w = other.self(n, c)) AddSelf(node_map[n], scale == 1 ? w : MulSat(w, scale), c);
+      if (uint64_t w = other.self(n, c)) {
+        AddSelf(node_map[n.index()], scale == 1 ? w : MulSat(w, scale), c);
+      }
     }
   }
   for (size_t f = 0; f < other.module_.size(); ++f) {
@@ -257,12 +260,14 @@ bool StackTree::Module(StrId name, std::string_view* module) const {
 StackTree::Children StackTree::SortedChildren() const {
   Children ch;
   ch.first.assign(size() + 1, 0);
-  for (NodeId n = 1; n < size(); ++n) ++ch.first[links_[n].parent + 1];
+  for (NodeId n{1}; n.index() < size(); ++n) ++ch.first[links_[n.index()].parent.index() + 1];
   for (size_t i = 1; i < ch.first.size(); ++i) ch.first[i] += ch.first[i - 1];
   ch.child_index.resize(size() > 0 ? size() - 1 : 0);
   std::vector<uint32_t> fill(ch.first.begin(), ch.first.end() - 1);
-  for (NodeId n = 1; n < size(); ++n) ch.child_index[fill[links_[n].parent]++] = n;
-  for (NodeId n = 0; n < size(); ++n) {
+  for (NodeId n{1}; n.index() < size(); ++n) {
+    ch.child_index[fill[links_[n.index()].parent.index()]++] = n;
+  }
+  for (size_t n = 0; n < size(); ++n) {
     auto b = ch.child_index.begin() + ch.first[n];
     auto e = ch.child_index.begin() + ch.first[n + 1];
     if (e - b > 1) {

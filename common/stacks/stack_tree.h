@@ -26,15 +26,17 @@
 #include <vector>
 
 #include "base/intern.h"
+#include "base/typed_id.h"
 #include "stacks/weight.h"
 
 namespace pf {
 
-using NodeId = uint32_t;
+/// A node of a StackTree (dense; parents before children).
+using NodeId = TypedId<struct NodeTag>;
 
 class StackTree {
  public:
-  static constexpr NodeId kRoot = 0;
+  static constexpr NodeId kRoot{0};
 
   /// One value per stack, of `type` (samples unless said).
   explicit StackTree(SampleType type = {});
@@ -55,7 +57,7 @@ class StackTree {
   /// Adds a root-first path and puts `weight` on its leaf. Returns the leaf.
   NodeId AddStack(std::span<const StrId> root_first, uint64_t weight, int column = 0);
   void AddSelf(NodeId node, uint64_t weight, int column = 0) {
-    uint64_t& w = self_[static_cast<size_t>(node) * columns_ + column];
+    uint64_t& w = self_[node.index() * columns_ + column];
     if (__builtin_add_overflow(w, weight, &w)) {
       w = UINT64_MAX;
       ++saturated_;
@@ -70,11 +72,11 @@ class StackTree {
   /// What each column holds (for a differential profile, both hold the same type).
   const std::vector<SampleType>& sample_types() const { return types_; }
   const SampleType& sample_type(int column = 0) const { return types_[column]; }
-  NodeId parent(NodeId n) const { return links_[n].parent; }
-  StrId frame(NodeId n) const { return links_[n].frame; }
-  std::string_view name(NodeId n) const { return names_->Name(links_[n].frame); }
+  NodeId parent(NodeId n) const { return links_[n.index()].parent; }
+  StrId frame(NodeId n) const { return links_[n.index()].frame; }
+  std::string_view name(NodeId n) const { return names_->Name(links_[n.index()].frame); }
   uint64_t self(NodeId n, int column = 0) const {
-    return self_[static_cast<size_t>(n) * columns_ + column];
+    return self_[n.index() * columns_ + column];
   }
   bool has_self(NodeId n) const;
   /// Sum of all self weights of a column (saturating; counted in saturated()).
@@ -113,7 +115,7 @@ class StackTree {
   template <typename F>
   void ForEachStack(F&& visit) const {
     std::vector<NodeId> path;
-    for (NodeId n = 1; n < size(); ++n) {
+    for (NodeId n{1}; n.index() < size(); ++n) {
       if (!has_self(n)) continue;
       path.clear();
       for (NodeId p = n; p != kRoot; p = parent(p)) path.push_back(p);
@@ -149,7 +151,7 @@ class StackTree {
     uint32_t tag;  // the top half of the key's hash; its top bits_ bits are the home slot
   };
   static uint32_t Tag(NodeId parent, StrId frame) {
-    return static_cast<uint32_t>(MixU64((static_cast<uint64_t>(parent) << 32) | frame.value) >> 32);
+    return static_cast<uint32_t>(MixU64((uint64_t{parent.value} << 32) | frame.value) >> 32);
   }
   size_t Home(uint32_t tag) const { return tag >> (32 - bits_); }
   /// More than three quarters full (linear probing in 8-byte slots stays within a cache line

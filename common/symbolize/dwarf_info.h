@@ -37,6 +37,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/typed_id.h"
+
 namespace pf {
 
 /// True for a DW_AT_language (DW_LANG_*) whose plain DW_AT_name binutils takes for a linkage
@@ -45,6 +47,11 @@ namespace pf {
 bool BinutilsTakesPlainNames(int dw_lang);
 
 struct PcAttrs;  // (dwarf_info_internal.h)
+
+/// Where a unit (its header) starts in .debug_info. Its CU's DIE, an offset in the same
+/// section, follows the header: the two are different offsets, and only DIE offsets are
+/// libdw's (Dwarf_Off) and the index's keys.
+using DwarfUnitOffset = TypedId<struct DwarfUnitOffsetTag, uint64_t>;
 
 class DwarfInfo {
  public:
@@ -191,20 +198,22 @@ class DwarfInfo {
   std::unordered_map<uint64_t, std::unique_ptr<Unit>> units_;  // by CU offset
   std::unordered_map<uint64_t, Name> names_;                   // by DIE offset
   struct UnitRange {
-    uint64_t lo, hi, die, unit;
+    uint64_t lo, hi, die;
+    DwarfUnitOffset unit;
   };
   std::vector<UnitRange> unit_ranges_;  // CU DIEs by address (without .debug_aranges)
   bool unit_ranges_built_ = false;
   bool UnitByRanges(uint64_t vaddr, CuRef* cu);
-  bool ReadUnitRanges(uint64_t unit, uint64_t die, std::vector<uint64_t>* out);
+  bool ReadUnitRanges(DwarfUnitOffset unit, uint64_t die, std::vector<uint64_t>* out);
   // .debug_aranges read here: libdw's dwarf_getaranges reads the header of every CU it
   // lists (4,126 for glibc, 2-3 ms), where a lookup needs only its own CU's.
   struct Arange {
-    uint64_t addr, length, unit;  // the unit's start
+    uint64_t addr, length;
+    DwarfUnitOffset unit;
   };
   // The DIE of the unit at `unit` (after its header); false for a header libdw would not
   // read as a compile or partial unit.
-  bool UnitDie(uint64_t unit, uint64_t* die) const;
+  bool UnitDie(DwarfUnitOffset unit, uint64_t* die) const;
   std::vector<Arange> aranges_;  // sorted by address
   enum class ArangesState { kUnread, kRead, kUnusable } aranges_state_ = ArangesState::kUnread;
   void ReadAranges();

@@ -176,7 +176,7 @@ struct DwarfInfo::Unit {
 
 struct DwarfInfo::CuRef {
   uint64_t die = 0;              // the CU DIE's offset in .debug_info
-  uint64_t unit = ~uint64_t{0};  // its unit's start, when known without libdw
+  DwarfUnitOffset unit = DwarfUnitOffset::Invalid();  // when known without libdw
   Dwarf_Die handle{};
   bool have_handle = false;
 };

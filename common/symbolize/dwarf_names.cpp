@@ -245,7 +245,7 @@ void DwarfInfo::ReadAranges() {
       uint64_t addr = address_size == 8 ? r.U64() : r.U32();
       uint64_t len = address_size == 8 ? r.U64() : r.U32();
       if (addr == 0 && len == 0) break;
-      out.push_back({addr, len, cu});
+      out.push_back({addr, len, DwarfUnitOffset(cu)});
     }
     if (!r.ok()) return;
     r.Seek(set_end);
@@ -298,9 +298,9 @@ bool DwarfInfo::UnitByAranges(uint64_t vaddr, CuRef* cu) {
   return true;
 }
 
-bool DwarfInfo::UnitDie(uint64_t unit, uint64_t* die) const {
+bool DwarfInfo::UnitDie(DwarfUnitOffset unit, uint64_t* die) const {
   DwarfReader h(sections_->info);
-  h.Seek(unit);
+  h.Seek(unit.value);
   uint64_t unit_length = h.U32();
   size_t unit_offset_size = 4;
   if (unit_length == 0xffffffff) {
@@ -325,7 +325,8 @@ bool DwarfInfo::UnitDie(uint64_t unit, uint64_t* die) const {
 
 // The address ranges of a CU's DIE read here (as ScanDies reads a function's); false where
 // libdw has to read them.
-bool DwarfInfo::ReadUnitRanges(uint64_t unit, uint64_t die, std::vector<uint64_t>* out) {
+bool DwarfInfo::ReadUnitRanges(DwarfUnitOffset unit, uint64_t die,
+                               std::vector<uint64_t>* out) {
   out->clear();
   Unit u;
   CuRef ref{die, unit, {}, false};
@@ -391,17 +392,19 @@ bool DwarfInfo::UnitByRanges(uint64_t vaddr, CuRef* cu) {
                                                    nullptr, nullptr, nullptr, nullptr) == 0;
          ++n, off = next) {
       if (std::binary_search(listed.begin(), listed.end(), off + header)) continue;
-      if (!libdw_walk_ && ReadUnitRanges(off, off + header, &pairs)) {
+      if (!libdw_walk_ && ReadUnitRanges(DwarfUnitOffset(off), off + header, &pairs)) {
         for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
           if (pairs[i + 1] > pairs[i])
-            unit_ranges_.push_back({pairs[i], pairs[i + 1], off + header, off});
+            unit_ranges_.push_back({pairs[i], pairs[i + 1], off + header, DwarfUnitOffset(off)});
         }
         continue;
       }
       Dwarf_Die die;
       if (dwarf_offdie(h_->dwarf, off + header, &die) == nullptr) continue;
       RangesOf(&die, &code);
-      for (const Unit::Range& r : code) unit_ranges_.push_back({r.lo, r.hi, off + header, off});
+      for (const Unit::Range& r : code) {
+        unit_ranges_.push_back({r.lo, r.hi, off + header, DwarfUnitOffset(off)});
+      }
     }
     std::sort(unit_ranges_.begin(), unit_ranges_.end(),
               [](const UnitRange& a, const UnitRange& b) { return a.lo < b.lo; });

@@ -316,10 +316,10 @@ bool DwarfInfo::ReadUnitHeader(Unit& u, CuRef& cu) {
   const uint64_t cu_offset = cu.die;
   Dwarf_Half version = 0;
   uint8_t unit_type = 0, address_size = 0, offset_size = 0;
-  if (cu.unit != ~uint64_t{0}) {
+  if (cu.unit.valid()) {
     // The header read here (checked again below).
     DwarfReader r(sections_->info);
-    r.Seek(cu.unit);
+    r.Seek(cu.unit.value);
     offset_size = r.U32() == 0xffffffff ? 8 : 4;
     if (offset_size == 8) r.U64();
     version = r.U16();

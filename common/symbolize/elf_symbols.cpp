@@ -212,9 +212,11 @@ bool ElfSymbols::Restore(EntryReader& r) {
   return ranges_.Restore(r, count);
 }
 
-bool ElfSymbols::Find(uint64_t file_offset, uint32_t* index, uint64_t* offset) const {
-  if (!ranges_.Find(file_offset, index)) return false;
-  *offset = file_offset - symbols_[*index].start;
+bool ElfSymbols::Find(uint64_t file_offset, SymbolIndex* index, uint64_t* offset) const {
+  uint32_t id;  // the builder's ids are the symbols' indexes
+  if (!ranges_.Find(file_offset, &id)) return false;
+  *index = SymbolIndex(id);
+  *offset = file_offset - symbols_[id].start;
   return true;
 }
 
@@ -246,14 +248,14 @@ bool SymbolRanges::Find(uint64_t address, uint32_t* id) const {
   return true;
 }
 
-std::string_view ElfSymbols::RawName(uint32_t index) const {
-  const Sym& s = symbols_[index];
+std::string_view ElfSymbols::RawName(SymbolIndex index) const {
+  const Sym& s = symbols_[index.index()];
   return names_.substr(s.name_offset, s.name_size);
 }
 
-std::string ElfSymbols::Name(uint32_t index) const {
+std::string ElfSymbols::Name(SymbolIndex index) const {
   std::string name = demangle_ ? Demangle(RawName(index)) : std::string(RawName(index));
-  if (symbols_[index].plt) {
+  if (symbols_[index.index()].plt) {
     name += "@plt";
     if (name.size() > kPltNameMax) name.resize(kPltNameMax);
   }

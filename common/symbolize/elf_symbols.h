@@ -41,6 +41,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/typed_id.h"
+
 namespace pf {
 
 /// A symbol while perf's table rules are applied (ELF files and kallsyms share them).
@@ -146,6 +148,9 @@ struct ElfLoadOptions {
   bool demangle = true;
 };
 
+/// A symbol's position in an ElfSymbols table (what its other answers are asked with).
+using SymbolIndex = TypedId<struct SymbolIndexTag>;
+
 class ElfSymbols {
  public:
   /// Finds and reads the symbols of the binary at `path` as perf does (see the file comment).
@@ -175,14 +180,14 @@ class ElfSymbols {
 
   /// The symbol containing `file_offset` (perf's map_ip: ip - map start + pgoff): its index
   /// and the offset from its start. False when no symbol covers it.
-  bool Find(uint64_t file_offset, uint32_t* index, uint64_t* offset) const;
+  bool Find(uint64_t file_offset, SymbolIndex* index, uint64_t* offset) const;
   /// The name perf prints: demangled when loaded with demangling, `@plt` for PLT stubs.
-  std::string Name(uint32_t index) const;
+  std::string Name(SymbolIndex index) const;
   /// The name as stored in the symbol table.
-  std::string_view RawName(uint32_t index) const;
+  std::string_view RawName(SymbolIndex index) const;
   /// Start (file offset) of a symbol, and its end (exclusive, after perf's fixups).
-  uint64_t Start(uint32_t index) const { return symbols_[index].start; }
-  uint64_t End(uint32_t index) const { return symbols_[index].end; }
+  uint64_t Start(SymbolIndex index) const { return symbols_[index.index()].start; }
+  uint64_t End(SymbolIndex index) const { return symbols_[index.index()].end; }
   /// Number of symbols kept.
   size_t size() const { return symbols_.size(); }
 

@@ -241,18 +241,18 @@ Symbolizer::Binary* Symbolizer::FindBinary(std::string_view path, std::string_vi
 Symbol Symbolizer::NameIn(Binary* binary, uint64_t file_offset) {
   Symbol out;
   if (binary == nullptr || binary->symbols == nullptr) return out;
-  uint32_t index;
+  SymbolIndex index;
   uint64_t offset;
   if (!binary->symbols->Find(file_offset, &index, &offset)) return out;
   if (binary->names.empty()) {
     binary->names.resize(binary->symbols->size());
     binary->named.resize(binary->symbols->size(), false);
   }
-  if (!binary->named[index]) {
-    binary->names[index] = names_.Intern(binary->symbols->Name(index));
-    binary->named[index] = true;
+  if (!binary->named[index.index()]) {
+    binary->names[index.index()] = names_.Intern(binary->symbols->Name(index));
+    binary->named[index.index()] = true;
   }
-  out.name = names_.Name(binary->names[index]);
+  out.name = names_.Name(binary->names[index.index()]);
   out.offset = offset;
   out.found = true;
   return out;

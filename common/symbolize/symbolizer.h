@@ -161,7 +161,7 @@ class Symbolizer {
  public:
   struct Binary {  // (opaque to callers)
     std::unique_ptr<ElfSymbols> symbols;  // null: no symbols
-    std::vector<StrId> names;             // interned display names, by symbol index
+    std::vector<StrId> names;             // interned display names, by SymbolIndex
     std::vector<bool> named;
   };
 

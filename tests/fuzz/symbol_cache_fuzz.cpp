@@ -16,11 +16,11 @@ void Check(std::string_view bytes) {
   std::unique_ptr<pf::ElfSymbols> s = pf::ElfSymbols::Restored(bytes);
   if (!s) return;
   if (s->Saved() != bytes) std::abort();
-  for (uint32_t i = 0; i < s->size() && i < 4096; ++i) {
+  for (pf::SymbolIndex i; i.index() < s->size() && i.value < 4096; ++i) {
     for (uint64_t probe : {s->Start(i), s->End(i) - 1, s->End(i)}) {
-      uint32_t index;
+      pf::SymbolIndex index;
       uint64_t offset;
-      if (s->Find(probe, &index, &offset) && index >= s->size()) std::abort();
+      if (s->Find(probe, &index, &offset) && index.index() >= s->size()) std::abort();
     }
     (void)s->Name(i);
   }

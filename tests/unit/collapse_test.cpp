@@ -612,7 +612,7 @@ TEST(Collapse, ForkedProcessesShareMapsUntilOneMapsSomething) {
   EXPECT_EQ(paths(400), (V{"/nonexistent/liba.so", "/nonexistent/libb.so"}));
   EXPECT_EQ(session.MapsOf(400), session.MapsOf(200));  // not copied
   EXPECT_NE(session.MapsOf(300), session.MapsOf(100));  // the parent copied before it mapped
-  EXPECT_NE(session.MapsGeneration(400), 0u);
+  EXPECT_NE(session.Generation(400), MapsGeneration{});
 }
 
 // ProcessMaps alone: a new map cuts away the parts of the older ones it overlaps (what is
@@ -687,7 +687,7 @@ TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
     Session session(symbolizer);
     session.ForgetExited(forget);
     Record r;
-    uint64_t generation = 0;
+    MapsGeneration generation;
     size_t at = 0;
     while (reader.Next(&r)) {
       session.OnRecord(reader, r);
@@ -695,7 +695,7 @@ TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
       if (at == main_thread_exited) {
         ASSERT_NE(session.MapsOf(200), nullptr);
         EXPECT_EQ(session.MapsOf(200)->size(), 2u);
-        generation = session.MapsGeneration(200);
+        generation = session.Generation(200);
       }
       if (at == process_exited) {
         EXPECT_EQ(session.MapsOf(200) == nullptr, forget);
@@ -704,7 +704,7 @@ TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
     ASSERT_NE(session.MapsOf(100), nullptr);
     ASSERT_NE(session.MapsOf(200), nullptr);
     EXPECT_EQ(session.MapsOf(200)->size(), 2u);  // its parent's liba.so and libc.so
-    EXPECT_NE(session.MapsGeneration(200), generation);
+    EXPECT_NE(session.Generation(200), generation);
   }
 }
 

@@ -5,10 +5,15 @@
 #include "base/error.h"
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace pf {
 namespace {
+
+// A node is neither a frame name nor an integer.
+static_assert(!std::is_convertible_v<NodeId, StrId> && !std::is_convertible_v<StrId, NodeId>);
+static_assert(!std::is_convertible_v<uint32_t, NodeId> && !std::is_convertible_v<NodeId, size_t>);
 
 std::vector<StrId> Ids(StackTree& t, std::initializer_list<const char*> names) {
   std::vector<StrId> v;
@@ -101,14 +106,14 @@ TEST(StackTree, ManyDistinctStacksAreFoundAgain) {
   }
   EXPECT_EQ(t.size(), nodes);  // nothing made twice
   EXPECT_EQ(t.Total(), 2 * stacks.size());
-  for (NodeId n = 1; n < t.size(); ++n) ASSERT_EQ(t.Child(t.parent(n), t.frame(n)), n);
+  for (NodeId n{1}; n.index() < t.size(); ++n) ASSERT_EQ(t.Child(t.parent(n), t.frame(n)), n);
 }
 
 TEST(StackTree, WeightsSaturate) {
   StackTree t;
   t.AddStack(Ids(t, {"a"}), UINT64_MAX - 1);
   t.AddStack(Ids(t, {"a"}), 5);
-  EXPECT_EQ(t.self(1), UINT64_MAX);
+  EXPECT_EQ(t.self(NodeId{1}), UINT64_MAX);
 }
 
 TEST(StackTree, MergeAcrossInterners) {
@@ -236,7 +241,7 @@ TEST(StackTree, SortedChildrenAreBytewise) {
   auto ch = t.SortedChildren();
   NodeId r = t.Child(StackTree::kRoot, t.names().Intern("r"));
   std::vector<std::string> names;
-  for (uint32_t i = ch.first[r]; i < ch.first[r + 1]; ++i) {
+  for (uint32_t i = ch.first[r.index()]; i < ch.first[r.index() + 1]; ++i) {
     names.emplace_back(t.name(ch.child_index[i]));
   }
   EXPECT_EQ(names, (std::vector<std::string>{"B", "a", "a::x", "b"}));

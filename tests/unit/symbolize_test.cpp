@@ -156,7 +156,7 @@ std::string Elf32(const std::vector<TestSym>& syms, uint64_t text_vaddr = 0x1000
 
 // "name+0xOFF" or "[unknown]" for a file offset, as perf script prints a frame.
 std::string At(const ElfSymbols& elf, uint64_t file_offset) {
-  uint32_t index;
+  SymbolIndex index;
   uint64_t offset;
   if (!elf.Find(file_offset, &index, &offset)) return "[unknown]";
   char buf[32];
@@ -288,7 +288,7 @@ TEST(ElfSymbols, CachedTreeAnswersAndACycleEnds) {
   }
   auto looping = ElfSymbols::Restored(cyclic);
   ASSERT_NE(looping, nullptr);
-  uint32_t index;
+  SymbolIndex index;
   uint64_t offset;
   EXPECT_FALSE(looping->Find(0x10, &index, &offset));    // below every start: left forever
   EXPECT_FALSE(looping->Find(0x9000, &index, &offset));  // past every end: right forever
@@ -406,13 +406,13 @@ TEST(ElfSymbols, Elf32) {
 void Exercise(std::string_view image) {
   try {
     auto elf = ElfSymbols::FromImage(image, "fuzz");
-    uint32_t index;
+    SymbolIndex index;
     uint64_t offset, v;
     for (uint64_t off = 0; off < 0x3000; off += 0x40) {
       if (elf->Find(off, &index, &offset)) (void)elf->Name(index);
       (void)elf->FileOffsetToVaddr(off, &v);
     }
-    for (uint32_t i = 0; i < elf->size(); ++i) (void)elf->RawName(i);
+    for (SymbolIndex i; i.index() < elf->size(); ++i) (void)elf->RawName(i);
   } catch (const Error&) {
     // "no symbols" is a fine answer for a broken file
   }
@@ -429,7 +429,7 @@ TEST(ElfSymbols, TruncatedFilesNeverCrash) {
   TempFile half(self.substr(0, self.size() / 2));
   try {
     auto elf = ElfSymbols::Load(half.path(), {});
-    uint32_t index;
+    SymbolIndex index;
     uint64_t offset;
     (void)elf->Find(0x1000, &index, &offset);
   } catch (const Error&) {
@@ -479,7 +479,7 @@ TEST(ElfSymbols, LibcExportedFunction) {
   uint64_t vaddr = reinterpret_cast<uintptr_t>(fn) - reinterpret_cast<uintptr_t>(info.dli_fbase);
   uint64_t off = 0;
   ASSERT_TRUE(elf->VaddrToFileOffset(vaddr, &off));
-  uint32_t index;
+  SymbolIndex index;
   uint64_t offset;
   ASSERT_TRUE(elf->Find(off, &index, &offset));
   EXPECT_EQ(offset, 0u);
@@ -488,7 +488,7 @@ TEST(ElfSymbols, LibcExportedFunction) {
                                             "__write"};
   EXPECT_NE(std::find(aliases.begin(), aliases.end(), elf->Name(index)), aliases.end())
       << elf->Name(index);
-  uint32_t index5;
+  SymbolIndex index5;
   ASSERT_TRUE(elf->Find(off + 5, &index5, &offset));
   EXPECT_EQ(index5, index);
   EXPECT_EQ(offset, 5u);
@@ -513,21 +513,21 @@ void ExpectSameSymbols(const ElfSymbols& a, const ElfSymbols& b) {
   EXPECT_EQ(ElfSymbolsTestPeer::Debuglink(a), ElfSymbolsTestPeer::Debuglink(b));
   EXPECT_EQ(ElfSymbolsTestPeer::SymbolsPath(a), ElfSymbolsTestPeer::SymbolsPath(b));
   std::vector<uint64_t> probes;
-  for (uint32_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(a.RawName(i), b.RawName(i)) << i;
-    ASSERT_EQ(a.Name(i), b.Name(i)) << i;
-    ASSERT_EQ(a.Start(i), b.Start(i)) << i;
-    ASSERT_EQ(a.End(i), b.End(i)) << i;
+  for (SymbolIndex i; i.index() < a.size(); ++i) {
+    ASSERT_EQ(a.RawName(i), b.RawName(i)) << i.value;
+    ASSERT_EQ(a.Name(i), b.Name(i)) << i.value;
+    ASSERT_EQ(a.Start(i), b.Start(i)) << i.value;
+    ASSERT_EQ(a.End(i), b.End(i)) << i.value;
     for (uint64_t p : {a.Start(i), a.End(i) - 1, a.End(i), (a.Start(i) + a.End(i)) / 2})
       probes.push_back(p);
   }
   for (uint64_t p : probes) {
-    uint32_t ia = 0, ib = 0;
+    SymbolIndex ia, ib;
     uint64_t oa = 0, ob = 0;
     bool fa = a.Find(p, &ia, &oa), fb = b.Find(p, &ib, &ob);
     ASSERT_EQ(fa, fb) << std::hex << p;
     if (fa) {
-      ASSERT_EQ(ia, ib) << std::hex << p;
+      ASSERT_EQ(ia.value, ib.value) << std::hex << p;
       ASSERT_EQ(oa, ob) << std::hex << p;
     }
   }
@@ -674,7 +674,7 @@ TEST(Symbolizer, Vdso) {
   auto vdso = ElfSymbols::FromImage(image, "[vdso]");
   uint64_t start = 0;
   bool seen = false;
-  for (uint32_t i = 0; i < vdso->size(); ++i) {
+  for (SymbolIndex i; i.index() < vdso->size(); ++i) {
     if (vdso->Name(i) == "__vdso_clock_gettime") {
       start = vdso->Start(i);
       seen = true;
@@ -784,7 +784,7 @@ TEST(Symbolizer, CallpathRoundTrip) {
   if (path == nullptr || *path == '\0') GTEST_SKIP() << "PF_CALLPATH not set";
   auto elf = ElfSymbols::Load(path, {});
   bool seen = false;
-  for (uint32_t i = 0; i < elf->size(); ++i) {
+  for (SymbolIndex i; i.index() < elf->size(); ++i) {
     if (elf->RawName(i) != "work_a") continue;
     seen = true;
     uint64_t start = elf->Start(i), vaddr = 0, back = 0;

@@ -345,7 +345,7 @@ TEST(Saturation, StackTreeCountsIt) {
   StackTree t;
   t.AddStack(std::vector<StrId>{t.names().Intern("a")}, UINT64_MAX);
   t.AddStack(std::vector<StrId>{t.names().Intern("a")}, 1);
-  EXPECT_EQ(t.self(1), UINT64_MAX);
+  EXPECT_EQ(t.self(NodeId{1}), UINT64_MAX);
   EXPECT_EQ(t.saturated(), 1u);
 }
 
