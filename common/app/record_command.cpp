@@ -77,7 +77,7 @@ void ReadCallGraph(const cli::Context& ctx, RecordOptions& o) {
   }
   ApplyCallGraphOptions(call_graph, &o);
   o.raw_stacks = ctx.vm.count("raw-stacks");
-  if (o.raw_stacks && o.call_graph != CallGraph::kDwarf) {
+  if (o.raw_stacks && o.call_graph != CallChainMode::kDwarf) {
     throw UsageError("--raw-stacks goes with --call-graph=dwarf");
   }
 }

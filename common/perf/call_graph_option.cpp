@@ -10,9 +10,9 @@ namespace pf {
 namespace {
 
 /// "fp", "none", "dwarf" or "dwarf,STACK_BYTES" into the mode and the stack copy's size.
-CallGraph ParseMode(const std::string& mode, uint32_t* stack_bytes) {
-  if (mode == "fp") return CallGraph::kFramePointer;
-  if (mode == "none") return CallGraph::kNone;
+CallChainMode ParseMode(const std::string& mode, uint32_t* stack_bytes) {
+  if (mode == "fp") return CallChainMode::kFramePointer;
+  if (mode == "none") return CallChainMode::kNone;
   if (mode != "dwarf" && mode.rfind("dwarf,", 0) != 0) {
     throw UsageError("--call-graph must be fp, dwarf[,STACK_BYTES] or none, not '" + mode + "'");
   }
@@ -27,27 +27,27 @@ CallGraph ParseMode(const std::string& mode, uint32_t* stack_bytes) {
     }
     *stack_bytes = static_cast<uint32_t>(v);
   }
-  return CallGraph::kDwarf;
+  return CallChainMode::kDwarf;
 }
 
 }  // namespace
 
 void ApplyCallGraphOptions(const std::vector<CallGraphOption>& options, RecordOptions* o) {
-  std::optional<CallGraph> mode;  // unset: nothing said yet
+  std::optional<CallChainMode> mode;  // unset: nothing said yet
   for (const CallGraphOption& opt : options) {
     switch (opt.kind) {
       case CallGraphOption::kG:
-        if (!mode || *mode == CallGraph::kNone) mode = CallGraph::kFramePointer;
+        if (!mode || *mode == CallChainMode::kNone) mode = CallChainMode::kFramePointer;
         break;
       case CallGraphOption::kMode:
         mode = ParseMode(opt.mode, &o->stack_bytes);
         break;
       case CallGraphOption::kNone:
-        mode = CallGraph::kNone;
+        mode = CallChainMode::kNone;
         break;
     }
   }
-  o->call_graph = mode.value_or(CallGraph::kFramePointer);
+  o->call_graph = mode.value_or(CallChainMode::kFramePointer);
 }
 
 }  // namespace pf

@@ -73,7 +73,7 @@ void Recorder::Validate() {
   if (o.duration < 0 || std::isnan(o.duration)) {
     throw UsageError("-d must be a positive number of seconds");
   }
-  if (o.call_graph == CallGraph::kDwarf &&
+  if (o.call_graph == CallChainMode::kDwarf &&
       (o.stack_bytes == 0 || o.stack_bytes % 8 != 0 || o.stack_bytes > kMaxStackBytes)) {
     throw UsageError("the stack copy must be a multiple of 8 bytes, from 8 to " +
                      std::to_string(kMaxStackBytes) + ", not " + std::to_string(o.stack_bytes));
@@ -109,7 +109,7 @@ void Recorder::Run() {
   sink_ = open_output_();
   out_ = std::make_unique<BufferedWriter>(*sink_);
   writer_ = std::make_unique<PerfStreamWriter>(*out_);
-  if (opt_.call_graph == CallGraph::kDwarf) {
+  if (opt_.call_graph == CallChainMode::kDwarf) {
     rewriter_mode_ = opt_.raw_stacks ? SampleRewriter::Mode::kTrim : SampleRewriter::Mode::kUnwind;
     rewriter_ = std::make_unique<SampleRewriter>(rewriter_mode_);
   }

@@ -37,7 +37,7 @@ namespace pf {
 
 /// What each sample carries besides its address: nothing, the frame-pointer chain, or the
 /// kernel's chain with the user registers and a copy of the user stack (DWARF unwinding).
-enum class CallGraph { kNone, kFramePointer, kDwarf };
+enum class CallChainMode { kNone, kFramePointer, kDwarf };
 
 /// What to record and how (pf-record's options).
 struct RecordOptions {
@@ -53,7 +53,7 @@ struct RecordOptions {
   std::vector<std::string> events;  // -e; empty: cpu-clock as perf names its default
   uint64_t frequency = 99;          // -F (samples per second per CPU)
   uint64_t period = 0;              // -c: sample every PERIOD events (overrides -F)
-  CallGraph call_graph = CallGraph::kNone;
+  CallChainMode call_graph = CallChainMode::kNone;
   uint32_t stack_bytes = 8192;  // kDwarf: user stack copied per sample (a multiple of 8)
   bool raw_stacks = false;      // kDwarf: keep the registers and stacks instead of unwinding
   bool user_only = false;

@@ -68,8 +68,8 @@ void Recorder::SizeRings(size_t events, uint64_t frequency) {
   uint64_t rate = (opt_.period ? 1000 : frequency) * events;
   const bool unlimited = env_.root || env_.privileged() || env_.paranoid < 0;
   // Generous sample sizes: 127 frames of chain; with DWARF, the stack copy and registers too.
-  size_t sample_bytes = opt_.call_graph == CallGraph::kNone ? 128 : 1024;
-  if (opt_.call_graph == CallGraph::kDwarf) sample_bytes = opt_.stack_bytes + 1536;
+  size_t sample_bytes = opt_.call_graph == CallChainMode::kNone ? 128 : 1024;
+  if (opt_.call_graph == CallChainMode::kDwarf) sample_bytes = opt_.stack_bytes + 1536;
   ring_pages_ = opt_.ring_pages
                     ? opt_.ring_pages
                     : RingPagesFor(rate, sample_bytes, cpus_.size(),
@@ -79,8 +79,8 @@ void Recorder::SizeRings(size_t events, uint64_t frequency) {
 
 uint64_t Recorder::SampleType(size_t events) const {
   uint64_t sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
-  if (opt_.call_graph != CallGraph::kNone) sample_type |= PERF_SAMPLE_CALLCHAIN;
-  if (opt_.call_graph == CallGraph::kDwarf) {
+  if (opt_.call_graph != CallChainMode::kNone) sample_type |= PERF_SAMPLE_CALLCHAIN;
+  if (opt_.call_graph == CallChainMode::kDwarf) {
     sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
   }
   if (cpu_wide_) sample_type |= PERF_SAMPLE_CPU;
@@ -105,7 +105,7 @@ perf_event_attr Recorder::EventAttr(const EventSpec& spec, bool first, uint64_t 
     a.sample_freq = frequency;
   }
   a.sample_type = sample_type;
-  if (opt_.call_graph == CallGraph::kDwarf) {
+  if (opt_.call_graph == CallChainMode::kDwarf) {
     // The kernel's chain stays; the user part comes from unwinding the copied stack.
     // Registers as perf samples them: AX..SS and R8..R15 (PLT stubs and signal frames
     // need more than ip, sp and bp).
@@ -126,7 +126,7 @@ perf_event_attr Recorder::EventAttr(const EventSpec& spec, bool first, uint64_t 
     // every mmap and comm per event.
     a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
     // Raw DWARF stacks: data mappings too, as perf records them for its unwinders.
-    a.mmap_data = opt_.call_graph == CallGraph::kDwarf && opt_.raw_stacks;
+    a.mmap_data = opt_.call_graph == CallChainMode::kDwarf && opt_.raw_stacks;
     a.build_id = opt_.build_ids;
   }
   bool exclude_kernel = spec.exclude_kernel || opt_.user_only;

@@ -92,7 +92,7 @@ void Recorder::WriteHead() {
 void Recorder::Synthesize() {
   // Raw DWARF stacks: the data maps too, for perf's unwinders (they read .eh_frame_hdr
   // through the process's memory map).
-  const bool raw_dwarf = opt_.call_graph == CallGraph::kDwarf && opt_.raw_stacks;
+  const bool raw_dwarf = opt_.call_graph == CallChainMode::kDwarf && opt_.raw_stacks;
   ProcSynthesizer synth(*writer_, opt_.build_ids, raw_dwarf);
   // Processes first: a short-lived one may exit while kallsyms is being read.
   if (cpu_wide_) {

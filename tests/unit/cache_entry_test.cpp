@@ -40,7 +40,7 @@ std::string Sample() {
 bool ReadSample(std::string_view bytes, std::vector<uint64_t>* items = nullptr) {
   // (8-aligned, for Array's view)
   std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
-  std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
   EntryReader r(std::string_view(reinterpret_cast<const char*>(aligned.data()), bytes.size()));
   uint64_t count;
   int32_t value;

@@ -1,5 +1,4 @@
-// pf-record's command line (app/record_command.h), apart from command_test.cpp: the
-// recorder's pf::CallGraph (a mode) and the call graph's (a graph) cannot meet in one file.
+// pf-record's command line (app/record_command.h): its options parsed into the recorder's.
 #include <gtest/gtest.h>
 
 #include <functional>

@@ -1011,7 +1011,7 @@ TEST(RecordLive, RecordsACommand) {
   RecordOptions o;
   o.command = {"/bin/sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exit 7"};
   o.frequency = 999;
-  o.call_graph = CallGraph::kFramePointer;
+  o.call_graph = CallChainMode::kFramePointer;
   o.handle_signals = false;
   std::vector<std::string> notices;
   o.notice = [&notices](const std::string& n) { notices.push_back(n); };
@@ -1078,7 +1078,7 @@ namespace pf {
 namespace {
 
 // -g, --call-graph and --no-call-graph in the order given, as perf record 6.1 reads them.
-CallGraph Mode(std::vector<CallGraphOption> options, uint32_t* stack_bytes = nullptr) {
+CallChainMode Mode(std::vector<CallGraphOption> options, uint32_t* stack_bytes = nullptr) {
   RecordOptions o;
   ApplyCallGraphOptions(options, &o);
   if (stack_bytes) *stack_bytes = o.stack_bytes;
@@ -1087,18 +1087,18 @@ CallGraph Mode(std::vector<CallGraphOption> options, uint32_t* stack_bytes = nul
 
 TEST(CallGraphOptions, InTheOrderPerfTakesThem) {
   using C = CallGraphOption;
-  EXPECT_EQ(Mode({}), CallGraph::kFramePointer);  // pf's default: call graphs
-  EXPECT_EQ(Mode({{C::kG, ""}}), CallGraph::kFramePointer);
+  EXPECT_EQ(Mode({}), CallChainMode::kFramePointer);  // pf's default: call graphs
+  EXPECT_EQ(Mode({{C::kG, ""}}), CallChainMode::kFramePointer);
   uint32_t bytes = 0;
-  EXPECT_EQ(Mode({{C::kG, ""}, {C::kMode, "dwarf"}}, &bytes), CallGraph::kDwarf);
+  EXPECT_EQ(Mode({{C::kG, ""}, {C::kMode, "dwarf"}}, &bytes), CallChainMode::kDwarf);
   EXPECT_EQ(bytes, 8192u);
-  EXPECT_EQ(Mode({{C::kMode, "dwarf,16384"}, {C::kG, ""}}, &bytes), CallGraph::kDwarf);
+  EXPECT_EQ(Mode({{C::kMode, "dwarf,16384"}, {C::kG, ""}}, &bytes), CallChainMode::kDwarf);
   EXPECT_EQ(bytes, 16384u);
-  EXPECT_EQ(Mode({{C::kMode, "dwarf"}, {C::kMode, "fp"}}), CallGraph::kFramePointer);
-  EXPECT_EQ(Mode({{C::kG, ""}, {C::kNone, ""}}), CallGraph::kNone);
-  EXPECT_EQ(Mode({{C::kMode, "none"}}), CallGraph::kNone);
-  EXPECT_EQ(Mode({{C::kMode, "dwarf"}, {C::kNone, ""}, {C::kG, ""}}), CallGraph::kFramePointer);
-  EXPECT_EQ(Mode({{C::kNone, ""}, {C::kMode, "dwarf"}}), CallGraph::kDwarf);
+  EXPECT_EQ(Mode({{C::kMode, "dwarf"}, {C::kMode, "fp"}}), CallChainMode::kFramePointer);
+  EXPECT_EQ(Mode({{C::kG, ""}, {C::kNone, ""}}), CallChainMode::kNone);
+  EXPECT_EQ(Mode({{C::kMode, "none"}}), CallChainMode::kNone);
+  EXPECT_EQ(Mode({{C::kMode, "dwarf"}, {C::kNone, ""}, {C::kG, ""}}), CallChainMode::kFramePointer);
+  EXPECT_EQ(Mode({{C::kNone, ""}, {C::kMode, "dwarf"}}), CallChainMode::kDwarf);
   EXPECT_THROW(Mode({{C::kMode, "lbr"}}), UsageError);
   EXPECT_THROW(Mode({{C::kMode, "dwarf,12"}}), UsageError);
 }

@@ -761,7 +761,7 @@ void ExpectTablesAgreeWithLibdw(const std::vector<std::string>& command) {
   RecordOptions o;
   o.command = command;
   o.frequency = 2500;
-  o.call_graph = CallGraph::kDwarf;
+  o.call_graph = CallChainMode::kDwarf;
   o.raw_stacks = true;
   o.handle_signals = false;
   o.symbols = false;
