@@ -10,6 +10,7 @@
 #include "app/diff_command.h"
 #include "app/dot_command.h"
 #include "app/flamegraph_command.h"
+#include "app/record_command.h"
 #include "app/script_command.h"
 #include "base/error.h"
 
@@ -102,6 +103,20 @@ TEST(Command, DiffOptions) {
   EXPECT_EQ(d.options.threshold, 150);
   EXPECT_EQ(d.options.limit, 3u);
   EXPECT_EQ(RunTool(DiffTool(), {"a"}, [](cli::Context& ctx) { ParseDiffOptions(ctx); }), 2);
+}
+
+TEST(Command, RecordOptions) {
+  RecordCommand r;
+  EXPECT_EQ(RunTool(RecordTool(), {"-o", "-", "-p", "5,6", "-c", "1000", "--", "true"},
+                [&](cli::Context& ctx) { r = ParseRecordOptions(ctx); }),
+            0);
+  EXPECT_EQ(r.options.pids, (std::vector<int>{5, 6}));
+  EXPECT_EQ(r.options.period, 1000u);
+  EXPECT_EQ(r.options.command, (std::vector<std::string>{"true"}));
+  EXPECT_EQ(r.options.argv.size(), 9u);
+  auto record = [](cli::Context& ctx) { ParseRecordOptions(ctx); };
+  EXPECT_EQ(RunTool(RecordTool(), {"-o", "-", "-p", "x"}, record), 2);
+  EXPECT_EQ(RunTool(RecordTool(), {"-o", "-", "-c", "5", "-F", "9", "-p", "1"}, record), 2);
 }
 
 }  // namespace
