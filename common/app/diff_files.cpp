@@ -23,7 +23,8 @@ namespace {
 // where a pipe would lose what this look consumed.
 bool TryMerge(const std::string& before, const std::string& after, const DiffOptions& o,
               ByteSink& sink, ReadReport* report) {
-  if (o.strip_hex || o.report || o.input_format == "perf-script") return false;
+  if (o.strip_hex || o.report) return false;
+  if (o.input_format != "auto" && o.input_format != "folded") return false;
   for (const std::string* path : {&before, &after}) {
     struct stat st;
     if (*path == "-" || stat(path->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;

@@ -21,7 +21,7 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
                                      std::vector<std::string>* warnings,
                                      ReadReport* report) {
   if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty() &&
-      options.input_format != "perf-script") {
+      (options.input_format == "auto" || options.input_format == "folded")) {
     std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
     if (src->stable() && SniffFormat(src->Peek()) == InputFormat::kFolded) {
       FlameLayout layout;

@@ -19,6 +19,7 @@
 #include <typeinfo>
 
 #include "base/error.h"
+#include "base/input_formats.h"
 #include "base/teardown.h"
 #include "base/version.h"
 
@@ -290,40 +291,35 @@ bool InlineFrames(const po::variables_map& vm) {
   return !vm.count("no-inline");
 }
 
-namespace {
-
-constexpr const char* kInputFormats =
-    "perf (perf script text; perf.data recordings are recognised either way), collapse or "
-    "folded (folded stacks), or auto (the default: recognised from the input)";
-
-}  // namespace
-
 void AddInputFormatOption(po::options_description& group) {
+  std::string names;
+  for (const InputFormatName& f : kInputFormatNames) names += std::string(names.empty() ? "" : ", ") + f.name;
   group.add_options()("input-format,f", po::value<std::string>()->value_name("FORMAT"),
-                      "read the input as FORMAT (gprof2dot's -f): perf, collapse (or folded), or "
-                      "auto (the default)");
+                      ("read the input as FORMAT (gprof2dot's -f) instead of recognising it: " +
+                       names + " (see pf-collapse(1), INPUT FORMATS)").c_str());
 }
 
 namespace {
 
-/// A format name as pf's readers spell it; `option` names the option in errors.
 // gprof2dot's other formats, and what users of other profilers may try.
-constexpr const char* kNotYet[] = {"callgrind", "prof",   "gprof",    "pstats",     "axe",
-                                   "hprof",     "json",   "sleepy",   "sysprof",    "xperf",
-                                   "dtrace",    "pprof",  "oprofile", "speedscope", "sample"};
+constexpr const char* kNotRead[] = {"prof",   "gprof",   "pstats",   "axe",        "hprof",
+                                    "json",   "sleepy",  "sysprof",  "xperf",      "oprofile",
+                                    "speedscope", "sample"};
 
+/// A format name as pf's readers spell it; `option` names the option in errors.
 std::string CanonicalInputFormat(const std::string& name, const std::string& option) {
   if (name == "auto") return "auto";
-  if (name == "perf" || name == "perf-script") return "perf-script";
-  if (name == "collapse" || name == "folded") return "folded";
-  for (const char* f : kNotYet) {
+  if (std::string_view canonical = CanonicalFormatName(name); !canonical.empty()) {
+    return std::string(canonical);
+  }
+  for (const char* f : kNotRead) {
     if (name == f) {
       throw UsageError("--" + option + "=" + name + ": pf does not read " + name +
-                       " input yet; it reads " + kInputFormats);
+                       " input; it reads " + FormatsPfReads());
     }
   }
   throw UsageError("--" + option + ": unknown input format '" + name + "'; pf reads " +
-                   kInputFormats);
+                   FormatsPfReads() + " (see pf-collapse(1))");
 }
 
 }  // namespace
@@ -344,10 +340,8 @@ std::string InputFormat(const po::variables_map& vm, const char* also) {
 }
 
 bool IsInputFormatName(const std::string& name) {
-  if (name == "perf" || name == "perf-script" || name == "collapse" || name == "folded") {
-    return true;
-  }
-  for (const char* f : kNotYet) {
+  if (!CanonicalFormatName(name).empty()) return true;
+  for (const char* f : kNotRead) {
     if (name == f) return true;
   }
   return false;

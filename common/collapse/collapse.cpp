@@ -58,16 +58,21 @@ class Collapser::Impl {
     // A forced format (-f) reads any text as that format; a recording stays one.
     bool text = format == InputFormat::kFolded || format == InputFormat::kPerfScript ||
                 format == InputFormat::kForeign;
-    if (text && format == InputFormat::kForeign && opt_.format != "auto") {
+    const InputFormat forced = FormatFromName(opt_.format);
+    if (text && format == InputFormat::kForeign && forced != InputFormat::kEmpty) {
       report_->warnings.push_back(source.name() + ": this looks like " + foreign +
                                   ", read as " + opt_.format + " because -f says so");
     }
-    if (opt_.format == "perf-script" && text) {
-      format = InputFormat::kPerfScript;
-    } else if (opt_.format == "folded" && text) {
-      format = InputFormat::kFolded;
-    } else if (opt_.format == "folded" && format == InputFormat::kPerfData) {
+    if ((forced == InputFormat::kPerfScript || forced == InputFormat::kFolded) && text) {
+      format = forced;
+    } else if (forced == InputFormat::kFolded && format == InputFormat::kPerfData) {
       throw Error(source.name(), "a perf.data recording, not folded stacks (drop -f folded)");
+    } else if (forced == InputFormat::kPerfData && format != InputFormat::kPerfData &&
+               format != InputFormat::kEmpty) {
+      throw Error(source.name(), "not a perf.data recording or pf-record stream (-f perf-data)");
+    } else if (forced != InputFormat::kEmpty && forced != format &&
+               forced != InputFormat::kPerfScript && forced != InputFormat::kPerfData) {
+      format = forced;  // another profiler's format: its reader says if it is not
     }
     switch (format) {
       case InputFormat::kEmpty:
@@ -79,10 +84,10 @@ class Collapser::Impl {
         return;
       case InputFormat::kBinary:
         throw Error(source.name(),
-                    std::string("binary data, not a format pf reads; pf reads ") + kFormatsPfReads);
+                    std::string("binary data, not a format pf reads; pf reads ") + FormatsPfReads());
       case InputFormat::kForeign:
         throw Error(source.name(), "this looks like " + foreign +
-                                       ", which pf does not read; pf reads " + kFormatsPfReads);
+                                       ", which pf does not read; pf reads " + FormatsPfReads());
       case InputFormat::kFolded:
         RefuseSelection(source, "folded stacks");
         AddFolded(source);
@@ -90,6 +95,10 @@ class Collapser::Impl {
       case InputFormat::kPerfScript:
         RefuseSelection(source, "`perf script` text");
         AddPerfScript(source);
+        return;
+      default:  // another profiler's format
+        RefuseSelection(source, FormatName(format));
+        AddProfile(format, source);
         return;
     }
   }
@@ -201,7 +210,7 @@ class Collapser::Impl {
       throw Error(Where(source.name(), reader.malformed().first_line),
                   "nothing in the input parsed as folded stacks (" +
                       Plural(reader.malformed().count, "line", "lines") +
-                      " not `stack count`); pf reads " + kFormatsPfReads);
+                      " not `stack count`); pf reads " + FormatsPfReads());
     }
     if (uncut) tree.Merge(CutAtInnermost(*uncut, opt_.perf.skip_after, true, false));
     if (reader.malformed().count) {
@@ -215,6 +224,24 @@ class Collapser::Impl {
     }
     report_->folded_lines += reader.stacks_read();
     for (const std::string& c : reader.pf_comments()) report_->pf_comments.push_back(c);
+  }
+
+  // Another profiler's profile: read into a tree of its own (collapse/profiles.h), merged.
+  void AddProfile(InputFormat format, ByteSource& source) {
+    StackTree read = ReadProfile(format, source, opt_.profile, opt_.symbols, report_);
+    NoteInputUnit(read.unit(), source.name());
+    if (!tree_ || (tree_->size() == 1 && !tree_->has_self(StackTree::kRoot) &&
+                   tree_->columns() == 1 && !tree_->differential())) {
+      tree_.emplace(std::move(read));
+      return;
+    }
+    if (tree_->columns() != read.columns() || tree_->differential() != read.differential()) {
+      throw Error(source.name(), "holds " + std::to_string(read.columns()) +
+                                     " values per stack, the inputs before it " +
+                                     std::to_string(tree_->columns()) +
+                                     ": profiles of different sample types cannot be merged");
+    }
+    tree_->Merge(read);
   }
 
   // A recording (pf-record stream or perf.data): folded as pf-script's text of it would be
@@ -335,7 +362,7 @@ class Collapser::Impl {
       throw Error(Where(source.name(), skipped.first_line),
                   "nothing in the input parsed as `perf script` text (" +
                       Plural(skipped.count, "line", "lines") + " not understood); pf reads " +
-                      kFormatsPfReads);
+                      FormatsPfReads());
     }
     report_->samples += samples;
   }

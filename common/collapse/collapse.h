@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "collapse/profiles.h"
 #include "formats/perf_script.h"
 #include "io/input.h"
 #include "io/output.h"
@@ -28,7 +29,8 @@ struct CollapseOptions {
   // A perf.data file this large or larger is read and unwound on one thread while another
   // names and folds its samples (when threads allow two); a smaller one is folded on one.
   uint64_t two_stage_bytes = 8 << 20;
-  std::string format = "auto";  // auto, perf-script, folded
+  std::string format = "auto";  // auto, or a canonical name of base/input_formats.h
+  ProfileOptions profile;       // for other profilers' formats
   // Where a recording's binaries and kernel symbols are looked for (the fuzz target keeps
   // away from the live kernel's: reading /proc/kallsyms costs its kernel milliseconds).
   Symbolizer::Options symbols;

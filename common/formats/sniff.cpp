@@ -139,7 +139,32 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
   return FirstLineIsFolded(head) ? InputFormat::kFolded : InputFormat::kPerfScript;
 }
 
+static_assert(std::size(kInputFormatNames) ==
+                  3 + static_cast<size_t>(InputFormat::kCpuProfile) -
+                      static_cast<size_t>(InputFormat::kPprof) + 1,
+              "one name in base/input_formats.h per InputFormat pf reads");
+
+InputFormat FormatFromName(std::string_view canonical) {
+  if (canonical == "perf-script") return InputFormat::kPerfScript;
+  if (canonical == "folded") return InputFormat::kFolded;
+  if (canonical == "perf-data") return InputFormat::kPerfData;
+  // The others follow the table's order from "pprof" on.
+  int k = static_cast<int>(InputFormat::kPprof);
+  bool others = false;
+  for (const InputFormatName& f : kInputFormatNames) {
+    others = others || std::string_view(f.name) == "pprof";
+    if (!others) continue;
+    if (canonical == f.name) return static_cast<InputFormat>(k);
+    ++k;
+  }
+  return InputFormat::kEmpty;
+}
+
 const char* FormatName(InputFormat f) {
+  if (f >= InputFormat::kPprof) {
+    size_t k = 3 + (static_cast<size_t>(f) - static_cast<size_t>(InputFormat::kPprof));
+    return k < std::size(kInputFormatNames) ? kInputFormatNames[k].what : "?";
+  }
   switch (f) {
     case InputFormat::kEmpty:
       return "empty";
@@ -153,6 +178,8 @@ const char* FormatName(InputFormat f) {
       return "binary data";
     case InputFormat::kForeign:
       return "another profiler's output";
+    default:
+      break;
   }
   return "?";
 }

@@ -10,13 +10,35 @@
 #include <string>
 #include <string_view>
 
+#include "base/input_formats.h"
+
 namespace pf {
 
-enum class InputFormat { kEmpty, kPerfScript, kFolded, kPerfData, kBinary, kForeign };
+enum class InputFormat {
+  kEmpty,
+  kPerfScript,
+  kFolded,
+  kPerfData,
+  kBinary,   // not a format pf reads
+  kForeign,  // another profiler's format pf does not read
+  // Other profilers' formats pf reads (collapse/profiles.h), in base/input_formats.h's order.
+  kPprof,
+  kGperftoolsCpu,
+  kGperftoolsHeap,
+  kMassif,
+  kCallgrind,
+  kBpftrace,
+  kBcc,
+  kDtrace,
+  kStap,
+  kEuStack,
+  kGdb,
+  kJstack,
+  kCpuProfile,
+};
 
-/// What pf reads, for error messages: "perf script text, folded stacks, ...".
-inline constexpr const char* kFormatsPfReads =
-    "perf script text, folded stacks (`a;b;c COUNT`), and perf.data files or pf-record streams";
+/// The format a canonical name (base/input_formats.h) names; kEmpty for "auto" or none.
+InputFormat FormatFromName(std::string_view canonical);
 
 /// The format of an input whose first (decompressed) bytes are `head`. For kForeign,
 /// `foreign` (when given) is set to what the input looks like ("callgrind output", ...).
@@ -26,6 +48,7 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign = nullptr);
 /// look like one pf knows of (it may still be perf script text or folded stacks).
 const char* SniffForeignFormat(std::string_view head);
 
+/// The format's name for messages: "perf script text", "pprof profile.proto ...".
 const char* FormatName(InputFormat f);
 
 }  // namespace pf

@@ -77,9 +77,9 @@ grep -q 'warning: 1 line' "$tmp/err" || fail "malformed folded line not counted"
 "$collapse" -f perf "$tmp/in.folded" >/dev/null 2>&1
 [ $? -eq 1 ] || fail "pf-collapse -f perf on folded: want exit 1"
 for tool in "$collapse" "$flamegraph" "$dot"; do
-  for fmt in callgrind prof pstats; do
+  for fmt in gprof prof pstats; do
     "$tool" -f $fmt "$tmp/in.folded" >/dev/null 2>"$tmp/err"
-    [ $? -eq 2 ] && grep -q "does not read $fmt input yet; it reads perf" "$tmp/err" ||
+    [ $? -eq 2 ] && grep -q "does not read $fmt input; it reads perf" "$tmp/err" ||
       fail "$(basename "$tool") -f $fmt: want exit 2 naming what pf reads"
   done
 done
@@ -88,10 +88,10 @@ done
   fail "pf-dot --format=perf"
 "$dot" -q --format=collapse "$tmp/in.folded" -o "$tmp/c.dot" && head -1 "$tmp/c.dot" | grep -q digraph ||
   fail "pf-dot --format=collapse -o c.dot"
-"$dot" --format=callgrind "$tmp/in.folded" >/dev/null 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q 'does not read callgrind' "$tmp/err" || fail "pf-dot --format=callgrind: want exit 2"
-"$diff" -f callgrind "$tmp/in.folded" "$tmp/in.folded" >/dev/null 2>&1
-[ $? -eq 2 ] || fail "pf-diff -f callgrind: want exit 2"
+"$dot" --format=pstats "$tmp/in.folded" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'does not read pstats' "$tmp/err" || fail "pf-dot --format=pstats: want exit 2"
+"$diff" -f pstats "$tmp/in.folded" "$tmp/in.folded" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "pf-diff -f pstats: want exit 2"
 
 # pf-dot: --focus matching nothing is an error naming the regex, as -z is.
 "$dot" --focus=NOMATCH "$tmp/perf.txt" >"$tmp/out" 2>"$tmp/err"

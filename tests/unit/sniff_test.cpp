@@ -124,13 +124,16 @@ TEST(Sniff, InputFormatOption) {
   EXPECT_EQ(cli::InputFormat(Parse({"--input-format=collapse"}, false)), "folded");
   EXPECT_EQ(cli::InputFormat(Parse({"-ffolded"}, false)), "folded");
   EXPECT_EQ(cli::InputFormat(Parse({"--format=perf-script"}, true), "format"), "perf-script");
+  EXPECT_EQ(cli::InputFormat(Parse({"-f", "callgrind"}, false)), "callgrind");
+  EXPECT_EQ(cli::InputFormat(Parse({"-f", "proto"}, false)), "pprof");
+  EXPECT_EQ(cli::InputFormat(Parse({"-f", "systemtap"}, false)), "stap");
   try {
-    cli::InputFormat(Parse({"-f", "callgrind"}, false));
+    cli::InputFormat(Parse({"-f", "prof"}, false));
     ADD_FAILURE() << "no error";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("does not read callgrind input yet"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("does not read prof input"), std::string::npos)
         << e.what();
-    EXPECT_NE(std::string(e.what()).find("perf (perf script text"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("perf script text, folded stacks"), std::string::npos);
   }
   EXPECT_THROW(cli::InputFormat(Parse({"-f", "pstats"}, false)), UsageError);
   EXPECT_THROW(cli::InputFormat(Parse({"-f", "bogus"}, false)), UsageError);

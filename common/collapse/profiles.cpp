@@ -1,0 +1,21 @@
+// Choosing the reader of another profiler's format (collapse/profiles.h).
+
+#include "collapse/profiles.h"
+
+#include "base/error.h"
+
+namespace pf {
+
+StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptions& options,
+                      const Symbolizer::Options& symbols, ReadReport* report) {
+  (void)options;
+  (void)symbols;
+  (void)report;
+  switch (format) {
+    default:
+      break;
+  }
+  throw Error(source.name(), std::string("pf cannot read ") + FormatName(format) + " yet");
+}
+
+}  // namespace pf
