@@ -228,7 +228,9 @@ class Collapser::Impl {
 
   // Another profiler's profile: read into a tree of its own (collapse/profiles.h), merged.
   void AddProfile(InputFormat format, ByteSource& source) {
-    StackTree read = ReadProfile(format, source, opt_.profile, opt_.symbols, report_);
+    ProfileOptions profile = opt_.profile;
+    profile.perf = &opt_.perf;
+    StackTree read = ReadProfile(format, source, profile, opt_.symbols, report_);
     NoteInputUnit(read.unit(), source.name());
     if (!tree_ || (tree_->size() == 1 && !tree_->has_self(StackTree::kRoot) &&
                    tree_->columns() == 1 && !tree_->differential())) {

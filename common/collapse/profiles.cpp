@@ -3,6 +3,7 @@
 #include "collapse/profiles.h"
 
 #include "base/error.h"
+#include "collapse/gperftools.h"
 
 namespace pf {
 
@@ -12,6 +13,9 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kGperftoolsCpu:
+    case InputFormat::kGperftoolsHeap:
+      return ReadGperftools(format, source, options, symbols, report);
     default:
       break;
   }

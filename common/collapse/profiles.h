@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/perf_script.h"
 #include "formats/sniff.h"
 #include "io/input.h"
 #include "stacks/read_report.h"
@@ -23,6 +24,9 @@ struct ProfileOptions {
   std::vector<std::string> tags;
   /// The massif snapshot: "peak" (the default), "last" or a snapshot number.
   std::string snapshot = "peak";
+  /// How frames named from addresses are written (--inline, --addrs, --no-inline): the
+  /// Collapser's perf script options (null: the defaults).
+  const PerfScriptOptions* perf = nullptr;
 };
 
 /// Reads `source`, an input of format `format` (one of the other profilers' formats), into a

@@ -8,6 +8,7 @@
 
 #include "formats/sniff.h"
 
+#include "formats/gperftools.h"
 #include "formats/perf_script.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
@@ -77,6 +78,14 @@ bool FirstLineIsFolded(std::string_view head) {
   return false;
 }
 
+// gperftools' profiles (formats/gperftools.h): the CPU profiler's binary header (five words
+// 0, 3, 0, PERIOD, 0), the heap profiler's "heap profile: N: B [M: A] @ heap..." first line.
+InputFormat SniffGperftools(std::string_view head) {
+  if (IsGperftoolsCpu(head)) return InputFormat::kGperftoolsCpu;
+  if (IsGperftoolsHeap(head)) return InputFormat::kGperftoolsHeap;
+  return InputFormat::kEmpty;
+}
+
 }  // namespace
 
 const char* SniffForeignFormat(std::string_view head) {
@@ -128,6 +137,7 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
   if (head.substr(0, 8) == "PERFILE2" || head.substr(0, 8) == "2ELIFREP") {
     return InputFormat::kPerfData;
   }
+  if (InputFormat g = SniffGperftools(head); g != InputFormat::kEmpty) return g;
   if (LooksBinary(head)) return InputFormat::kBinary;
   // Another profiler's output first: some have lines that parse as folded ("version: 1").
   if (const char* what = SniffForeignFormat(head)) {

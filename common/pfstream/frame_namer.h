@@ -48,6 +48,12 @@ class FrameNamer {
 
   /// Resolves `ip` as seen by process `pid` in kernel or user mode (and gives its map).
   ResolvedFrame Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry** map = nullptr);
+  /// The frames of user address `ip` of process `pid`, appended to `out`: the functions
+  /// inlined there (innermost first, with SetInline), then the frame itself. For profiles
+  /// whose stacks are addresses alone (gperftools).
+  void UserFrames(uint32_t pid, uint64_t ip, std::vector<ResolvedFrame>* out) {
+    AddUserFrame(pid, ip, true, out);
+  }
   /// The frames of a sample for its call chain (Session::Callchain), leaf first, as perf
   /// script lists them (context markers dropped; without a callchain, the sample ip alone).
   void Frames(const Sample& s, std::span<const uint64_t> chain, std::vector<ResolvedFrame>* out);

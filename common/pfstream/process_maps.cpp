@@ -246,6 +246,17 @@ void ProcessMaps::OnMmap(const PerfDataReader& reader, const Record& r) {
   }
 }
 
+void ProcessMaps::AddUserMap(uint32_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+                             std::string_view path, std::string_view build_id) {
+  last_maps_ = nullptr;
+  MapEntry m{start, end, pgoff, {}, {}};
+  m.path = strings_.Name(strings_.Intern(path));
+  m.build_id = strings_.Name(strings_.Intern(build_id));
+  Process& p = Proc(pid);
+  AddMap(p.OwnMaps(), std::move(m));
+  p.generation = ++generation_serial_;
+}
+
 const MapTable* ProcessMaps::MapsOf(uint32_t pid) const {
   auto it = procs_.find(pid);
   return it == procs_.end() ? nullptr : it->second->maps.get();

@@ -80,6 +80,11 @@ class ProcessMaps {
   /// HEADER_BUILD_ID).
   void OnRecord(const PerfDataReader& reader, const Record& r);
 
+  /// Adds a user map of process `pid` as an MMAP2 record would (for profiles that carry a
+  /// process's maps as text: gperftools' /proc/self/maps).
+  void AddUserMap(uint32_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+                  std::string_view path, std::string_view build_id);
+
   /// The thread's comm, or ":TID" as perf shows a thread it never saw named.
   std::string_view Comm(uint32_t tid);
   /// Changes whenever the maps process `pid` sees change (its own or the kernel's).

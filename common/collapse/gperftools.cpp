@@ -1,0 +1,214 @@
+// Naming a gperftools profile's addresses and folding its stacks (gperftools.h).
+//
+// The profile's maps text becomes the maps of one process in a ProcessMaps, and its addresses
+// are named by the FrameNamer a recording's frames are named by: the same symbol tables,
+// debug files (found by the binaries' own build-ids and debug links), --symfs, and the
+// functions DWARF says are inlined at an address, each a frame of its own (as the user
+// frames of a recording unwound from stack copies). Each distinct address is named once; the
+// names are the ones stackcollapse-perf.pl would give perf's frames (NameFrame: arguments
+// dropped, an address without a symbol shown as "[BINARY]", --inline's _[i], --addrs).
+//
+// A profile made on another machine names binaries this one may not have (the seed guide's
+// "Local symbolization failed for libc-2.31.so ... no such file"). Their frames are shown
+// as "[libc-2.31.so]", and one warning lists the missing files, how many samples have frames
+// in them, and where to copy them for --symfs.
+
+#include "collapse/gperftools.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+
+#include "base/diagnostics.h"
+#include "base/error.h"
+#include "formats/frame_names.h"
+#include "formats/gperftools.h"
+#include "pfstream/binary_tables.h"
+#include "pfstream/frame_namer.h"
+#include "pfstream/process_maps.h"
+
+namespace pf {
+
+namespace {
+
+constexpr uint32_t kPid = 0;  // the profiled process (0: never looked up under /proc)
+
+// The whole input: a stable source's one chunk, else its chunks copied into `storage`.
+std::string_view WholeInput(ByteSource& source, std::string* storage) {
+  if (source.stable()) return source.Next();
+  for (std::string_view chunk = source.Next(); !chunk.empty(); chunk = source.Next()) {
+    storage->append(chunk);
+  }
+  return *storage;
+}
+
+bool IsFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Names addresses as frames, root-first within each address's inline chain.
+class AddressNamer {
+ public:
+  AddressNamer(const GperftoolsProfile& profile, const Symbolizer::Options& symbols,
+               const PerfScriptOptions& perf, StackTree* tree)
+      : sym_(symbols), tables_(maps_, sym_), namer_(maps_, tables_, sym_), perf_(perf),
+        tree_(tree) {
+    namer_.SetInline(perf.inline_frames);
+    for (const GperftoolsProfile::Mapping& m : profile.mappings) {
+      if (!m.path.empty()) maps_.AddUserMap(kPid, m.start, m.limit, m.offset, m.path, "");
+    }
+  }
+
+  /// The frames of `addr`, root-first.
+  std::span<const StrId> Frames(uint64_t addr) {
+    auto [it, fresh] = at_.try_emplace(addr);
+    if (fresh) it->second = Name(addr);
+    return std::span<const StrId>(ids_).subspan(it->second.first, it->second.second);
+  }
+
+  /// Whether `addr` lies in a mapping whose binary gave no symbols (after Frames(addr)).
+  bool Unnamed(uint64_t addr) {
+    const MapEntry* m = maps_.FindUser(kPid, addr);
+    return m && m->binary_loaded && (m->binary == nullptr || m->binary->symbols == nullptr);
+  }
+
+  /// The paths of the mappings whose binaries gave no symbols, split by whether the file is
+  /// there (under --symfs) at all.
+  void Unusable(std::vector<std::string>* missing, std::vector<std::string>* unreadable) {
+    const MapTable* maps = maps_.MapsOf(kPid);
+    if (!maps) return;
+    for (const auto& [start, m] : *maps) {
+      if (!m.binary_loaded || (m.binary && m.binary->symbols)) continue;
+      std::string path(m.path);
+      if (path.empty() || path.front() == '[') continue;
+      auto& list = IsFile(sym_.options().symfs + path) ? *unreadable : *missing;
+      if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(path);
+    }
+  }
+
+ private:
+  std::pair<uint32_t, uint32_t> Name(uint64_t addr) {
+    frames_.clear();
+    namer_.UserFrames(kPid, addr, &frames_);
+    uint32_t first = static_cast<uint32_t>(ids_.size());
+    // The namer lists the inlined functions first (innermost), the frame's own function last.
+    for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) {
+      char pc[24];
+      ScriptFrame frame;
+      frame.pc = std::string_view(pc, std::to_chars(pc, pc + sizeof pc, f->addr, 16).ptr - pc);
+      frame.name = f->has_sym ? f->sym : StripOffset(f->sym);
+      frame.dso = f->inlined ? std::string_view("inlined") : f->dso;
+      NameFrame(frame, perf_, false, &names_);
+      for (size_t i = 0; i < names_.count; ++i) {
+        ids_.push_back(tree_->names().Intern(names_.names[i]));
+      }
+    }
+    return {first, static_cast<uint32_t>(ids_.size() - first)};
+  }
+
+  ProcessMaps maps_;
+  Symbolizer sym_;
+  BinaryTables tables_;
+  FrameNamer namer_;
+  const PerfScriptOptions& perf_;
+  StackTree* tree_;
+  std::vector<ResolvedFrame> frames_;
+  FrameNames names_;
+  std::vector<StrId> ids_;
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> at_;  // range of ids_
+};
+
+// "a, b and 3 more".
+std::string ListPaths(const std::vector<std::string>& paths) {
+  constexpr size_t kShown = 8;
+  std::string out;
+  for (size_t i = 0; i < paths.size() && i < kShown; ++i) out += (i ? ", " : "") + paths[i];
+  if (paths.size() > kShown) out += " and " + std::to_string(paths.size() - kShown) + " more";
+  return out;
+}
+
+// The warning that says which binaries were not found, what they left unnamed, and how to
+// give them to pf.
+void TellUnusable(const std::string& name, const std::vector<std::string>& missing,
+                  const std::vector<std::string>& unreadable, uint64_t unnamed, uint64_t total,
+                  const char* what, const std::string& symfs, ReadReport* report) {
+  std::string counted = std::to_string(unnamed) + " of " + std::to_string(total) + " " + what +
+                        (total == 1 ? "" : "s");
+  if (!missing.empty()) {
+    std::string where = symfs.empty() ? std::string("on this machine")
+                                      : "under --symfs " + symfs;
+    std::string w = name + ": " + Plural(missing.size(), "binary", "binaries") +
+                    " the profile's maps name " + (missing.size() == 1 ? "is" : "are") +
+                    " not " + where + ": " + ListPaths(missing) + "; " + counted +
+                    " have frames in them, shown as [FILE]. Copy the files from the machine "
+                    "that made the profile into a directory, at the same paths (DIR" +
+                    missing.front() + "), and give it with --symfs=DIR";
+    report->warnings.push_back(w);
+  }
+  if (!unreadable.empty()) {
+    report->warnings.push_back(name + ": " + ListPaths(unreadable) +
+                               (unreadable.size() == 1 ? " has" : " have") +
+                               " no symbols pf can read (stripped? install the debug files, "
+                               "or copy the unstripped files under --symfs); " +
+                               (missing.empty() ? counted + " have frames in them" : "their frames are shown as [FILE]"));
+  }
+}
+
+}  // namespace
+
+StackTree ReadGperftools(InputFormat format, ByteSource& source, const ProfileOptions& options,
+                         const Symbolizer::Options& symbols, ReadReport* report) {
+  // Parse: the stacks as addresses, the values, the maps.
+  std::string storage;
+  std::string_view data = WholeInput(source, &storage);
+  const bool cpu = format == InputFormat::kGperftoolsCpu;
+  GperftoolsProfile profile = cpu ? ParseGperftoolsCpu(data, source.name(), report)
+                                  : ParseGperftoolsHeap(data, source.name(), report);
+  StackTree tree(profile.types);
+  const PerfScriptOptions default_perf;
+  AddressNamer namer(profile, symbols, options.perf ? *options.perf : default_perf, &tree);
+  // Fold: each stack root-first, each address named once.
+  const size_t columns = profile.types.size();
+  std::vector<StrId> path;
+  uint64_t unnamed = 0, total = 0;
+  for (size_t s = 0; s < profile.stacks.size(); ++s) {
+    const GperftoolsProfile::Stack& st = profile.stacks[s];
+    const uint64_t* values = profile.values.data() + s * columns;
+    path.clear();
+    bool missing = false;
+    for (uint32_t i = st.depth; i-- > 0;) {
+      uint64_t addr = profile.addresses[st.first + i];
+      std::span<const StrId> frames = namer.Frames(addr);
+      path.insert(path.end(), frames.begin(), frames.end());
+      missing = missing || namer.Unnamed(addr);
+    }
+    // Samples (CPU) or stacks (heap) with frames in binaries without symbols.
+    uint64_t weight = cpu ? values[0] : 1;
+    total += weight;
+    if (missing) unnamed += weight;
+    NodeId leaf{};
+    bool added = false;
+    for (size_t c = 0; c < columns; ++c) {
+      if (values[c] == 0) continue;
+      if (!added) {
+        leaf = tree.AddStack(path, values[c], static_cast<int>(c));
+        added = true;
+      } else {
+        tree.AddSelf(leaf, values[c], static_cast<int>(c));
+      }
+    }
+  }
+  if (cpu) report->samples += total;
+  std::vector<std::string> missing, unreadable;
+  namer.Unusable(&missing, &unreadable);
+  if (unnamed) {
+    TellUnusable(source.name(), missing, unreadable, unnamed, total, cpu ? "sample" : "stack",
+                 symbols.symfs, report);
+  }
+  return tree;
+}
+
+}  // namespace pf

@@ -1,0 +1,18 @@
+#pragma once
+// gperftools' CPU and heap profiles (formats/gperftools.h parses them) named through pf's
+// symbolizer and folded into a stack tree: one of the readers ReadProfile chooses from
+// (collapse/profiles.h).
+
+#include "collapse/profiles.h"
+
+namespace pf {
+
+/// Reads a gperftools profile (`format`: kGperftoolsCpu or kGperftoolsHeap) into a tree with
+/// its sample types (CPU: samples, cpu; heap: alloc_objects, alloc_space, inuse_objects,
+/// inuse_space). Binaries are looked for as `symbols` says (--symfs); those the profile's
+/// maps name that are not found are listed in a warning in `report`, with how many samples
+/// they leave unnamed and where to put them.
+StackTree ReadGperftools(InputFormat format, ByteSource& source, const ProfileOptions& options,
+                         const Symbolizer::Options& symbols, ReadReport* report);
+
+}  // namespace pf
