@@ -138,15 +138,17 @@ void TellUnusable(const std::string& name, const std::vector<std::string>& missi
   std::string counted = std::to_string(unnamed) + " of " + std::to_string(total) + " " + what +
                         (total == 1 ? "" : "s");
   if (!missing.empty()) {
-    std::string where = symfs.empty() ? std::string("on this machine")
-                                      : "under --symfs " + symfs;
-    std::string w = name + ": " + Plural(missing.size(), "binary", "binaries") +
-                    " the profile's maps name " + (missing.size() == 1 ? "is" : "are") +
-                    " not " + where + ": " + ListPaths(missing) + "; " + counted +
-                    " have frames in them, shown as [FILE]. Copy the files from the machine "
-                    "that made the profile into a directory, at the same paths (DIR" +
-                    missing.front() + "), and give it with --symfs=DIR";
-    report->warnings.push_back(w);
+    const bool one = missing.size() == 1;
+    const std::string& first = missing.front();
+    std::string shown = "[" + first.substr(first.rfind('/') + 1) + "]" + (one ? "" : ", ...");
+    std::string where = symfs.empty() ? std::string("on this machine") : "under --symfs " + symfs;
+    std::string dir = symfs.empty() ? std::string("DIR") : symfs;
+    report->warnings.push_back(
+        name + ": " + Plural(missing.size(), "binary", "binaries") + " the profile's maps name " +
+        (one ? "is" : "are") + " not " + where + ": " + ListPaths(missing) + "; " + counted +
+        " have frames in " + (one ? "it" : "them") + ", shown as " + shown + ". Copy " +
+        (one ? "it" : "them") + " from the machine that made the profile to the same path" +
+        (one ? "" : "s") + " under a directory (" + dir + first + ") and give --symfs=" + dir);
   }
   if (!unreadable.empty()) {
     report->warnings.push_back(name + ": " + ListPaths(unreadable) +
