@@ -139,7 +139,24 @@ else
   echo "note: no google-pprof: not compared with it"
 fi
 
-# 4. A binary that is gone: the warning names it and --symfs; --symfs names its frames.
+# 4. A sampled heap profile (heap_v2/RATE, as tcmalloc's sampler writes it: the same stacks
+# under another header): unsampled as both pprofs unsample it.
+sed '1s|@ heapprofile|@ heap_v2/524288|' heap.0001.heap >v2.heap
+"$collapse" v2.heap 2>v2.err | fold >pf-v2.txt || fail "pf-collapse v2.heap: exit $?"
+grep -q 'sampled heap profile' v2.err || fail "no notice that the values are estimates: $(cat v2.err)"
+grep -q ';main;alloc_big 9701573$' pf-v2.txt || fail "alloc_big unsampled: $(cat pf-v2.txt)"
+if [ -x "$pprof" ]; then
+  "$pprof" -traces -unit=B "$prog" v2.heap 2>/dev/null | pprof_fold >go-v2.txt
+  [ "$(total <go-v2.txt)" = "$(total <pf-v2.txt)" ] ||
+    fail "heap_v2 total: Go pprof $(total <go-v2.txt), pf $(total <pf-v2.txt)"
+fi
+if [ -n "$gpprof" ]; then
+  "$gpprof" --collapsed "$prog" v2.heap 2>/dev/null | gfold >g-v2.txt
+  [ "$(total <g-v2.txt)" = "$(total <pf-v2.txt)" ] ||
+    fail "heap_v2 total: google-pprof $(total <g-v2.txt), pf $(total <pf-v2.txt)"
+fi
+
+# 5. A binary that is gone: the warning names it and --symfs; --symfs names its frames.
 mkdir -p app/bin sysroot/"$tmp"/app/bin
 cp "$prog" app/bin/server
 CPUPROFILE=$tmp/moved.prof app/bin/server 0.3 >/dev/null 2>&1
@@ -153,7 +170,7 @@ grep -q '\[server\]' moved.txt || fail "frames of the missing binary: $(cat move
   fail "pf-collapse --symfs: exit $?"
 grep -q ';main;hot_a;spin ' symfs.txt || fail "--symfs did not name the frames: $(cat symfs.txt)"
 
-# 5. A truncated profile is read up to its cut, with a warning.
+# 6. A truncated profile is read up to its cut, with a warning.
 head -c 300 cpu.prof >cut.prof  # inside the records
 "$collapse" cut.prof >cut.txt 2>cut.err || fail "pf-collapse cut.prof: exit $?"
 grep -q 'cut short' cut.err || fail "no warning for a cut profile: $(cat cut.err)"
