@@ -6,10 +6,11 @@
 #     allocation sites), and the values are the ones the program makes (8 MiB kept by
 #     alloc_big, 64000 bytes by alloc_small, nothing in use from alloc_temp);
 #   - Go pprof (-traces; PF_PPROF or /work/peers/bin/pprof) gives the same total of every
-#     value and the same stacks from `main` down. Normalisation: Go pprof's " (inline)" mark
-#     is dropped, and frames above main are not compared (the C runtime's start: Go pprof
-#     names glibc's functions by their symbols, __libc_start_main, pf by DWARF as perf and
-#     addr2line do, __libc_start_main_impl);
+#     value and the same stacks from `main` down to the program's last own function.
+#     Normalisation: Go pprof's " (inline)" mark is dropped; frames of other binaries are
+#     not compared (above main, the C runtime's start: Go pprof names glibc's functions by
+#     their symbols, __libc_start_main, pf by DWARF as perf and addr2line do,
+#     __libc_start_main_impl; below, a sample in libc's memset or libprofiler);
 #   - google-pprof --collapsed (Debian's google-perftools) gives the same totals and the same
 #     inclusive total for each of the program's own functions. Its stacks are not compared
 #     whole: it names addresses in stripped libraries after the nearest dynamic symbol before
@@ -18,17 +19,16 @@
 #     say mix);
 #   - a profile whose binary is gone ends with a warning that names the file and --symfs,
 #     and --symfs with a copy of the binary names its frames again.
-# Skips (77) when gperf_prog was not built (libgoogle-perftools-dev missing) or no CPU
-# profile was written. Oracles that are not installed are skipped with a note.
-# Usage: gperftools_test.sh PF_BIN_DIR PROGRAMS_DIR
+# Where Go pprof is not installed, the profiles checked in under tests/data/gperftools (made
+# once with gperf_prog, see its README) are compared with Go pprof's -traces of them, saved
+# there; that part runs everywhere. The rest skips (77) when gperf_prog was not built
+# (libgoogle-perftools-dev missing) or no CPU profile was written; google-pprof is compared
+# when installed.
+# Usage: gperftools_test.sh PF_BIN_DIR PROGRAMS_DIR DATA_DIR
 set -u -o pipefail
-bin=$1 programs=$2
+bin=$1 programs=$2 data=$3
 collapse=$bin/pf-collapse
 prog=$programs/gperf_prog
-if [ ! -x "$prog" ]; then
-  echo "SKIP: $prog was not built (libprofiler or libtcmalloc not found: libgoogle-perftools-dev)"
-  exit 77
-fi
 pprof=${PF_PPROF:-/work/peers/bin/pprof}
 gpprof=$(command -v google-pprof || true)
 tmp=$(mktemp -d)
@@ -37,13 +37,6 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 cd "$tmp" || exit 1
-CPUPROFILE=$tmp/cpu.prof HEAPPROFILE=$tmp/heap "$prog" 1 >/dev/null 2>&1
-if [ ! -s cpu.prof ]; then
-  echo "SKIP: gperf_prog wrote no CPU profile (SIGPROF refused?)"
-  exit 77
-fi
-[ -s heap.0001.heap ] || fail "gperf_prog wrote no heap profile"
-
 # pf's folded text: without the unit line, lines summed by stack.
 fold() { grep -v '^#' | awk '{n=$NF; $NF=""; sub(/ $/, ""); a[$0]+=n} END {for (s in a) if (a[s]) print s " " a[s]}' | LC_ALL=C sort; }
 total() { awk '{t+=$NF} END {printf "%d\n", t}'; }
@@ -52,6 +45,60 @@ has_value=0
 pf() { # FILE [VALUE]
   if [ -n "${2:-}" ] && [ $has_value = 1 ]; then "$collapse" --value="$2" "$1"; else "$collapse" "$1"; fi
 }
+
+# Go pprof's -traces, folded root-first: " (inline)" dropped, the value's unit suffix dropped.
+pprof_fold() {
+  awk '/^-+\+-+$/ {if (s != "") print s " " v; s=""; v=""; started=1; next}
+       !started || /^ +[A-Za-z_]+: / {next}
+       v == "" && NF >= 2 {v=$1; sub(/[A-Za-z]+$/, "", v); f=$0; sub(/^ *[^ ]+ +/, "", f)
+                           sub(/ \(inline\)$/, "", f); s=f; next}
+       v != "" {f=$0; sub(/^ +/, "", f); sub(/ \(inline\)$/, "", f); s=f ";" s}
+       END {if (s != "") print s " " v}' | fold
+}
+# The stacks through main, from main down to the last of the program's own functions: the
+# frames below them (libc's memset, libprofiler's) are named by each tool from other
+# binaries, which may differ or be missing.
+from_main() {
+  sed -n 's/^.*;\(main;.*\)$/\1/p; s/^\(main;.*\)$/\1/p' |
+    awk '{n=$NF; $NF=""; sub(/ $/, ""); k=split($0, f, ";"); s=f[1]
+          for (i=2; i<=k && f[i] ~ /^(hot_[abc]|spin|mix|alloc_(big|small|temp))$/; i++) s=s ";" f[i]
+          print s " " n}' | fold
+}
+
+# 0. The checked-in profiles against Go pprof's saved -traces of them (the binary given
+# with --symfs at the path the profiles' maps name).
+mkdir -p golden-root/tmp/pf-gperf
+cp "$data/gperf_prog" golden-root/tmp/pf-gperf/
+for v in cpu samples inuse_space inuse_objects alloc_space alloc_objects; do
+  case $v in cpu|samples) file=$data/cpu.prof ;; *) file=$data/heap.0001.heap ;; esac
+  [ $has_value = 0 ] && [ $v != cpu ] && [ $v != inuse_space ] && continue
+  if [ $has_value = 1 ]; then
+    "$collapse" --symfs=golden-root --value=$v "$file" 2>/dev/null | fold >pfg-$v.txt
+  else
+    "$collapse" --symfs=golden-root "$file" 2>/dev/null | fold >pfg-$v.txt
+  fi
+  pprof_fold <"$data/go-pprof-$v.traces" >gold-$v.txt
+  [ "$(total <gold-$v.txt)" = "$(total <pfg-$v.txt)" ] ||
+    fail "checked-in $v total: Go pprof $(total <gold-$v.txt), pf $(total <pfg-$v.txt)"
+  from_main <gold-$v.txt >gold-main.txt
+  from_main <pfg-$v.txt >pfg-main.txt
+  [ -s gold-main.txt ] || fail "no $v stacks through main in $data/go-pprof-$v.traces"
+  diff -u gold-main.txt pfg-main.txt >/dev/null ||
+    fail "checked-in $v stacks from main differ: $(diff -u gold-main.txt pfg-main.txt)"
+done
+
+if [ ! -x "$prog" ]; then
+  [ $failures -gt 0 ] && exit 1
+  echo "SKIP: $prog was not built (libprofiler or libtcmalloc not found: libgoogle-perftools-dev)"
+  exit 77
+fi
+CPUPROFILE=$tmp/cpu.prof HEAPPROFILE=$tmp/heap "$prog" 1 >/dev/null 2>&1
+if [ ! -s cpu.prof ]; then
+  [ $failures -gt 0 ] && exit 1
+  echo "SKIP: gperf_prog wrote no CPU profile (SIGPROF refused?)"
+  exit 77
+fi
+[ -s heap.0001.heap ] || fail "gperf_prog wrote no heap profile"
 
 # 1. Known paths and values.
 "$collapse" cpu.prof >pf-cpu.txt 2>pf-cpu.err || fail "pf-collapse cpu.prof: exit $?: $(cat pf-cpu.err)"
@@ -72,16 +119,6 @@ else
 fi
 
 # 2. Go pprof: totals and stacks from main down.
-# Go pprof's -traces, folded root-first: " (inline)" dropped, the value's unit suffix dropped.
-pprof_fold() {
-  awk '/^-+\+-+$/ {if (s != "") print s " " v; s=""; v=""; started=1; next}
-       !started || /^ +[A-Za-z_]+: / {next}
-       v == "" && NF >= 2 {v=$1; sub(/[A-Za-z]+$/, "", v); f=$0; sub(/^ *[^ ]+ +/, "", f)
-                           sub(/ \(inline\)$/, "", f); s=f; next}
-       v != "" {f=$0; sub(/^ +/, "", f); sub(/ \(inline\)$/, "", f); s=f ";" s}
-       END {if (s != "") print s " " v}' | fold
-}
-from_main() { sed -n 's/^.*;\(main;.*\)$/\1/p; s/^\(main;.*\)$/\1/p' | fold; }
 if [ -x "$pprof" ]; then
   for v in samples cpu; do
     unit=; [ $v = cpu ] && unit=-unit=ns
