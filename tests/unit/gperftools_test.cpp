@@ -238,6 +238,28 @@ TEST(GperftoolsRead, MissingBinariesAreListedWithWhereToPutThem) {
   NodeId a = tree.Child(StackTree::kRoot, libc);
   NodeId b = tree.Child(a, libc);
   EXPECT_EQ(tree.self(b, 0), 3u);
+  // pprof's -sample_index: cpu by default (Go pprof's), samples when asked.
+  EXPECT_EQ(OneValue(tree).sample_type().name, "cpu");
+  EXPECT_EQ(OneValue(tree).Total(), 4u * 10000 * 1000);
+  EXPECT_EQ(OneValue(tree, "samples").Total(), 4u);
+}
+
+TEST(GperftoolsRead, HeapValuesDefaultToInuseSpace) {
+  std::string text =
+      "heap profile:   3:  300 [   5:  900] @ heapprofile\n"
+      "     2:   200 [     3:   600] @ 0x1000 0x2000\n"
+      "     0:     0 [     2:   300] @ 0x1100\n"
+      "MAPPED_LIBRARIES:\n";
+  std::unique_ptr<ByteSource> in = MemoryInput(text, "heap");
+  ReadReport report;
+  StackTree tree = ReadProfile(InputFormat::kGperftoolsHeap, *in, {}, {}, &report);
+  ASSERT_EQ(tree.columns(), 4);
+  EXPECT_EQ(OneValue(tree).sample_type().name, "inuse_space");
+  EXPECT_EQ(OneValue(tree).unit(), WeightUnit::kBytes);
+  EXPECT_EQ(OneValue(tree).Total(), 200u);
+  EXPECT_EQ(OneValue(tree, "alloc_space").Total(), 900u);
+  EXPECT_EQ(OneValue(tree, "alloc_objects").Total(), 5u);
+  EXPECT_EQ(OneValue(tree, "inuse_objects").unit(), WeightUnit::kObjects);
 }
 
 }  // namespace
