@@ -281,6 +281,79 @@ void UnsampleHeap(uint64_t* count, uint64_t* bytes, uint64_t rate) {
   *bytes = times(*bytes);
 }
 
+namespace {
+
+// The heap header's kind and rate: the profile's period (the unsampling rate, 0 for none)
+// and sample types. Throws for a kind pf does not read.
+void ReadHeapHeader(std::string_view line, const std::string& name, GperftoolsProfile* p) {
+  std::string_view h = Trim(line).substr(std::strlen("heap profile:"));
+  int64_t totals[4];
+  Counts(&h, totals, false);
+  Expect(&h, '@');
+  SkipBlanks(&h);
+  std::string_view kind = h.substr(0, h.find_first_of("/ \t"));
+  p->heap_kind = std::string(kind);
+  int64_t rate = 0;
+  if (kind.size() < h.size() && h[kind.size()] == '/') {
+    std::string_view r = h.substr(kind.size() + 1);
+    Number(&r, &rate, false);
+  }
+  if (kind == "heap_v2" || kind == "heapz_v2") {
+    p->period = rate;
+  } else if (kind == "heap") {
+    p->period = rate / 2;
+  } else if (kind != "heapprofile") {
+    throw Error(Where(name, 1), "a heap profile of kind `" + std::string(kind) +
+                                    "`, which pf does not read (it reads heapprofile, heap_v2, heap)");
+  }
+  if (p->period <= 1) p->period = 0;
+  if ((totals[2] != totals[0] && totals[2] != 0) || (totals[3] != totals[1] && totals[3] != 0)) {
+    p->types = {{"alloc_objects", WeightUnit::kObjects}, {"alloc_space", WeightUnit::kBytes}};
+  }
+  p->types.push_back({"inuse_objects", WeightUnit::kObjects});
+  p->types.push_back({"inuse_space", WeightUnit::kBytes});
+}
+
+enum class HeapLine { kStack, kMalformed, kNegative };
+
+// One stack line, `N: B [M: A] @ 0x... 0x...`, added to `p` (values unsampled).
+HeapLine AddHeapStack(std::string_view t, GperftoolsProfile* p) {
+  int64_t v[4];
+  if (!Counts(&t, v, true) || !Expect(&t, '@')) return HeapLine::kMalformed;
+  if (v[0] < 0 || v[1] < 0 || (v[0] == 0 && v[1] != 0) || (v[2] == 0 && v[3] != 0)) {
+    return HeapLine::kNegative;
+  }
+  const size_t first = p->addresses.size();
+  while (SkipBlanks(&t), !t.empty()) {
+    uint64_t pc = 0;
+    const char* end = t.data() + t.size();
+    if (t.size() <= 2 || t[0] != '0' || t[1] != 'x') break;
+    auto [e, ec] = std::from_chars(t.data() + 2, end, pc, 16);
+    if (ec != std::errc() || e == t.data() + 2 || (e != end && !IsBlank(*e))) break;
+    t.remove_prefix(e - t.data());
+    p->addresses.push_back(p->addresses.size() > first && pc > 0 ? pc - 1 : pc);
+  }
+  if (!t.empty()) {
+    p->addresses.resize(first);
+    return HeapLine::kMalformed;
+  }
+  p->stacks.push_back({first, static_cast<uint32_t>(p->addresses.size() - first)});
+  uint64_t in_n = v[0], in_b = v[1], al_n = v[2], al_b = v[3];
+  if (p->period) {
+    UnsampleHeap(&in_n, &in_b, p->period);
+    UnsampleHeap(&al_n, &al_b, p->period);
+  }
+  if (p->types.size() == 4) {
+    p->values.push_back(al_n);
+    p->values.push_back(al_b);
+  }
+  p->values.push_back(in_n);
+  p->values.push_back(in_b);
+  return HeapLine::kStack;
+}
+
+}  // namespace
+
 GperftoolsProfile ParseGperftoolsHeap(std::string_view data, const std::string& name,
                                       ReadReport* report) {
   LineSplitter lines(data);
@@ -290,35 +363,8 @@ GperftoolsProfile ParseGperftoolsHeap(std::string_view data, const std::string& 
     throw Error(Where(name, 1), "not a gperftools heap profile (no `heap profile:` header)");
   }
   GperftoolsProfile p;
-  // The header: totals, then the kind and the sampling rate.
-  std::string_view h = Trim(line).substr(std::strlen("heap profile:"));
-  int64_t totals[4];
-  Counts(&h, totals, false);
-  Expect(&h, '@');
-  SkipBlanks(&h);
-  std::string_view kind = h.substr(0, h.find_first_of("/ \t"));
-  p.heap_kind = std::string(kind);
-  int64_t rate = 0;
-  if (kind.size() < h.size() && h[kind.size()] == '/') {
-    std::string_view r = h.substr(kind.size() + 1);
-    Number(&r, &rate, false);
-  }
-  if (kind == "heap_v2" || kind == "heapz_v2") {
-    p.period = rate;
-  } else if (kind == "heap") {
-    p.period = rate / 2;
-  } else if (kind != "heapprofile") {
-    throw Error(Where(name, 1), "a heap profile of kind `" + std::string(kind) +
-                                    "`, which pf does not read (it reads heapprofile, heap_v2, heap)");
-  }
-  if (p.period <= 1) p.period = 0;
-  const bool has_alloc = (totals[2] != totals[0] && totals[2] != 0) ||
-                         (totals[3] != totals[1] && totals[3] != 0);
-  if (has_alloc) {
-    p.types = {{"alloc_objects", WeightUnit::kObjects}, {"alloc_space", WeightUnit::kBytes}};
-  }
-  p.types.push_back({"inuse_objects", WeightUnit::kObjects});
-  p.types.push_back({"inuse_space", WeightUnit::kBytes});
+  ReadHeapHeader(line, name, &p);
+  // The stacks, up to the maps section.
   SkipCount malformed, negative;
   bool maps = false;
   while (lines.Next(&line)) {
@@ -330,44 +376,9 @@ GperftoolsProfile ParseGperftoolsHeap(std::string_view data, const std::string& 
       maps = true;
       break;
     }
-    int64_t v[4];
-    if (!Counts(&t, v, true) || !Expect(&t, '@')) {
-      malformed.Add(name, line_no);
-      continue;
-    }
-    if (v[0] < 0 || v[1] < 0 || (v[0] == 0 && v[1] != 0) || (v[2] == 0 && v[3] != 0)) {
-      negative.Add(name, line_no);
-      continue;
-    }
-    size_t first = p.addresses.size();
-    bool ok = true;
-    while (ok && (SkipBlanks(&t), !t.empty())) {
-      uint64_t pc = 0;
-      ok = t.size() > 2 && t[0] == '0' && t[1] == 'x';
-      if (!ok) break;
-      auto [e, ec] = std::from_chars(t.data() + 2, t.data() + t.size(), pc, 16);
-      ok = ec == std::errc() && e != t.data() + 2 && (e == t.data() + t.size() || IsBlank(*e));
-      if (!ok) break;
-      t.remove_prefix(e - t.data());
-      p.addresses.push_back(p.addresses.size() > first && pc > 0 ? pc - 1 : pc);
-    }
-    if (!ok) {
-      p.addresses.resize(first);
-      malformed.Add(name, line_no);
-      continue;
-    }
-    p.stacks.push_back({first, static_cast<uint32_t>(p.addresses.size() - first)});
-    uint64_t in_n = v[0], in_b = v[1], al_n = v[2], al_b = v[3];
-    if (p.period) {
-      UnsampleHeap(&in_n, &in_b, p.period);
-      UnsampleHeap(&al_n, &al_b, p.period);
-    }
-    if (has_alloc) {
-      p.values.push_back(al_n);
-      p.values.push_back(al_b);
-    }
-    p.values.push_back(in_n);
-    p.values.push_back(in_b);
+    HeapLine got = AddHeapStack(t, &p);
+    if (got == HeapLine::kMalformed) malformed.Add(name, line_no);
+    if (got == HeapLine::kNegative) negative.Add(name, line_no);
   }
   if (malformed.count) {
     report->warnings.push_back(Plural(malformed.count, "line", "lines") +
