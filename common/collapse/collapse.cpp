@@ -113,6 +113,7 @@ class Collapser::Impl {
                                  " of " + others + " (choose with --event-filter=EVENT)");
     }
     if (!tree_) tree_.emplace();
+    if (!opt_.value.empty() && !tree_->differential()) *tree_ = OneValue(*tree_, opt_.value);
     report_->event = event_filter_;
     report_->other_event_samples = other_event_samples_;
     for (const auto* f : {&opt_.filter.include, &opt_.filter.exclude, &opt_.filter.hide}) {

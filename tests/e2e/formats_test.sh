@@ -83,6 +83,19 @@ for tool in "$collapse" "$flamegraph" "$dot"; do
       fail "$(basename "$tool") -f $fmt: want exit 2 naming what pf reads"
   done
 done
+# --value chooses a sample type by name or index; one the profile lacks is an error naming
+# those it has; --snapshot takes a number, peak or last.
+for tool in "$collapse" "$flamegraph" "$dot"; do
+  "$tool" --value=samples "$tmp/in.folded" >/dev/null || fail "$(basename "$tool") --value=samples"
+  "$tool" --value=0 "$tmp/in.folded" >/dev/null || fail "$(basename "$tool") --value=0"
+  "$tool" --value=alloc_space "$tmp/in.folded" >/dev/null 2>"$tmp/err"
+  [ $? -eq 2 ] && grep -q "alloc_space" "$tmp/err" && grep -q "samples" "$tmp/err" ||
+    fail "$(basename "$tool") --value=alloc_space: want exit 2 naming the sample types"
+  "$tool" --snapshot=first "$tmp/in.folded" >/dev/null 2>&1
+  [ $? -eq 2 ] || fail "$(basename "$tool") --snapshot=first: want exit 2"
+done
+"$diff" --value=samples "$tmp/in.folded" "$tmp/in.folded" | grep -qx 'main;leaf 3 3' ||
+  fail "pf-diff --value=samples"
 # gprof2dot's spelling, --format=perf, names the input format in pf-dot too.
 "$dot" -q --format=perf -n0 -e0 "$tmp/perf.txt" | grep -q 'label="prog\\nleaf\\n50.00%' ||
   fail "pf-dot --format=perf"
