@@ -102,7 +102,7 @@ class TraceStacksReader {
       case InputFormat::kBpftrace:
         return Bpftrace(line, number);
       case InputFormat::kBcc:
-        return Bcc(line, number);
+        return Bcc(line);
       case InputFormat::kDtrace:
         return Dtrace(line, number);
       default:
@@ -174,23 +174,28 @@ class TraceStacksReader {
     }
     if (f.empty()) f = "-";
     // "a->b": b inlined into a, in the order Perl's split gives (trailing empties dropped).
-    std::vector<std::string_view> parts;
+    // Pushed leaf first, so the group's last part goes first (Perl unshifts the group whole).
+    if (f.find("->") == std::string_view::npos) return PushDtraceFunc(f, false);
+    parts_.clear();
     for (size_t start = 0;;) {
       size_t arrow = f.find("->", start);
-      parts.push_back(f.substr(start, arrow == std::string_view::npos ? f.npos : arrow - start));
+      parts_.push_back(f.substr(start, arrow == std::string_view::npos ? f.npos : arrow - start));
       if (arrow == std::string_view::npos) break;
       start = arrow + 2;
     }
-    while (!parts.empty() && parts.back().empty()) parts.pop_back();
-    // unshift: the group goes in front of the frames so far, in order; pushed leaf first,
-    // so the group's last part goes first.
-    for (size_t i = parts.size(); i-- > 0;) {
-      std::string func(parts[i]);
-      std::replace(func.begin(), func.end(), ';', ':');
-      if (!func.empty() && func[0] == 'L') func.erase(0, 1);
-      if (i > 0) func += "_[i]";
-      stack_.Push(func);
-    }
+    while (!parts_.empty() && parts_.back().empty()) parts_.pop_back();
+    for (size_t i = parts_.size(); i-- > 0;) PushDtraceFunc(parts_[i], i > 0);
+  }
+
+  // One function of a DTrace frame: ';' becomes ':', a leading 'L' goes (Java), "_[i]" when
+  // inlined. Copied only when it changes.
+  void PushDtraceFunc(std::string_view func, bool inlined) {
+    if (func.starts_with('L')) func.remove_prefix(1);
+    if (!inlined && func.find(';') == std::string_view::npos) return stack_.Push(func);
+    scratch_.assign(func);
+    std::replace(scratch_.begin(), scratch_.end(), ';', ':');
+    if (inlined) scratch_ += "_[i]";
+    stack_.Push(scratch_);
   }
 
   // SystemTap (stackcollapse-stap.pl).
@@ -205,7 +210,7 @@ class TraceStacksReader {
   }
 
   // bcc's profile and offcputime, as their -f writes them.
-  void Bcc(std::string_view line, uint64_t number) {
+  void Bcc(std::string_view line) {
     if (line.empty() || !IsBlank(line[0])) {  // headers, warnings, "Detaching..."
       if (line.starts_with("Tracing off-CPU time (us)")) microseconds_ = true;
       if (line.starts_with("Sampling at ")) samples_ = true;
@@ -227,7 +232,6 @@ class TraceStacksReader {
         f = f.substr(kComm.size(), open - kComm.size());
       }
     }
-    (void)number;
     stack_.Push(f);
   }
 
@@ -335,6 +339,8 @@ class TraceStacksReader {
   bool samples_ = false;       // bcc: profile's header
   bool in_entry_ = false;      // bpftrace: inside "@[...]"
   uint64_t entry_line_ = 0;
+  std::vector<std::string_view> parts_;  // DTrace: a frame's "->" parts
+  std::string scratch_;                  // DTrace: a function rewritten
   std::string entry_map_;     // bpftrace: the map of the entry being read
   std::string first_map_;     // bpftrace: the first map's name
   bool several_maps_ = false;  // bpftrace: a second map showed up
