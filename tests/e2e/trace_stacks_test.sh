@@ -78,7 +78,7 @@ live() {
   command -v bpftrace >/dev/null || { echo "SKIP: bpftrace is not installed"; exit 77; }
   [ $have_fg = 1 ] || { echo "SKIP: no stackcollapse-bpftrace.pl under '$peers'"; exit 77; }
   ulimit -l 8192 2>/dev/null
-  "$callpath" 3 >/dev/null &
+  "$callpath" 60 >/dev/null &  # outlives bpftrace, which names the frames as it exits
   local pid=$!
   sleep 0.2
   timeout 30 bpftrace -e "profile:hz:199 /pid == $pid/ { @[ustack, kstack, comm] = count(); }
