@@ -53,9 +53,7 @@ cli::Tool CollapseTool() {
   po::options_description& recordings = tool.AddGroup("Recordings (perf.data, pf-record streams)");
   recordings.add_options()
       ("no-inline", "do not add the functions inlined at unwound frames (as perf script "
-       "--no-inline)")
-      ("symfs", po::value<std::string>()->value_name("DIR"),
-       "look for binaries under DIR (recordings, gperftools profiles), as perf script --symfs");
+       "--no-inline)");
   AddSelectionOptions(recordings, SelectionStyle::kFold);
   po::options_description& input = tool.AddGroup("Input");
   input.add_options()
@@ -65,7 +63,7 @@ cli::Tool CollapseTool() {
        "parsing threads (default: one per CPU)")
       ("nthreads,n", po::value<unsigned>()->value_name("N"),
        "the same as --threads (inferno-collapse-perf's name)");
-  cli::AddInputFormatOption(input);
+  AddReadOptions(input);
   return tool;
 }
 
@@ -88,8 +86,7 @@ CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
   opt.filter.include = cli::List(vm, "include");
   opt.filter.exclude = cli::List(vm, "exclude");
   opt.filter.hide = cli::List(vm, "hide");
-  opt.format = cli::InputFormat(vm, "format");
-  if (vm.count("symfs")) opt.symbols.symfs = vm["symfs"].as<std::string>();
+  ReadReadOptions(vm, &opt, "format");
   opt.threads = cli::Value<unsigned>(vm, "threads", 0);
   opt.select = ReadSelection(vm, SelectionStyle::kFold);
   if (vm.count("nthreads")) {

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "collapse/gperftools.h"
+#include "formats/trace_stacks.h"
 
 namespace pf {
 
@@ -13,6 +14,11 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kBpftrace:
+    case InputFormat::kBcc:
+    case InputFormat::kDtrace:
+    case InputFormat::kStap:
+      return ReadTraceStacks(format, source, report);
     case InputFormat::kGperftoolsCpu:
     case InputFormat::kGperftoolsHeap:
       return ReadGperftools(format, source, options, symbols, report);
