@@ -140,7 +140,9 @@ void TellUnusable(const std::string& name, const std::vector<std::string>& missi
   if (!missing.empty()) {
     const bool one = missing.size() == 1;
     const std::string& first = missing.front();
-    std::string shown = "[" + first.substr(first.rfind('/') + 1) + "]" + (one ? "" : " and so on");
+    std::string shown = "[";
+    shown.append(first, first.rfind('/') + 1);
+    shown += one ? "]" : "] and so on";
     std::string where = symfs.empty() ? std::string("on this machine") : "under --symfs " + symfs;
     std::string dir = symfs.empty() ? std::string("DIR") : symfs;
     report->warnings.push_back(
