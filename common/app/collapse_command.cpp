@@ -5,6 +5,7 @@
 
 #include "app/collapse_command.h"
 
+#include <cctype>
 #include <optional>
 
 #include "app/command_line.h"
@@ -91,6 +92,8 @@ void ReadFormats(const po::variables_map& vm, CollapseCommand& c) {
       given, c.output,
       {{".folded", "folded"}, {".pb.gz", "pprof"}, {".pb", "pprof"}, {".callgrind", "callgrind"}},
       "folded");
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  c.gzip = !name.ends_with(".pb");  // pprof reads both; NAME.pb says not compressed
   // pprof's mappings and callgrind's ob= lines name each function's binary.
   if (c.format != "folded") c.options.perf.note_modules = true;
 }
@@ -132,7 +135,8 @@ void RunCollapseCommand(const CollapseCommand& command, const cli::Tool& tool) {
   if (command.format == "folded") {
     CollapseFiles(command.inputs, command.options, *out, &report);
   } else {
-    CollapseFilesAs(command.format, command.inputs, command.options, *out, &report);
+    CollapseFilesAs(command.format, command.gzip, command.inputs, command.options, *out,
+                    &report);
   }
   Tell(tool, report);
   if (report.empty) tool.Warn(EmptyResultReason(report, ""));

@@ -15,6 +15,7 @@ struct CollapseCommand {
   std::string output;               // "-": standard output
   CollapseOptions options;
   std::string format = "folded";    // the output: folded, pprof or callgrind
+  bool gzip = true;                 // pprof: gzipped (not for -o NAME.pb)
 };
 
 /// The tool, with pf-collapse's --help text and options.

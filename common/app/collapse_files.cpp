@@ -29,12 +29,13 @@ void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions
   WriteCollapsed(CollapseFilesToTree(inputs, options, report), out, report);
 }
 
-void CollapseFilesAs(const std::string& format, const std::vector<std::string>& inputs,
-                     const CollapseOptions& options, ByteSink& out, ReadReport* report) {
+void CollapseFilesAs(const std::string& format, bool gzip,
+                     const std::vector<std::string>& inputs, const CollapseOptions& options,
+                     ByteSink& out, ReadReport* report) {
   StackTree tree = CollapseFilesToTree(inputs, options, report);
   if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));
   if (format == "pprof") {
-    WritePprof(tree, out);
+    WritePprof(tree, out, gzip);
     return;
   }
   BufferedWriter w(out);

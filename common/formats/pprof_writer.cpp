@@ -186,8 +186,13 @@ std::string EncodePprof(const StackTree& tree) {
   return bytes;
 }
 
-void WritePprof(const StackTree& tree, ByteSink& out) {
-  WriteGzip(EncodePprof(tree), out);
+void WritePprof(const StackTree& tree, ByteSink& out, bool gzip) {
+  std::string bytes = EncodePprof(tree);
+  if (gzip) {
+    WriteGzip(bytes, out);
+  } else {
+    out.WriteAll(bytes);
+  }
   out.Commit();
 }
 

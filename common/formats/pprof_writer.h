@@ -54,7 +54,8 @@ const char* PprofUnit(WeightUnit unit);
 /// tree or one with decimal weights (pprof's values are integers).
 std::string EncodePprof(const StackTree& tree);
 
-/// Writes EncodePprof(tree) gzipped to `out` (deterministic bytes), and commits `out`.
-void WritePprof(const StackTree& tree, ByteSink& out);
+/// Writes EncodePprof(tree) to `out`, gzipped unless `gzip` is false (deterministic bytes
+/// either way), and commits `out`.
+void WritePprof(const StackTree& tree, ByteSink& out, bool gzip = true);
 
 }  // namespace pf

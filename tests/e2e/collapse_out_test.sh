@@ -52,7 +52,7 @@ cmp -s "$tmp/cp.pb.gz" "$tmp/stdout.pb.gz" || fail "--format=pprof and -o cp.pb.
 "$collapse" -o "$tmp/again.pb.gz" "$tmp/cp.pfs" && cmp -s "$tmp/cp.pb.gz" "$tmp/again.pb.gz" ||
   fail "the same recording gave different pprof bytes"
 "$collapse" -o "$tmp/plain.pb" "$tmp/cp.pfs" || fail "-o plain.pb failed"
-gzip -dc "$tmp/cp.pb.gz" | cmp -s - "$tmp/plain.pb" && fail "-o NAME.pb should not be gzipped"
+gzip -dc "$tmp/cp.pb.gz" | cmp -s - "$tmp/plain.pb" || fail "-o NAME.pb is not the profile unzipped"
 
 pprof=${PPROF:-}
 [ -z "$pprof" ] && [ -x /work/peers/bin/pprof ] && pprof=/work/peers/bin/pprof
@@ -62,6 +62,7 @@ if [ -n "$pprof" ]; then
   "$pprof" -raw "$tmp/cp.pb.gz" >"$tmp/raw.txt" 2>"$tmp/raw.err" ||
     fail "pprof -raw cannot read it: $(head -3 "$tmp/raw.err")"
   grep -q '^cpu/nanoseconds\[dflt\]$' "$tmp/raw.txt" || fail "pprof: no cpu/nanoseconds sample type"
+  "$pprof" -raw "$tmp/plain.pb" 2>/dev/null | cmp -s - "$tmp/raw.txt" || fail "pprof reads NAME.pb otherwise"
   LC_ALL=C awk '
     /^Samples:/ { part = "s"; next }
     /^Locations/ { part = "l"; next }

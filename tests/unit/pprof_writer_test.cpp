@@ -267,6 +267,9 @@ TEST(PprofWriter, GzipsWithMtimeZero) {
     inflated.append(chunk);
   }
   EXPECT_EQ(inflated, EncodePprof(tree));
+  StringSink plain;  // -o NAME.pb
+  WritePprof(tree, plain, false);
+  EXPECT_EQ(plain.data(), EncodePprof(tree));
 }
 
 TEST(PprofWriter, EmptyTreeIsAValidProfile) {
