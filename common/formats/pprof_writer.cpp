@@ -2,7 +2,8 @@
 //
 // Passes: collect the frame names the tree's nodes use and number them bytewise (function
 // and location ids, 1-based: a location per function, as the tree knows names only) -> the
-// modules noted for them, numbered bytewise (mapping ids) -> the string table's indexes,
+// modules noted for them, numbered bytewise but for the main binary's, first (mapping ids;
+// pprof takes the first mapping for the program) -> the string table's indexes,
 // given in the order the message uses them -> write the message in field order: sample types,
 // one sample per weighted node (a depth-first walk over the children sorted by name, so
 // samples come in folded order), mappings, locations, functions, the string table and the
@@ -50,6 +51,43 @@ struct Names {
   std::vector<uint64_t> mapping_of;       // function id - 1 -> mapping id (0: none)
 };
 
+/// The root frame with the most weight (of the last column; the first by name among equals):
+/// a recording's heaviest process name.
+std::string_view HeaviestRoot(const StackTree& tree) {
+  int column = tree.columns() - 1;
+  std::vector<NodeId> root_of(tree.size(), StackTree::kRoot);
+  std::vector<uint64_t> weight(tree.size(), 0);
+  for (NodeId n{1}; n.index() < tree.size(); ++n) {  // parents come before their children
+    NodeId p = tree.parent(n);
+    root_of[n.index()] = p == StackTree::kRoot ? n : root_of[p.index()];
+    uint64_t& w = weight[root_of[n.index()].index()];
+    w = AddSat(w, tree.self(n, column));
+  }
+  std::string_view best;
+  uint64_t best_weight = 0;
+  for (NodeId n{1}; n.index() < tree.size(); ++n) {
+    if (tree.parent(n) != StackTree::kRoot) continue;
+    std::string_view name = tree.name(n);
+    if (weight[n.index()] > best_weight || (weight[n.index()] == best_weight && name < best)) {
+      best = name;
+      best_weight = weight[n.index()];
+    }
+  }
+  return best;
+}
+
+/// Moves the main binary's mapping first, where pprof looks for it ("File:" in its reports):
+/// the module named as the heaviest root frame, a recording's process (its comm, which the
+/// kernel cuts to 15 bytes). Without one, the modules stay in name order.
+void MainBinaryFirst(const StackTree& tree, std::vector<std::string_view>* modules) {
+  std::string_view comm = HeaviestRoot(tree);
+  if (comm.empty()) return;
+  auto it = std::find_if(modules->begin(), modules->end(), [&](std::string_view m) {
+    return m == comm || (comm.size() == 15 && m.starts_with(comm));
+  });
+  if (it != modules->end()) std::rotate(modules->begin(), it, it + 1);
+}
+
 Names CollectNames(const StackTree& tree) {
   const Interner& interner = tree.names();
   Names n;
@@ -72,11 +110,12 @@ Names CollectNames(const StackTree& tree) {
   }
   std::sort(n.modules.begin(), n.modules.end());
   n.modules.erase(std::unique(n.modules.begin(), n.modules.end()), n.modules.end());
+  MainBinaryFirst(tree, &n.modules);
+  std::unordered_map<std::string_view, uint64_t> mapping_id;
+  for (size_t i = 0; i < n.modules.size(); ++i) mapping_id[n.modules[i]] = i + 1;
   n.mapping_of.assign(n.functions.size(), 0);
   for (size_t i = 0; i < n.functions.size(); ++i) {
-    if (module_of[i].empty()) continue;
-    auto it = std::lower_bound(n.modules.begin(), n.modules.end(), module_of[i]);
-    n.mapping_of[i] = static_cast<uint64_t>(it - n.modules.begin()) + 1;
+    if (!module_of[i].empty()) n.mapping_of[i] = mapping_id[module_of[i]];
   }
   return n;
 }

@@ -11,7 +11,8 @@
 // and default_sample_type: the last column, the one pf and pprof show by default. pprof's
 // values are integers, so a tree with decimal weights is refused; a differential tree too.
 // The bytes depend on the tree's content only: functions are numbered by name (bytewise),
-// mappings by file name, samples come in the order of their folded stacks.
+// mappings by file name (the main binary's first: the one named as the heaviest root frame,
+// a recording's process), samples come in the order of their folded stacks.
 
 #include <cstdint>
 #include <string>

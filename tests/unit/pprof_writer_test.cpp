@@ -228,9 +228,10 @@ TEST(PprofWriter, WritesAMappingPerModule) {
   tree.NoteModule(tree.names().Intern("main"), tree.names().Intern("prog"));
   tree.NoteModule(tree.names().Intern("work"), tree.names().Intern("prog"));
   Decoded d = Decode(EncodePprof(tree));
-  EXPECT_EQ(d.mappings, (std::map<uint64_t, std::string>{{1, "libc.so.6"}, {2, "prog"}}));
+  // The main binary (named as the heaviest root frame) first, then by name.
+  EXPECT_EQ(d.mappings, (std::map<uint64_t, std::string>{{1, "prog"}, {2, "libc.so.6"}}));
   for (const auto& [id, f] : d.functions) {
-    uint64_t want = f.first == "memcpy" ? 1 : f.first == "prog" ? 0 : 2;
+    uint64_t want = f.first == "memcpy" ? 2 : f.first == "prog" ? 0 : 1;
     EXPECT_EQ(d.locations.at(id).first, want) << f.first;
   }
 }
