@@ -3,14 +3,14 @@
 # tests/programs/callpath written as pprof (--format=pprof, -o NAME.pb.gz) and as callgrind
 # (--format=callgrind, -o callgrind.out.NAME). Go pprof's -raw output, folded again here, must
 # equal pf-collapse's folded output stack for stack and in total (skipped with a note when no
-# Go pprof is found: PPROF, /work/peers/bin/pprof or pprof on PATH); callgrind_annotate's
+# Go pprof is found: $PPROF, PEERS_DIR/bin/pprof or pprof on PATH); callgrind_annotate's
 # per-function self costs must equal the leaf sums of the folded output, its inclusive costs
 # the once-per-stack totals of the functions that never recur in a stack, and its total the
-# folded total; gprof2dot -f callgrind reads the file when GPROF2DOT names it. Same input,
-# same bytes. The folded oracle is pf-collapse itself: its stacks are checked against perf
-# and the Perl scripts by the other tests.
+# folded total; gprof2dot -f callgrind reads the file (PEERS_DIR/gprof2dot/gprof2dot.py, when
+# there). Same input, same bytes. The folded oracle is pf-collapse itself: its stacks are
+# checked against perf and the Perl scripts by the other tests.
 #
-# Usage: collapse_out_test.sh PF_RECORD PF_COLLAPSE CALLPATH [GPROF2DOT]
+# Usage: collapse_out_test.sh PF_RECORD PF_COLLAPSE CALLPATH [PEERS_DIR]
 # Exit status: 0 pass, 1 fail, 2 usage, 77 skip (perf_event_open refused, or no
 # callgrind_annotate).
 
@@ -18,10 +18,11 @@ set -u
 set -o pipefail
 
 if [ $# -lt 3 ]; then
-  echo "usage: $0 PF_RECORD PF_COLLAPSE CALLPATH [GPROF2DOT]" >&2
+  echo "usage: $0 PF_RECORD PF_COLLAPSE CALLPATH [PEERS_DIR]" >&2
   exit 2
 fi
-record=$1 collapse=$2 callpath=$3 gprof2dot=${4:-}
+record=$1 collapse=$2 callpath=$3 peers=${4:-}
+gprof2dot=${peers:+$peers/gprof2dot/gprof2dot.py}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -55,7 +56,7 @@ cmp -s "$tmp/cp.pb.gz" "$tmp/stdout.pb.gz" || fail "--format=pprof and -o cp.pb.
 gzip -dc "$tmp/cp.pb.gz" | cmp -s - "$tmp/plain.pb" || fail "-o NAME.pb is not the profile unzipped"
 
 pprof=${PPROF:-}
-[ -z "$pprof" ] && [ -x /work/peers/bin/pprof ] && pprof=/work/peers/bin/pprof
+[ -z "$pprof" ] && [ -n "$peers" ] && [ -x "$peers/bin/pprof" ] && pprof=$peers/bin/pprof
 [ -z "$pprof" ] && pprof=$(command -v pprof || true)
 if [ -n "$pprof" ]; then
   # -raw prints the samples (value: location ids, leaf first) and each location's function.
@@ -86,7 +87,7 @@ if [ -n "$pprof" ]; then
     fail "pprof -top's total is not $total ns: $("$pprof" -top -unit=ns "$tmp/cp.pb.gz" 2>&1 | head -3)"
   echo "pprof: $(wc -l <"$tmp/pprof.folded") stacks and the total equal pf-collapse's"
 else
-  echo "note: no Go pprof (PPROF, /work/peers/bin/pprof, PATH): its reading is not checked"
+  echo "note: no Go pprof (PPROF, PEERS_DIR/bin/pprof, PATH): its reading is not checked"
 fi
 
 # --- callgrind -----------------------------------------------------------------------------
@@ -131,5 +132,7 @@ if [ -n "$gprof2dot" ] && [ -f "$gprof2dot" ] && command -v python3 >/dev/null; 
     fail "gprof2dot -f callgrind cannot read it: $(tail -3 "$tmp/g.err")"
   grep -q 'work_a' "$tmp/g.dot" || fail "gprof2dot's graph has no work_a"
   echo "gprof2dot -f callgrind: read"
+else
+  echo "note: no gprof2dot under PEERS_DIR ($peers): not checked"
 fi
 echo "PASS"
