@@ -64,8 +64,8 @@ cli::Tool CollapseTool() {
   input.add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "output format: pprof (gzipped profile.proto; the default for -o NAME.pb.gz or "
-       "NAME.pb) or callgrind (the default for -o callgrind.out.*), instead of folded text; "
-       "any other name is the input format, as -f")
+       "NAME.pb) or callgrind (the default for -o callgrind.out.*) instead of folded text; "
+       "folded (output and input); any other name is the input format, as -f")
       ("threads,j", po::value<unsigned>()->value_name("N"),
        "parsing threads (default: one per CPU)")
       ("nthreads,n", po::value<unsigned>()->value_name("N"),
@@ -76,16 +76,16 @@ cli::Tool CollapseTool() {
 
 namespace {
 
-/// --format=pprof|callgrind, else -o's name (NAME.pb.gz, NAME.pb, callgrind.out.*), else
-/// folded text. Any other --format names the input format, as it did before pf-collapse
-/// wrote other formats (folded included: folded output is the default anyway).
+/// --format=pprof|callgrind|folded, else -o's name (NAME.pb.gz, NAME.pb, callgrind.out.*),
+/// else folded text. Any other --format names the input format, as it did before
+/// pf-collapse wrote other formats; --format=folded names both, folded input as before.
 void ReadFormats(const po::variables_map& vm, CollapseCommand& c) {
   std::optional<std::string> given;
   if (vm.count("format")) {
     const std::string& f = vm["format"].as<std::string>();
-    if (f == "pprof" || f == "callgrind") given = f;
+    if (f == "pprof" || f == "callgrind" || f == "folded") given = f;
   }
-  c.options.format = cli::InputFormat(vm, given ? nullptr : "format");
+  c.options.format = cli::InputFormat(vm, given && *given != "folded" ? nullptr : "format");
   std::string name = c.output.substr(c.output.rfind('/') + 1);
   if (!given && c.output != "-" && name.rfind("callgrind.out", 0) == 0) given = "callgrind";
   c.format = cli::OutputFormat(
