@@ -11,6 +11,7 @@
 #include "app/command_line.h"
 #include "app/files.h"
 #include "base/error.h"
+#include "io/output.h"
 
 namespace pf {
 
@@ -94,6 +95,10 @@ void ReadFormats(const po::variables_map& vm, CollapseCommand& c) {
       "folded");
   for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   c.gzip = !name.ends_with(".pb");  // pprof reads both; NAME.pb says not compressed
+  if (c.format == "pprof" && OutputIsTerminal(c.output)) {
+    throw UsageError("not writing pprof's binary profile to a terminal; use -o cpu.pb.gz or "
+                     "a pipe");
+  }
   // pprof's mappings and callgrind's ob= lines name each function's binary.
   if (c.format != "folded") c.options.perf.note_modules = true;
 }
