@@ -33,7 +33,7 @@ namespace {
 /// What the file holds: per function (frame name id) the self costs, per pair the costs.
 struct CallgrindCosts {
   size_t columns = 0;
-  std::unordered_map<uint32_t, std::vector<uint64_t>> self;  // name id -> costs
+  std::unordered_map<uint32_t, std::vector<uint64_t>> self;   // name id -> costs
   std::unordered_map<uint64_t, std::vector<uint64_t>> calls;  // caller << 32 | callee
   std::vector<uint64_t> totals;
 };
@@ -114,12 +114,14 @@ void AppendCosts(BufferedWriter& out, const std::vector<uint64_t>& costs) {
 
 void WriteCallgrind(const StackTree& tree, BufferedWriter& out, std::string_view creator) {
   if (tree.differential()) {
-    throw Error("a differential profile (two counts per stack) cannot be written as callgrind; "
-                "write each profile on its own");
+    throw Error(
+        "a differential profile (two counts per stack) cannot be written as callgrind; "
+        "write each profile on its own");
   }
   if (tree.decimals() > 0) {
-    throw Error("callgrind's costs are integers, and these weights have decimals; write "
-                "folded text, or give integer counts");
+    throw Error(
+        "callgrind's costs are integers, and these weights have decimals; write "
+        "folded text, or give integer counts");
   }
   CallgrindCosts k = Count(tree);
   const Interner& interner = tree.names();

@@ -23,7 +23,6 @@ namespace pf {
 /// Writes `tree`'s call graph in the callgrind format to `out` (not flushed). `creator`
 /// goes in the header's creator: line. Throws pf::Error for a differential tree or
 /// decimal weights (callgrind's costs are integers).
-void WriteCallgrind(const StackTree& tree, BufferedWriter& out,
-                    std::string_view creator = "pf");
+void WriteCallgrind(const StackTree& tree, BufferedWriter& out, std::string_view creator = "pf");
 
 }  // namespace pf

@@ -12,10 +12,9 @@
 
 #include "formats/pprof_writer.h"
 
-#include <protozero/pbf_writer.hpp>
-
 #include <algorithm>
 #include <limits>
+#include <protozero/pbf_writer.hpp>
 #include <unordered_map>
 #include <vector>
 
@@ -45,8 +44,8 @@ class StringTable {
 
 /// The frame names the tree uses, sorted bytewise, and the mappings of their modules.
 struct Names {
-  std::vector<StrId> functions;       // function id - 1 -> frame name
-  std::vector<uint64_t> function_of;  // frame name id -> function id (0: unused)
+  std::vector<StrId> functions;           // function id - 1 -> frame name
+  std::vector<uint64_t> function_of;      // frame name id -> function id (0: unused)
   std::vector<std::string_view> modules;  // mapping id - 1 -> module file name
   std::vector<uint64_t> mapping_of;       // function id - 1 -> mapping id (0: none)
 };
@@ -175,12 +174,14 @@ const char* PprofUnit(WeightUnit unit) {
 
 std::string EncodePprof(const StackTree& tree) {
   if (tree.differential()) {
-    throw Error("a differential profile (two counts per stack) cannot be written as pprof; "
-                "write each profile on its own");
+    throw Error(
+        "a differential profile (two counts per stack) cannot be written as pprof; "
+        "write each profile on its own");
   }
   if (tree.decimals() > 0) {
-    throw Error("pprof's values are integers, and these weights have decimals; write "
-                "folded text, or give integer counts");
+    throw Error(
+        "pprof's values are integers, and these weights have decimals; write "
+        "folded text, or give integer counts");
   }
   Names names = CollectNames(tree);
   const Interner& interner = tree.names();

@@ -25,8 +25,8 @@ namespace pf {
 /// profile.proto's field numbers, as the writer uses them (one namespace per message).
 namespace pprof_out {
 namespace profile {
-inline constexpr uint32_t kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4,
-                          kFunction = 5, kStringTable = 6, kDefaultSampleType = 14;
+inline constexpr uint32_t kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5,
+                          kStringTable = 6, kDefaultSampleType = 14;
 }
 namespace value_type {
 inline constexpr uint32_t kType = 1, kUnit = 2;

@@ -15,8 +15,7 @@ namespace pf {
 
 void WriteGzip(std::string_view data, ByteSink& out) {
   z_stream z{};
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     throw Error("gzip: cannot start zlib's deflate (out of memory)");
   }
   std::unique_ptr<z_stream, int (*)(z_stream*)> end(&z, deflateEnd);

@@ -78,8 +78,9 @@ TEST(CallgrindWriter, OneEventPerSampleType) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("fn=(1) alloc\n0 3 4096\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("fn=(2) main\ncfn=(1)\ncalls=1 0\n0 3 4096\ncfn=(3) other\ncalls=1 0\n0 0 8\n"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("fn=(2) main\ncfn=(1)\ncalls=1 0\n0 3 4096\ncfn=(3) other\ncalls=1 0\n0 0 8\n"),
+      std::string::npos)
       << out;
   EXPECT_NE(out.find("totals: 3 4104\n"), std::string::npos) << out;
 }

@@ -6,9 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <protozero/pbf_reader.hpp>
-
 #include <map>
+#include <protozero/pbf_reader.hpp>
 #include <string>
 #include <vector>
 
@@ -39,8 +38,8 @@ void Add(StackTree& tree, const std::string& stack, uint64_t w, int column = 0) 
 struct Decoded {
   std::vector<std::pair<std::string, std::string>> sample_types;
   std::vector<std::pair<std::vector<uint64_t>, std::vector<int64_t>>> samples;
-  std::map<uint64_t, std::string> mappings;             // id -> file name
-  std::map<uint64_t, std::pair<uint64_t, uint64_t>> locations;  // id -> (mapping, function)
+  std::map<uint64_t, std::string> mappings;                           // id -> file name
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> locations;        // id -> (mapping, function)
   std::map<uint64_t, std::pair<std::string, std::string>> functions;  // name, system name
   std::vector<std::string> strings;
   std::string default_sample_type;
@@ -75,9 +74,12 @@ Decoded Decode(const std::string& bytes) {
         protozero::pbf_reader v = p.get_message();
         int64_t t = 0, u = 0;
         while (v.next()) {
-          if (v.tag() == pb::value_type::kType) t = v.get_int64();
-          else if (v.tag() == pb::value_type::kUnit) u = v.get_int64();
-          else v.skip();
+          if (v.tag() == pb::value_type::kType)
+            t = v.get_int64();
+          else if (v.tag() == pb::value_type::kUnit)
+            u = v.get_int64();
+          else
+            v.skip();
         }
         types.emplace_back(t, u);
         break;
@@ -106,10 +108,14 @@ Decoded Decode(const std::string& bytes) {
         int64_t file = 0;
         bool has_functions = false;
         while (m.next()) {
-          if (m.tag() == pb::mapping::kId) id = m.get_uint64();
-          else if (m.tag() == pb::mapping::kFilename) file = m.get_int64();
-          else if (m.tag() == pb::mapping::kHasFunctions) has_functions = m.get_bool();
-          else m.skip();
+          if (m.tag() == pb::mapping::kId)
+            id = m.get_uint64();
+          else if (m.tag() == pb::mapping::kFilename)
+            file = m.get_int64();
+          else if (m.tag() == pb::mapping::kHasFunctions)
+            has_functions = m.get_bool();
+          else
+            m.skip();
         }
         EXPECT_TRUE(has_functions);
         mappings.emplace_back(id, file);
@@ -128,8 +134,10 @@ Decoded Decode(const std::string& bytes) {
             ++lines;
             protozero::pbf_reader line = l.get_message();
             while (line.next()) {
-              if (line.tag() == pb::line::kFunctionId) function = line.get_uint64();
-              else line.skip();
+              if (line.tag() == pb::line::kFunctionId)
+                function = line.get_uint64();
+              else
+                line.skip();
             }
           } else {
             l.skip();
@@ -144,10 +152,14 @@ Decoded Decode(const std::string& bytes) {
         uint64_t id = 0;
         int64_t name = 0, system = 0;
         while (f.next()) {
-          if (f.tag() == pb::function::kId) id = f.get_uint64();
-          else if (f.tag() == pb::function::kName) name = f.get_int64();
-          else if (f.tag() == pb::function::kSystemName) system = f.get_int64();
-          else f.skip();
+          if (f.tag() == pb::function::kId)
+            id = f.get_uint64();
+          else if (f.tag() == pb::function::kName)
+            name = f.get_int64();
+          else if (f.tag() == pb::function::kSystemName)
+            system = f.get_int64();
+          else
+            f.skip();
         }
         functions.emplace_back(id, name, system);
         break;
@@ -192,8 +204,8 @@ TEST(PprofWriter, WritesStacksLeafFirstWithFunctionsAndLocations) {
     EXPECT_EQ(d.locations.at(id).second, id);
     EXPECT_EQ(d.locations.at(id).first, 0u);  // no module noted: no mapping
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"[unknown]", "libc.so.6`memcpy", "main", "prog",
-                                              "work"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"[unknown]", "libc.so.6`memcpy", "main", "prog", "work"}));
   EXPECT_TRUE(d.mappings.empty());
   // Samples in folded order; names kept as pf shows them.
   EXPECT_EQ(d.Folded(), (std::vector<std::string>{"prog;main 1", "prog;main;[unknown] 5",
@@ -205,17 +217,19 @@ TEST(PprofWriter, WritesStacksLeafFirstWithFunctionsAndLocations) {
 
 TEST(PprofWriter, WritesEverySampleTypeWithPprofUnits) {
   StackTree tree(std::vector<SampleType>{{"alloc_objects", WeightUnit::kObjects},
-                  {"alloc_space", WeightUnit::kBytes},
-                  {"samples", WeightUnit::kSamples},
-                  {"events", WeightUnit::kEvents}});
+                                         {"alloc_space", WeightUnit::kBytes},
+                                         {"samples", WeightUnit::kSamples},
+                                         {"events", WeightUnit::kEvents}});
   Add(tree, "main;alloc", 3, 0);
   Add(tree, "main;alloc", 4096, 1);
   Add(tree, "main;free", 1, 2);
   Add(tree, "main;free", 9, 3);
   Decoded d = Decode(EncodePprof(tree));
   using P = std::pair<std::string, std::string>;
-  EXPECT_EQ(d.sample_types, (std::vector<P>{{"alloc_objects", "count"}, {"alloc_space", "bytes"},
-                                            {"samples", "count"}, {"events", "count"}}));
+  EXPECT_EQ(d.sample_types, (std::vector<P>{{"alloc_objects", "count"},
+                                            {"alloc_space", "bytes"},
+                                            {"samples", "count"},
+                                            {"events", "count"}}));
   EXPECT_EQ(d.default_sample_type, "events");  // the last, pprof's and pf's default
   EXPECT_EQ(d.Folded(), (std::vector<std::string>{"main;alloc 3 4096 0 0", "main;free 0 0 1 9"}));
 }
