@@ -71,7 +71,7 @@ cli::Tool CollapseTool() {
        "parsing threads (default: one per CPU)")
       ("nthreads,n", po::value<unsigned>()->value_name("N"),
        "the same as --threads (inferno-collapse-perf's name)");
-  cli::AddInputFormatOption(input);
+  AddReadOptions(input);
   return tool;
 }
 
@@ -86,7 +86,8 @@ void ReadFormats(const po::variables_map& vm, CollapseCommand& c) {
     const std::string& f = vm["format"].as<std::string>();
     if (f == "pprof" || f == "callgrind" || f == "folded") given = f;
   }
-  c.options.format = cli::InputFormat(vm, given && *given != "folded" ? nullptr : "format");
+  // The input format (-f, or --format naming one), --value, --tag, --snapshot.
+  ReadReadOptions(vm, &c.options, given && *given != "folded" ? nullptr : "format");
   std::string name = c.output.substr(c.output.rfind('/') + 1);
   if (!given && c.output != "-" && name.rfind("callgrind.out", 0) == 0) given = "callgrind";
   c.format = cli::OutputFormat(

@@ -3,6 +3,7 @@
 #include "collapse/profiles.h"
 
 #include "base/error.h"
+#include "formats/trace_stacks.h"
 
 namespace pf {
 
@@ -12,6 +13,11 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kBpftrace:
+    case InputFormat::kBcc:
+    case InputFormat::kDtrace:
+    case InputFormat::kStap:
+      return ReadTraceStacks(format, source, report);
     default:
       break;
   }
