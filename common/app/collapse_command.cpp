@@ -5,9 +5,13 @@
 
 #include "app/collapse_command.h"
 
+#include <cctype>
+#include <optional>
+
 #include "app/command_line.h"
 #include "app/files.h"
 #include "base/error.h"
+#include "io/output.h"
 
 namespace pf {
 
@@ -25,7 +29,9 @@ cli::Tool CollapseTool() {
       "  perf script | pf-collapse > out.folded\n"
       "  pf-collapse --all --pid perf.txt.gz | pf-flamegraph > out.svg\n"
       "  pf-collapse host1.folded host2.folded > fleet.folded      # merge profiles\n"
-      "  pf-collapse --exclude='^swapper' --hide='^__libc_start' perf.txt\n",
+      "  pf-collapse --exclude='^swapper' --hide='^__libc_start' perf.txt\n"
+      "  pf-collapse -o cpu.pb.gz run.pfs && pprof -top cpu.pb.gz   # pprof, Pyroscope, Parca\n"
+      "  pf-collapse --format=callgrind -o callgrind.out.1 run.pfs   # kcachegrind\n",
   });
   tool.AddGroup("Naming (the options of stackcollapse-perf.pl)").add_options()
       ("pid", "start each stack with comm-PID")
@@ -58,7 +64,9 @@ cli::Tool CollapseTool() {
   po::options_description& input = tool.AddGroup("Input");
   input.add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
-       "input format: auto (default), perf-script or folded")
+       "output format: pprof (gzipped profile.proto; the default for -o NAME.pb.gz or "
+       "NAME.pb) or callgrind (the default for -o callgrind.out.*) instead of folded text; "
+       "folded (output and input); any other name is the input format, as -f")
       ("threads,j", po::value<unsigned>()->value_name("N"),
        "parsing threads (default: one per CPU)")
       ("nthreads,n", po::value<unsigned>()->value_name("N"),
@@ -66,6 +74,37 @@ cli::Tool CollapseTool() {
   AddReadOptions(input);
   return tool;
 }
+
+namespace {
+
+/// --format=pprof|callgrind|folded, else -o's name (NAME.pb.gz, NAME.pb, callgrind.out.*),
+/// else folded text. Any other --format names the input format, as it did before
+/// pf-collapse wrote other formats; --format=folded names both, folded input as before.
+void ReadFormats(const po::variables_map& vm, CollapseCommand& c) {
+  std::optional<std::string> given;
+  if (vm.count("format")) {
+    const std::string& f = vm["format"].as<std::string>();
+    if (f == "pprof" || f == "callgrind" || f == "folded") given = f;
+  }
+  // The input format (-f, or --format naming one), --value, --tag, --snapshot.
+  ReadReadOptions(vm, &c.options, given && *given != "folded" ? nullptr : "format");
+  std::string name = c.output.substr(c.output.rfind('/') + 1);
+  if (!given && c.output != "-" && name.rfind("callgrind.out", 0) == 0) given = "callgrind";
+  c.format = cli::OutputFormat(
+      given, c.output,
+      {{".folded", "folded"}, {".pb.gz", "pprof"}, {".pb", "pprof"}, {".callgrind", "callgrind"}},
+      "folded");
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  c.gzip = !name.ends_with(".pb");  // pprof reads both; NAME.pb says not compressed
+  if (c.format == "pprof" && OutputIsTerminal(c.output)) {
+    throw UsageError("not writing pprof's binary profile to a terminal; use -o cpu.pb.gz or "
+                     "a pipe");
+  }
+  // pprof's mappings and callgrind's ob= lines name each function's binary.
+  if (c.format != "folded") c.options.perf.note_modules = true;
+}
+
+}  // namespace
 
 CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
   cli::DefaultToPerfData(ctx);  // no FILE, stdin a terminal: ./perf.data, as perf
@@ -86,7 +125,7 @@ CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
   opt.filter.include = cli::List(vm, "include");
   opt.filter.exclude = cli::List(vm, "exclude");
   opt.filter.hide = cli::List(vm, "hide");
-  ReadReadOptions(vm, &opt, "format");
+  ReadFormats(vm, c);
   opt.threads = cli::Value<unsigned>(vm, "threads", 0);
   opt.select = ReadSelection(vm, SelectionStyle::kFold);
   if (vm.count("nthreads")) {
@@ -99,7 +138,12 @@ CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
 void RunCollapseCommand(const CollapseCommand& command, const cli::Tool& tool) {
   ReadReport report;
   std::unique_ptr<ByteSink> out = OpenOutput(command.output);
-  CollapseFiles(command.inputs, command.options, *out, &report);
+  if (command.format == "folded") {
+    CollapseFiles(command.inputs, command.options, *out, &report);
+  } else {
+    CollapseFilesAs(command.format, command.gzip, command.inputs, command.options, *out,
+                    &report);
+  }
   Tell(tool, report);
   if (report.empty) tool.Warn(EmptyResultReason(report, ""));
 }

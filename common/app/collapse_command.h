@@ -14,6 +14,8 @@ struct CollapseCommand {
   std::vector<std::string> inputs;  // none: standard input
   std::string output;               // "-": standard output
   CollapseOptions options;
+  std::string format = "folded";    // the output: folded, pprof or callgrind
+  bool gzip = true;                 // pprof: gzipped (not for -o NAME.pb)
 };
 
 /// The tool, with pf-collapse's --help text and options.

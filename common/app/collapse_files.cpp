@@ -1,11 +1,14 @@
 // pf-collapse's entry points (files.h): the inputs are opened one at a time, in order, and
-// handed to the collapse module, which reads whatever format each holds.
+// handed to the collapse module, which reads whatever format each holds; the tree is
+// written as folded text, or as pprof's profile.proto or a callgrind file.
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "app/files.h"
+#include "callgraph/callgrind_writer.h"
+#include "formats/pprof_writer.h"
 #include "io/input.h"
 
 namespace pf {
@@ -24,6 +27,21 @@ StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, ReadReport* report) {
   WriteCollapsed(CollapseFilesToTree(inputs, options, report), out, report);
+}
+
+void CollapseFilesAs(const std::string& format, bool gzip,
+                     const std::vector<std::string>& inputs, const CollapseOptions& options,
+                     ByteSink& out, ReadReport* report) {
+  StackTree tree = CollapseFilesToTree(inputs, options, report);
+  if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));
+  if (format == "pprof") {
+    WritePprof(tree, out, gzip);
+    return;
+  }
+  BufferedWriter w(out);
+  WriteCallgrind(tree, w, "pf-collapse");
+  w.Flush();
+  out.Commit();
 }
 
 }  // namespace pf

@@ -28,6 +28,13 @@ StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, ReadReport* report);
 
+/// pf-collapse --format=pprof|callgrind: folds `inputs` and writes the profile in that
+/// format (formats/pprof_writer.h, gzipped when `gzip`; callgraph/callgrind_writer.h) to
+/// `out`, and commits it.
+void CollapseFilesAs(const std::string& format, bool gzip,
+                     const std::vector<std::string>& inputs, const CollapseOptions& options,
+                     ByteSink& out, ReadReport* report);
+
 /// pf-flamegraph: reads the inputs (folded stacks, or anything pf-collapse reads) and lays
 /// out their flame graph. A single sorted folded file streams straight into the frame merger
 /// (StreamSortedFolded), so memory follows the frames drawn, not the file; anything else is

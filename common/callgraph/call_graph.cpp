@@ -402,21 +402,11 @@ void CheckGraphOptions(const StackTree& tree, const CallGraphOptions& o) {
   FindTheme(o.colormap);
 }
 
-// The functions (distinct frame names) of the paths kept, numbered as first seen, with their
-// exact totals and self weights, and the direct edges between them.
-struct Functions {
-  std::vector<int32_t> func_of;  // frame name id -> function
-  std::vector<std::string_view> names;
-  std::vector<uint32_t> name_ids;  // function -> frame name id
-  std::vector<uint64_t> totals, selfs;
-  std::unordered_map<uint64_t, uint64_t> direct;  // PairKey(caller, callee) -> weight
-};
-
 // Pass 1: exact totals, self weights and direct edges (and the graph's total and counts).
-Functions CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
-                         CallGraph* graph) {
+CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
+                          CallGraph* graph, int column = 0) {
   CallGraph& g = *graph;
-  Functions fs;
+  CallCounts fs;
   std::vector<int32_t>& func_of = fs.func_of;
   std::vector<std::string_view>& names = fs.names;
   std::vector<uint32_t>& name_ids = fs.name_ids;
@@ -427,7 +417,7 @@ Functions CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathW
   std::vector<uint32_t> path, funcs;
   std::vector<uint64_t> pairs;
   for (NodeId n{1}; n.index() < tree.size(); ++n) {
-    uint64_t w = tree.self(n);
+    uint64_t w = tree.self(n, column);
     if (w == 0) continue;
     // A sample with no frame but its process has no call chain: gprof2dot skips it.
     if (o.skip_process && tree.parent(n) == StackTree::kRoot) continue;
@@ -464,12 +454,13 @@ Functions CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathW
   g.unit = tree.unit();
   g.all_nodes = names.size();
   g.all_edges = direct.size();
+  fs.total = g.total;
   return fs;
 }
 
 // The functions to draw, largest first: --root/--leaf reach, the node threshold, then the
 // largest --nodecount.
-std::vector<uint32_t> ChooseNodes(const Functions& fs, const CallGraphOptions& o,
+std::vector<uint32_t> ChooseNodes(const CallCounts& fs, const CallGraphOptions& o,
                                   uint64_t total) {
   const std::vector<std::string_view>& names = fs.names;
   const std::vector<uint64_t>& totals = fs.totals;
@@ -507,7 +498,7 @@ std::vector<uint32_t> ChooseNodes(const Functions& fs, const CallGraphOptions& o
 
 // The chosen functions become the graph's nodes, sorted by id (a hash of the name; a
 // collision gets a suffix). Returns each function's node (-1: not drawn).
-std::vector<int32_t> AddNodes(const StackTree& tree, const Functions& fs,
+std::vector<int32_t> AddNodes(const StackTree& tree, const CallCounts& fs,
                               const std::vector<uint32_t>& candidates, CallGraph* graph) {
   CallGraph& g = *graph;
   const std::vector<std::string_view>& names = fs.names;
@@ -541,7 +532,7 @@ std::vector<int32_t> AddNodes(const StackTree& tree, const Functions& fs,
 // skipped dropped frames in every sample is residual (dotted). Links below the edge
 // threshold are dropped.
 void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
-               const Functions& fs, const std::vector<int32_t>& node_of, CallGraph* graph) {
+               const CallCounts& fs, const std::vector<int32_t>& node_of, CallGraph* graph) {
   CallGraph& g = *graph;
   struct Link {
     uint64_t weight = 0;
@@ -599,12 +590,22 @@ CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
   PathWalker walker(tree, o);
   CallGraph g;
   // Pass 1: exact totals, self weights and direct edges.
-  Functions functions = CountFunctions(tree, o, walker, &g);
+  CallCounts functions = CountFunctions(tree, o, walker, &g);
   // Choose the nodes, and number them in id order.
   std::vector<int32_t> node_of = AddNodes(tree, functions, ChooseNodes(functions, o, g.total), &g);
   // Pass 2: link each kept frame to the next kept frame below it, once per sample.
   LinkNodes(tree, o, walker, functions, node_of, &g);
   return g;
+}
+
+CallCounts CountCalls(const StackTree& tree, int column) {
+  if (tree.differential()) {
+    throw Error("differential input (two count columns) has no call graph");
+  }
+  CallGraphOptions o;
+  PathWalker walker(tree, o);
+  CallGraph g;
+  return CountFunctions(tree, o, walker, &g, column);
 }
 
 void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "io/output.h"
@@ -80,6 +81,24 @@ struct CallGraph {
   int decimals = 0;          ///< weights are fixed-point with this many decimals
   WeightUnit unit = WeightUnit::kUnspecified;
 };
+
+/// The exact numbers of a call graph before any filter or pruning: the functions (distinct
+/// frame names, numbered as first met in node order), each one's total (the weight of the
+/// samples whose stack holds it, once per sample) and self weight, and each direct
+/// caller->callee pair's weight (once per sample; a->a included). What pf-dot prunes and
+/// draws, and what a callgrind file holds (callgrind_writer.h).
+struct CallCounts {
+  std::vector<int32_t> func_of;         ///< frame name id -> function, -1 when not met
+  std::vector<std::string_view> names;  ///< function -> name
+  std::vector<uint32_t> name_ids;       ///< function -> frame name id
+  std::vector<uint64_t> totals, selfs;  ///< by function
+  std::unordered_map<uint64_t, uint64_t> direct;  ///< caller << 32 | callee -> weight
+  uint64_t total = 0;                             ///< weight of the whole profile
+};
+
+/// The exact counts of column `column` of `tree` (no filter: every stack, every frame).
+/// Throws pf::Error for a differential tree.
+CallCounts CountCalls(const StackTree& tree, int column = 0);
 
 /// Builds the call graph of `tree` (not a differential one; of a tree of several values per
 /// stack, its default one: OneValue). Throws pf::UsageError for a bad pattern or option,

@@ -356,8 +356,14 @@ std::string FormatFromSuffix(const std::string& output, const std::vector<Output
   }
   std::string suffix = output.substr(dot);
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // A known suffix may have two parts (".pb.gz"): matched at the end of the file's name.
+  std::string name = output.substr(slash == std::string::npos ? 0 : slash + 1);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const OutputSuffix& k : known) {
-    if (suffix == k.suffix) return k.format;
+    std::string_view s = k.suffix;
+    if (name.size() >= s.size() && std::string_view(name).substr(name.size() - s.size()) == s) {
+      return k.format;
+    }
   }
   // Suffixes that promise an image or document format: writing another format under such
   // a name would only mislead.

@@ -118,9 +118,10 @@ struct OutputSuffix {
   const char* format;
 };
 
-/// The format `output`'s suffix asks for among `known`, or `fallback` when it has none of
-/// them. A suffix that names an image or document format the tool cannot write (".gif",
-/// ".jpg", ".ps", ...) is a UsageError listing the ones it can.
+/// The format `output`'s suffix asks for among `known` (a suffix of two parts, ".pb.gz",
+/// matches the end of the name), or `fallback` when it has none of them. A suffix that
+/// names an image or document format the tool cannot write (".gif", ".jpg", ".ps", ...) is
+/// a UsageError listing the ones it can.
 std::string FormatFromSuffix(const std::string& output, const std::vector<OutputSuffix>& known,
                              const char* fallback);
 

@@ -224,6 +224,17 @@ TEST(Cli, OutputFormatFromTheOptionOrTheSuffix) {
             "choose one with --format)");
 }
 
+TEST(Cli, OutputSuffixesOfTwoParts) {
+  // pf-collapse's: a gzipped pprof profile is NAME.pb.gz; NAME.folded.gz is not one.
+  const std::vector<OutputSuffix> known = {
+      {".folded", "folded"}, {".pb.gz", "pprof"}, {".pb", "pprof"}};
+  EXPECT_EQ(OutputFormat(std::nullopt, "cpu.pb.gz", known, "folded"), "pprof");
+  EXPECT_EQ(OutputFormat(std::nullopt, "out/CPU.PB.GZ", known, "folded"), "pprof");
+  EXPECT_EQ(OutputFormat(std::nullopt, "cpu.pb", known, "folded"), "pprof");
+  EXPECT_EQ(OutputFormat(std::nullopt, "cpu.folded.gz", known, "folded"), "folded");
+  EXPECT_EQ(OutputFormat(std::nullopt, "x.pb.gz/cpu", known, "folded"), "folded");
+}
+
 TEST(Teardown, KeptOnlyWhenTheProcessEndsAfterItsWork) {
   std::string log;
   SetProcessEndsAfterWork(false);

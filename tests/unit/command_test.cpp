@@ -51,6 +51,50 @@ TEST(Command, CollapseOptions) {
   EXPECT_EQ(RunTool(CollapseTool(), {"-j", "2", "-n", "2"}, parse), 2);
 }
 
+TEST(Command, CollapseOutputFormats) {
+  auto parse = [](std::vector<std::string> args) {
+    CollapseCommand c;
+    args.push_back("in.txt");
+    int rc = RunTool(CollapseTool(), args,
+                     [&](cli::Context& ctx) { c = ParseCollapseOptions(ctx); });
+    EXPECT_EQ(rc, 0);
+    return c;
+  };
+  CollapseCommand c = parse({});
+  EXPECT_EQ(c.format, "folded");
+  EXPECT_FALSE(c.options.perf.note_modules);
+  c = parse({"--format=pprof"});
+  EXPECT_EQ(c.format, "pprof");
+  EXPECT_TRUE(c.gzip);
+  EXPECT_TRUE(c.options.perf.note_modules);  // pprof's mappings
+  EXPECT_EQ(c.options.format, "auto");
+  c = parse({"-o", "cpu.pb.gz"});
+  EXPECT_EQ(c.format, "pprof");
+  EXPECT_TRUE(c.gzip);
+  c = parse({"-o", "out/CPU.pb"});
+  EXPECT_EQ(c.format, "pprof");
+  EXPECT_FALSE(c.gzip);
+  c = parse({"--format=callgrind", "-f", "pprof"});  // pprof in, callgrind out
+  EXPECT_EQ(c.format, "callgrind");
+  EXPECT_EQ(c.options.format, "pprof");
+  EXPECT_EQ(parse({"-o", "run/callgrind.out.1234"}).format, "callgrind");
+  EXPECT_EQ(parse({"-o", "run.callgrind"}).format, "callgrind");
+  EXPECT_EQ(parse({"-o", "callgrind.out.pf", "--format=pprof"}).format, "pprof");
+  // Input format names keep naming the input; folded names both.
+  c = parse({"--format=perf-script", "-o", "cpu.pb.gz"});
+  EXPECT_EQ(c.format, "pprof");
+  EXPECT_EQ(c.options.format, "perf-script");
+  c = parse({"--format=folded", "-o", "cpu.pb.gz"});
+  EXPECT_EQ(c.format, "folded");
+  EXPECT_EQ(c.options.format, "folded");
+  EXPECT_EQ(parse({"-o", "cpu.folded.gz"}).format, "folded");
+  auto status = [](std::vector<std::string> args) {
+    return RunTool(CollapseTool(), args, [](cli::Context& ctx) { ParseCollapseOptions(ctx); });
+  };
+  EXPECT_EQ(status({"--format=svg", "in.txt"}), 2);
+  EXPECT_EQ(status({"-o", "cpu.svg", "in.txt"}), 2);  // an image's name: not folded text
+}
+
 TEST(Command, ScriptOptions) {
   ScriptCommand c;
   EXPECT_EQ(RunTool(ScriptTool(),

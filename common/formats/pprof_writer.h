@@ -1,0 +1,62 @@
+#pragma once
+// Writing pprof's profile.proto (github.com/google/pprof, proto/profile.proto), so pf's
+// profiles open in `pprof -top`/`-http`, Pyroscope, Parca and the other tools that read it.
+//
+// What is written from a StackTree: every sample type (column) as a ValueType with pprof's
+// unit ("nanoseconds", "bytes", "count"), one Function per distinct frame name (name and
+// system_name are the name as pf shows it, "[unknown]" and module-qualified names included),
+// one Location per Function (a single Line, no address), a Mapping per distinct module the
+// tree noted for its names (the file name only: no addresses, no build-id, has_functions set),
+// one Sample per distinct stack with its location ids leaf first and a value per sample type,
+// and default_sample_type: the last column, the one pf and pprof show by default. pprof's
+// values are integers, so a tree with decimal weights is refused; a differential tree too.
+// The bytes depend on the tree's content only: functions are numbered by name (bytewise),
+// mappings by file name (the main binary's first: the one named as the heaviest root frame,
+// a recording's process), samples come in the order of their folded stacks.
+
+#include <cstdint>
+#include <string>
+
+#include "io/output.h"
+#include "stacks/stack_tree.h"
+
+namespace pf {
+
+/// profile.proto's field numbers, as the writer uses them (one namespace per message).
+namespace pprof_out {
+namespace profile {
+inline constexpr uint32_t kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5,
+                          kStringTable = 6, kDefaultSampleType = 14;
+}
+namespace value_type {
+inline constexpr uint32_t kType = 1, kUnit = 2;
+}
+namespace sample {
+inline constexpr uint32_t kLocationId = 1, kValue = 2;
+}
+namespace mapping {
+inline constexpr uint32_t kId = 1, kFilename = 5, kHasFunctions = 7;
+}
+namespace location {
+inline constexpr uint32_t kId = 1, kMappingId = 2, kLine = 4;
+}
+namespace line {
+inline constexpr uint32_t kFunctionId = 1;
+}
+namespace function {
+inline constexpr uint32_t kId = 1, kName = 2, kSystemName = 3;
+}
+}  // namespace pprof_out
+
+/// pprof's unit for a weight unit: "nanoseconds", "bytes", else "count".
+const char* PprofUnit(WeightUnit unit);
+
+/// The profile.proto message of `tree`, not compressed. Throws pf::Error for a differential
+/// tree or one with decimal weights (pprof's values are integers).
+std::string EncodePprof(const StackTree& tree);
+
+/// Writes EncodePprof(tree) to `out`, gzipped unless `gzip` is false (deterministic bytes
+/// either way), and commits `out`.
+void WritePprof(const StackTree& tree, ByteSink& out, bool gzip = true);
+
+}  // namespace pf
