@@ -3,6 +3,8 @@
 #include "collapse/profiles.h"
 
 #include "base/error.h"
+#include "formats/cpuprofile.h"
+#include "formats/thread_dumps.h"
 
 namespace pf {
 
@@ -12,6 +14,14 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kEuStack:
+      return ReadThreadDumps(ThreadDumpFormat::kEuStack, source, report);
+    case InputFormat::kGdb:
+      return ReadThreadDumps(ThreadDumpFormat::kGdb, source, report);
+    case InputFormat::kJstack:
+      return ReadThreadDumps(ThreadDumpFormat::kJstack, source, report);
+    case InputFormat::kCpuProfile:
+      return ReadCpuProfile(source, report);
     default:
       break;
   }

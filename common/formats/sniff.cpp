@@ -8,7 +8,9 @@
 
 #include "formats/sniff.h"
 
+#include "formats/cpuprofile.h"
 #include "formats/perf_script.h"
+#include "formats/thread_dumps.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
 
@@ -77,6 +79,31 @@ bool FirstLineIsFolded(std::string_view head) {
   return false;
 }
 
+// Thread dumps (eu-stack, gdb, jstack) and .cpuprofile JSON, recognised by their structure
+// (formats/thread_dumps.h, formats/cpuprofile.h): eu-stack by a `PID n - process` or
+// `TID n:` line before a `#N  0xADDR` frame, gdb by a `Thread N (...):` line followed by a
+// `#N` frame, jstack by "Full thread dump" or a `java.lang.Thread.State:` line, a
+// .cpuprofile by its "nodes". kEmpty when none; never folded text, whose first line is a
+// stack.
+InputFormat SniffThreadDumpOrCpuProfile(std::string_view head) {
+  if (LooksLikeCpuProfile(head)) return InputFormat::kCpuProfile;
+  if (FirstLineIsFolded(head)) return InputFormat::kEmpty;
+  LineSplitter lines(head.substr(0, 256 << 10));
+  std::string_view line, previous;
+  bool eu_stack_header = false;
+  for (size_t n = 0; n < 400 && lines.Next(&line); ++n) {
+    if (IsEuStackPidLine(line) || IsEuStackTidLine(line)) {
+      eu_stack_header = true;
+    } else if (eu_stack_header && IsEuStackFrame(line)) {
+      return InputFormat::kEuStack;
+    }
+    if (IsGdbThreadLine(previous) && IsGdbFrame(line)) return InputFormat::kGdb;
+    if (IsJstackLine(line)) return InputFormat::kJstack;
+    previous = line;
+  }
+  return InputFormat::kEmpty;
+}
+
 }  // namespace
 
 const char* SniffForeignFormat(std::string_view head) {
@@ -129,6 +156,7 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
     return InputFormat::kPerfData;
   }
   if (LooksBinary(head)) return InputFormat::kBinary;
+  if (InputFormat f = SniffThreadDumpOrCpuProfile(head); f != InputFormat::kEmpty) return f;
   // Another profiler's output first: some have lines that parse as folded ("version: 1").
   if (const char* what = SniffForeignFormat(head)) {
     if (foreign) *foreign = what;
