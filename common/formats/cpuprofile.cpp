@@ -8,6 +8,7 @@
 
 #include "formats/cpuprofile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,44 @@ struct Profile {
   std::vector<double> deltas;  // microseconds
 };
 
+// Node ids to positions in Profile::nodes: a vector when the ids are dense (V8 numbers its
+// nodes from 1), a hash map otherwise. Sample lookups are the reader's hot loop.
+class NodeIndex {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  /// Throws for a repeated id.
+  NodeIndex(const std::vector<Node>& nodes, const std::string& name) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const Node& n : nodes) {
+      lo = std::min(lo, n.id);
+      hi = std::max(hi, n.id);
+    }
+    dense_ = !nodes.empty() && lo >= 0 && hi <= static_cast<int64_t>(4 * nodes.size() + 64);
+    if (dense_) {
+      table_.assign(static_cast<size_t>(hi) + 1, kNone);
+    } else {
+      map_.reserve(nodes.size());
+    }
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+      bool fresh = dense_ ? table_[nodes[i].id] == kNone : map_.emplace(nodes[i].id, i).second;
+      if (!fresh) throw Error(name, "two nodes with id " + std::to_string(nodes[i].id));
+      if (dense_) table_[nodes[i].id] = i;
+    }
+  }
+  uint32_t Find(int64_t id) const {
+    if (dense_) {
+      return id >= 0 && static_cast<uint64_t>(id) < table_.size() ? table_[id] : kNone;
+    }
+    auto it = map_.find(id);
+    return it == map_.end() ? kNone : it->second;
+  }
+
+ private:
+  bool dense_ = false;
+  std::vector<uint32_t> table_;
+  std::unordered_map<int64_t, uint32_t> map_;
+};
+
 std::string_view WholeInput(ByteSource& source, std::string* storage) {
   if (source.stable()) return source.Peek();
   for (std::string_view chunk = source.Next(); !chunk.empty(); chunk = source.Next()) {
@@ -54,9 +93,14 @@ std::string_view WholeInput(ByteSource& source, std::string* storage) {
 
 // DevTools' numbers are 0-based; it shows them 1-based. -1 (or none) is unknown.
 std::string Position(double line, double column) {
-  if (!(line >= 0) || line > 1e12) return "";
-  std::string s = ":" + std::to_string(static_cast<int64_t>(line) + 1);
-  if (column >= 0 && column <= 1e12) s += ":" + std::to_string(static_cast<int64_t>(column) + 1);
+  std::string s;
+  if (!(line >= 0) || line > 1e12) return s;
+  s += ':';
+  s += std::to_string(static_cast<int64_t>(line) + 1);
+  if (column >= 0 && column <= 1e12) {
+    s += ':';
+    s += std::to_string(static_cast<int64_t>(column) + 1);
+  }
   return s;
 }
 
@@ -81,7 +125,11 @@ void ReadCallFrame(JsonReader& json, Interner& names, Node* node) {
   }
   node->v8_root = function == "(root)" && url.empty();
   if (function.empty()) function = "(anonymous)";
-  if (!url.empty()) function += " " + url + Position(line, column);
+  if (!url.empty()) {
+    function += ' ';
+    function += url;
+    function += Position(line, column);
+  }
   node->frame = names.Intern(function);
 }
 
@@ -145,17 +193,16 @@ Profile ReadJson(JsonReader& json, Interner& names) {
 }
 
 // Links every node to its parent; returns the nodes in breadth-first order from the roots.
-std::vector<uint32_t> TreeOrder(Profile& p, const std::unordered_map<int64_t, uint32_t>& index,
-                                const std::string& name) {
+std::vector<uint32_t> TreeOrder(Profile& p, const NodeIndex& index, const std::string& name) {
   for (uint32_t i = 0; i < p.nodes.size(); ++i) {
     for (int64_t child : p.nodes[i].children) {
-      auto it = index.find(child);
-      if (it == index.end()) {
+      uint32_t k = index.Find(child);
+      if (k == NodeIndex::kNone) {
         throw Error(name, "node " + std::to_string(p.nodes[i].id) + " has child " +
                               std::to_string(child) + ", which is no node");
       }
-      Node& c = p.nodes[it->second];
-      if (c.parent != kNoParent || it->second == i) {
+      Node& c = p.nodes[k];
+      if (c.parent != kNoParent || k == i) {
         throw Error(name, "node " + std::to_string(child) +
                               " is listed as a child twice (or of itself): not a tree");
       }
@@ -168,7 +215,7 @@ std::vector<uint32_t> TreeOrder(Profile& p, const std::unordered_map<int64_t, ui
     if (p.nodes[i].parent == kNoParent) order.push_back(i);
   }
   for (size_t k = 0; k < order.size(); ++k) {
-    for (int64_t child : p.nodes[order[k]].children) order.push_back(index.at(child));
+    for (int64_t child : p.nodes[order[k]].children) order.push_back(index.Find(child));
   }
   if (order.size() != p.nodes.size()) {
     throw Error(name, std::to_string(p.nodes.size() - order.size()) +
@@ -185,24 +232,28 @@ uint64_t Nanoseconds(double microseconds) {
 
 // The wall column: each sample weighs the interval to the next sample (the last one, to
 // endTime); without samples and deltas, endTime - startTime spread over the hits.
-void AddWallTime(const Profile& p, const std::unordered_map<int64_t, uint32_t>& index,
-                 const std::vector<NodeId>& leaf, StackTree& tree, const std::string& name,
-                 ReadReport* report) {
+void AddWallTime(const Profile& p, const NodeIndex& index, const std::vector<NodeId>& leaf,
+                 StackTree& tree, const std::string& name, ReadReport* report) {
   if (p.has_samples && p.has_deltas && p.samples.size() == p.deltas.size()) {
-    SkipCount unknown;
+    // Summed per node first (a small array), then put on the tree once per node.
+    std::vector<uint64_t> wall(p.nodes.size(), 0);
+    uint64_t unknown = 0;
     double t = p.start;
     for (size_t i = 0; i < p.samples.size(); ++i) {
       t += p.deltas[i];
       double us = i + 1 < p.samples.size() ? p.deltas[i + 1] : (p.has_end ? p.end - t : 0);
-      auto it = index.find(p.samples[i]);
-      if (it == index.end()) {
-        unknown.Add(name, i);
+      uint32_t k = index.Find(p.samples[i]);
+      if (k == NodeIndex::kNone) {
+        ++unknown;
         continue;
       }
-      tree.AddSelf(leaf[it->second], Nanoseconds(us), 1);
+      wall[k] = AddSat(wall[k], Nanoseconds(us));
     }
-    if (unknown.count) {
-      report->warnings.push_back(name + ": " + Plural(unknown.count, "sample", "samples") +
+    for (size_t k = 0; k < wall.size(); ++k) {
+      if (wall[k]) tree.AddSelf(leaf[k], wall[k], 1);
+    }
+    if (unknown) {
+      report->warnings.push_back(name + ": " + Plural(unknown, "sample", "samples") +
                                  " of no node left out of the wall time");
     }
     return;
@@ -234,13 +285,7 @@ StackTree ReadCpuProfile(ByteSource& source, ReadReport* report) {
   JsonReader json(text, source.name());
   Profile p = ReadJson(json, tree.names());
   if (p.nodes.empty()) throw Error(source.name(), "a .cpuprofile without nodes");
-  std::unordered_map<int64_t, uint32_t> index;
-  index.reserve(p.nodes.size());
-  for (uint32_t i = 0; i < p.nodes.size(); ++i) {
-    if (!index.emplace(p.nodes[i].id, i).second) {
-      throw Error(source.name(), "two nodes with id " + std::to_string(p.nodes[i].id));
-    }
-  }
+  NodeIndex index(p.nodes, source.name());
   // Link the nodes into a tree and make each a stack tree node after its parent.
   std::vector<uint32_t> order = TreeOrder(p, index, source.name());
   std::vector<NodeId> tree_node(p.nodes.size(), StackTree::kRoot);

@@ -17,6 +17,7 @@ JsonReader::JsonReader(std::string_view text, std::string name)
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 byte-order mark
 }
 
+// The line of the next byte, and its column (1-based), for messages.
 std::string JsonReader::Position() const {
   size_t line = 1, start = 0;
   for (size_t i = 0; i < pos_ && i < text_.size(); ++i) {
@@ -25,13 +26,14 @@ std::string JsonReader::Position() const {
       start = i + 1;
     }
   }
-  return "line " + std::to_string(line) + ", column " + std::to_string(pos_ - start + 1);
+  return std::to_string(line) + ":" + std::to_string(pos_ - start + 1);
 }
 
 void JsonReader::Fail(const std::string& what) const {
-  size_t line = 1;
-  for (size_t i = 0; i < pos_ && i < text_.size(); ++i) line += text_[i] == '\n';
-  throw Error(Where(name_, line), "JSON: " + what + " (" + Position() + ")");
+  std::string at = Position();
+  size_t colon = at.find(':');
+  throw Error(Where(name_, std::stoull(at.substr(0, colon))),
+              "JSON: " + what + " (column " + at.substr(colon + 1) + ")");
 }
 
 void JsonReader::SkipSpace() {

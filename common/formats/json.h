@@ -51,7 +51,7 @@ class JsonReader {
   /// Checks that only whitespace remains.
   void End();
 
-  /// Where the next byte is, "line L, column C" (1-based), for messages.
+  /// Where the next byte is, "LINE:COLUMN" (1-based), for messages.
   std::string Position() const;
   [[noreturn]] void Fail(const std::string& what) const;
 
