@@ -75,7 +75,9 @@ record_live() {
   pids+=("$pid")
   sleep 0.3
   if command -v eu-stack >/dev/null; then
-    if eu-stack -p "$pid" >"$tmp/probe" 2>&1 && grep -q '^#0 ' "$tmp/probe"; then
+    # (eu-stack exits 1 when some frames had non-fatal errors: its frames decide.)
+    eu-stack -p "$pid" >"$tmp/probe" 2>&1
+    if grep -q '^#0 ' "$tmp/probe"; then
       for i in 1 2 3; do
         eu-stack -p "$pid" >>"$tmp/eu-live-$(basename "$prog").txt" 2>/dev/null
         eu-stack -i -s -m -p "$pid" >>"$tmp/eu-live-ism-$(basename "$prog").txt" 2>/dev/null
