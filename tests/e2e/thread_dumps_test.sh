@@ -5,6 +5,7 @@
 #     `LC_ALL=C sort` (both sort bytewise already; the sort only makes the comparison
 #     independent of that); without Perl or FlameGraph, the golden files in results/ that
 #     they wrote;
+#     and random dumps of each format's line shapes (thread_dumps_gen.py) against them;
 #  2. eu-stack and gdb run here on tests/programs' callpath and unwind_prog (one dump each
 #     and a poor man's profiler loop), against the scripts (skipped, not failed, when
 #     eu-stack, gdb or ptrace are not there);
@@ -65,6 +66,26 @@ cat "$data"/gdb-callpath.txt "$data"/gdb-callpath.txt >"$tmp/gdb-twice.txt"
 compare "$tmp/gdb-twice.txt" gdb-twice
 "$collapse" "$data/gdb-callpath.txt" "$data/gdb-callpath.txt" | sort >"$tmp/two-inputs"
 sort "$tmp/pf" | cmp -s - "$tmp/two-inputs" || fail "two gdb inputs do not sum as one"
+
+# 1b. Random dumps (thread_dumps_gen.py: each format's line shapes with their odd cases),
+# against the scripts: pf-collapse -f FORMAT prints what the script prints (an input with
+# no line of the format is an error for pf-collapse, and the script prints nothing).
+if [ $have_perl -eq 1 ] && command -v python3 >/dev/null; then
+  mkdir -p "$tmp/random"
+  python3 "$src/tests/e2e/thread_dumps_gen.py" "$tmp/random" 60
+  for f in "$tmp"/random/*.txt; do
+    case $(basename "$f") in
+      eu-*) fmt=eu-stack script=stackcollapse-elfutils.pl ;;
+      gdb-*) fmt=gdb script=stackcollapse-gdb.pl ;;
+      *) fmt=jstack script=stackcollapse-jstack.pl ;;
+    esac
+    perl "$fg/$script" "$f" 2>/dev/null | sort >"$tmp/ref"
+    "$collapse" -f $fmt "$f" 2>/dev/null | grep -v '^# pf-' | sort >"$tmp/pf"
+    cmp -s "$tmp/pf" "$tmp/ref" ||
+      { fail "random $(basename "$f"): pf-collapse -f $fmt differs from $script";
+        diff -u "$tmp/ref" "$tmp/pf" | head -8; }
+  done
+fi
 
 # 2. Dumps made here.
 live=0
