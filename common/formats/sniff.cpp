@@ -82,16 +82,17 @@ bool FirstLineIsFolded(std::string_view head) {
 // Thread dumps (eu-stack, gdb, jstack) and .cpuprofile JSON, recognised by their structure
 // (formats/thread_dumps.h, formats/cpuprofile.h): eu-stack by a `PID n - process` or
 // `TID n:` line before a `#N  0xADDR` frame, gdb by a `Thread N (...):` line followed by a
-// `#N` frame, jstack by "Full thread dump" or a `java.lang.Thread.State:` line, a
-// .cpuprofile by its "nodes". kEmpty when none; never folded text, whose first line is a
-// stack.
+// `#N` frame, jstack by "Full thread dump" or an indented `java.lang.Thread.State:` line, a
+// .cpuprofile by its "nodes". kEmpty when none. None of these lines is a folded stack
+// (which ends in a count), so folded text, even with some malformed lines, is not taken;
+// a dump may follow other lines (a JVM's log before its kill -3 dump).
 InputFormat SniffThreadDumpOrCpuProfile(std::string_view head) {
   if (LooksLikeCpuProfile(head)) return InputFormat::kCpuProfile;
-  if (FirstLineIsFolded(head)) return InputFormat::kEmpty;
   LineSplitter lines(head.substr(0, 256 << 10));
   std::string_view line, previous;
   bool eu_stack_header = false;
-  for (size_t n = 0; n < 400 && lines.Next(&line); ++n) {
+  // (No cap on lines within the 256 KiB: gdb prints a "[New LWP n]" line per thread first.)
+  while (lines.Next(&line)) {
     if (IsEuStackPidLine(line) || IsEuStackTidLine(line)) {
       eu_stack_header = true;
     } else if (eu_stack_header && IsEuStackFrame(line)) {

@@ -221,12 +221,12 @@ class JstackRules {
       if (d < tname.size() && d > 0 && tname[d - 1] == '-') tname = tname.substr(0, d - 1);
       tname_.assign(tname);
       has_tname_ = true;
-      if (IsBackgroundThread(name)) state_ = "BACKGROUND";
+      if (IsBackgroundThread(name)) state_ = kOther;  // "BACKGROUND"
       return;
     }
     if (std::string_view state = JstackState(line); !state.empty()) {
       ++recognised_;
-      if (state_ == "?") state_.assign(state);
+      if (state_ == kUnset) state_ = state == "RUNNABLE" ? kRunnable : kOther;
       return;
     }
     size_t i = 0;
@@ -236,9 +236,9 @@ class JstackRules {
       std::string_view func = line.substr(i + 3);
       func = func.substr(0, func.find('('));
       stack_.Push(func);
-      if (Contains(func, "epollWait") || Contains(func, "EPoll.wait")) state_ = "WAITING";
+      if (Contains(func, "epollWait") || Contains(func, "EPoll.wait")) state_ = kOther;
       if (EndsWith(func, "socketAccept") || IsSocketAccept(func) || EndsWith(func, "socketRead0")) {
-        state_ = "NETWORK";
+        state_ = kOther;  // "NETWORK"
       }
     }
     // Else "- locked <0x...>", the dump's header and other lines the script skips.
@@ -260,7 +260,7 @@ class JstackRules {
   void EndThread() {
     if (has_tname_ || !stack_.empty()) {
       ++threads_;
-      if (state_ == "RUNNABLE") {
+      if (state_ == kRunnable) {
         ++kept_;
         std::string_view root = tname_;
         stack_.Flush(has_tname_ ? &root : nullptr);
@@ -268,12 +268,15 @@ class JstackRules {
     }
     stack_.Clear();
     has_tname_ = false;
-    state_ = "?";
+    state_ = kUnset;
   }
   DumpStack stack_;
   std::string tname_;
   bool has_tname_ = false;
-  std::string state_ = "?";
+  // The script's $state: "?" (unset), RUNNABLE, or any other (a state the dump names,
+  // or WAITING, NETWORK, BACKGROUND as the script sets them).
+  enum State { kUnset, kRunnable, kOther };
+  State state_ = kUnset;
   uint64_t recognised_ = 0, threads_ = 0, kept_ = 0;
 };
 
@@ -379,7 +382,11 @@ bool IsGdbFrame(std::string_view line) {
 }
 
 bool IsJstackLine(std::string_view line) {
-  return StartsWith(line, "Full thread dump ") || !JstackState(line).empty();
+  if (StartsWith(line, "Full thread dump ")) return true;
+  size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  return i > 0 && StartsWith(line.substr(i), "java.lang.Thread.State: ") &&
+         !JstackState(line).empty();
 }
 
 }  // namespace pf

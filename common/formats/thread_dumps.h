@@ -50,7 +50,7 @@ bool IsEuStackFrame(std::string_view line);
 bool IsGdbThreadLine(std::string_view line);
 /// gdb: "#0  0x... in FUNC (...)" or "#1  FUNC (...) at FILE:LINE".
 bool IsGdbFrame(std::string_view line);
-/// jstack: "Full thread dump ..." or a thread's state line.
+/// jstack: "Full thread dump ..." or a thread's (indented) state line.
 bool IsJstackLine(std::string_view line);
 
 }  // namespace pf

@@ -49,9 +49,19 @@ TEST(ThreadDumps, RealDumpsAreSniffed) {
   EXPECT_EQ(SniffFormat(Data("jstack-busy.txt")), InputFormat::kJstack);
   EXPECT_EQ(SniffFormat(Data("jcmd-thread-print.txt")), InputFormat::kJstack);
   EXPECT_EQ(SniffFormat(Data("busy.cpuprofile")), InputFormat::kCpuProfile);
+  // gdb attached to a process of many threads says so first, a line per thread.
+  std::string many;
+  for (int i = 0; i < 2000; ++i) many += "[New LWP " + std::to_string(1000 + i) + "]\n";
+  EXPECT_EQ(SniffFormat(many + "\nThread 2 (Thread 0x7f (LWP 5) \"p\"):\n#0  0x1 in f ()\n"),
+            InputFormat::kGdb);
   // Folded stacks that name such lines stay folded.
   EXPECT_EQ(SniffFormat("PID 5 - process;main 3\nTID 5:;x 1\n"), InputFormat::kFolded);
   EXPECT_EQ(SniffFormat("Thread 1 (x):;main 2\n"), InputFormat::kFolded);
+  EXPECT_EQ(SniffFormat("a;java.lang.Thread.State: RUNNABLE 3\n"), InputFormat::kFolded);
+  // A JVM's log, then its kill -3 dump.
+  EXPECT_EQ(SniffFormat("started in 5\nFull thread dump OpenJDK:\n\n\"main\" #1\n"
+                        "   java.lang.Thread.State: RUNNABLE\n\tat A.f(A.java:1)\n\n"),
+            InputFormat::kJstack);
 }
 
 TEST(ThreadDumps, EuStackFramesAsTheScript) {
