@@ -3,6 +3,7 @@
 #include "collapse/profiles.h"
 
 #include "base/error.h"
+#include "formats/trace_stacks.h"
 #include "formats/cpuprofile.h"
 #include "formats/thread_dumps.h"
 
@@ -14,6 +15,11 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kBpftrace:
+    case InputFormat::kBcc:
+    case InputFormat::kDtrace:
+    case InputFormat::kStap:
+      return ReadTraceStacks(format, source, report);
     case InputFormat::kEuStack:
       return ReadThreadDumps(ThreadDumpFormat::kEuStack, source, report);
     case InputFormat::kGdb:
