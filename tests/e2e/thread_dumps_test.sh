@@ -188,6 +188,10 @@ if command -v python3 >/dev/null; then
     cmp -s "$tmp/cpu.folded" "$tmp/cpu.ref" ||
       { fail "$f: pf-collapse differs from the Python reading"; diff -u "$tmp/cpu.ref" "$tmp/cpu.folded" | head; }
     grep -q 'spin .*busy.js:1:' "$tmp/cpu.folded" || fail "$f: no spin frame with its place"
+    # --value=samples: the hitCounts, their total that of the nodes.
+    hits=$(python3 -c 'import json,sys; print(sum(n["hitCount"] for n in json.load(open(sys.argv[1]))["nodes"]))' "$f")
+    got=$("$collapse" --value=samples "$f" | awk '!/^#/ { s += $NF } END { print s + 0 }')
+    [ "$got" = "$hits" ] || fail "$f: --value=samples totals $got, the hitCounts $hits"
   done
 fi
 
