@@ -32,6 +32,8 @@ struct Node {
   uint64_t hits = 0;
   std::vector<int64_t> children;
   uint32_t parent = kNoParent;
+  bool has_parent_id = false;  // a "parent" member (Chrome's trace ProfileChunk nodes)
+  int64_t parent_id = 0;
 };
 
 struct Profile {
@@ -150,8 +152,11 @@ void ReadNode(JsonReader& json, Interner& names, Node* node) {
     } else if (key == "children") {
       json.BeginArray();
       while (json.NextElement()) node->children.push_back(json.Int());
+    } else if (key == "parent") {
+      node->parent_id = json.Int();
+      node->has_parent_id = true;
     } else {
-      json.Skip();  // positionTicks, deoptReason, parent (the children say the same)
+      json.Skip();  // positionTicks, deoptReason, ...
     }
   }
   if (!has_id) json.Fail("a node without an id");
@@ -194,6 +199,21 @@ Profile ReadJson(JsonReader& json, Interner& names) {
 
 // Links every node to its parent; returns the nodes in breadth-first order from the roots.
 std::vector<uint32_t> TreeOrder(Profile& p, const NodeIndex& index, const std::string& name) {
+  // Nodes that name their parent instead of their children (as Chrome's trace events'
+  // ProfileChunk nodes do) get children from them, when no node lists children.
+  bool any_children = false;
+  for (const Node& n : p.nodes) any_children = any_children || !n.children.empty();
+  if (!any_children) {
+    for (const Node& n : p.nodes) {
+      if (!n.has_parent_id) continue;
+      uint32_t k = index.Find(n.parent_id);
+      if (k == NodeIndex::kNone) {
+        throw Error(name, "node " + std::to_string(n.id) + " has parent " +
+                              std::to_string(n.parent_id) + ", which is no node");
+      }
+      p.nodes[k].children.push_back(n.id);
+    }
+  }
   for (uint32_t i = 0; i < p.nodes.size(); ++i) {
     for (int64_t child : p.nodes[i].children) {
       uint32_t k = index.Find(child);

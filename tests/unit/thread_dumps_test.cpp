@@ -188,6 +188,14 @@ TEST(CpuProfile, WithoutSamplesTheSpanIsSpreadOverTheHits) {
   EXPECT_EQ(Folded(tree, 1), "a 6000\na;b 2000\n");
 }
 
+TEST(CpuProfile, NodesMayNameTheirParentInstead) {
+  StackTree tree = CpuProfile(R"js({"nodes":[{"id":1,"callFrame":{"functionName":"(root)","url":""}},
+    {"id":2,"parent":1,"callFrame":{"functionName":"a","url":""},"hitCount":2},
+    {"id":3,"parent":2,"callFrame":{"functionName":"b","url":""},"hitCount":1}]})js");
+  EXPECT_EQ(Folded(tree, 0), "a 2\na;b 1\n");
+  EXPECT_THROW(CpuProfile(R"({"nodes":[{"id":2,"parent":9,"callFrame":{}}]})"), Error);
+}
+
 TEST(CpuProfile, NodesThatAreNoTreeAreErrors) {
   auto node = [](int id, const char* children) {
     return std::string("{\"id\":") + std::to_string(id) +
