@@ -5,6 +5,8 @@
 #include "base/error.h"
 #include "collapse/gperftools.h"
 #include "formats/trace_stacks.h"
+#include "formats/cpuprofile.h"
+#include "formats/thread_dumps.h"
 
 namespace pf {
 
@@ -22,6 +24,14 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
     case InputFormat::kGperftoolsCpu:
     case InputFormat::kGperftoolsHeap:
       return ReadGperftools(format, source, options, symbols, report);
+    case InputFormat::kEuStack:
+      return ReadThreadDumps(ThreadDumpFormat::kEuStack, source, report);
+    case InputFormat::kGdb:
+      return ReadThreadDumps(ThreadDumpFormat::kGdb, source, report);
+    case InputFormat::kJstack:
+      return ReadThreadDumps(ThreadDumpFormat::kJstack, source, report);
+    case InputFormat::kCpuProfile:
+      return ReadCpuProfile(source, report);
     default:
       break;
   }

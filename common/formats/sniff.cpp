@@ -10,8 +10,10 @@
 
 #include <cctype>
 
+#include "formats/cpuprofile.h"
 #include "formats/gperftools.h"
 #include "formats/perf_script.h"
+#include "formats/thread_dumps.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
 
@@ -85,6 +87,32 @@ bool FirstLineIsFolded(std::string_view head) {
 InputFormat SniffGperftools(std::string_view head) {
   if (IsGperftoolsCpu(head)) return InputFormat::kGperftoolsCpu;
   if (IsGperftoolsHeap(head)) return InputFormat::kGperftoolsHeap;
+  return InputFormat::kEmpty;
+}
+
+// Thread dumps (eu-stack, gdb, jstack) and .cpuprofile JSON, recognised by their structure
+// (formats/thread_dumps.h, formats/cpuprofile.h): eu-stack by a `PID n - process` or
+// `TID n:` line before a `#N  0xADDR` frame, gdb by a `Thread N (...):` line followed by a
+// `#N` frame, jstack by "Full thread dump" or an indented `java.lang.Thread.State:` line, a
+// .cpuprofile by its "nodes". kEmpty when none. None of these lines is a folded stack
+// (which ends in a count), so folded text, even with some malformed lines, is not taken;
+// a dump may follow other lines (a JVM's log before its kill -3 dump).
+InputFormat SniffThreadDumpOrCpuProfile(std::string_view head) {
+  if (LooksLikeCpuProfile(head)) return InputFormat::kCpuProfile;
+  LineSplitter lines(head.substr(0, 256 << 10));
+  std::string_view line, previous;
+  bool eu_stack_header = false;
+  // (No cap on lines within the 256 KiB: gdb prints a "[New LWP n]" line per thread first.)
+  while (lines.Next(&line)) {
+    if (IsEuStackPidLine(line) || IsEuStackTidLine(line)) {
+      eu_stack_header = true;
+    } else if (eu_stack_header && IsEuStackFrame(line)) {
+      return InputFormat::kEuStack;
+    }
+    if (IsGdbThreadLine(previous) && IsGdbFrame(line)) return InputFormat::kGdb;
+    if (IsJstackLine(line)) return InputFormat::kJstack;
+    previous = line;
+  }
   return InputFormat::kEmpty;
 }
 
@@ -198,6 +226,7 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
   }
   if (InputFormat g = SniffGperftools(head); g != InputFormat::kEmpty) return g;
   if (LooksBinary(head)) return InputFormat::kBinary;
+  if (InputFormat f = SniffThreadDumpOrCpuProfile(head); f != InputFormat::kEmpty) return f;
   // Stack text of tracing tools (bpftrace, bcc, DTrace, SystemTap) pf reads.
   InputFormat trace = SniffTraceStacks(head);
   if (trace != InputFormat::kEmpty) return trace;
