@@ -3,6 +3,8 @@
 #include "collapse/profiles.h"
 
 #include "base/error.h"
+#include "formats/callgrind.h"
+#include "formats/massif.h"
 
 namespace pf {
 
@@ -12,6 +14,10 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kMassif:
+      return ReadMassif(source, options.snapshot, report);
+    case InputFormat::kCallgrind:  // stacks only from --separate-callers (callgrind.h)
+      return CallgrindStacks(ReadCallgrind(source, report), source.name());
     default:
       break;
   }

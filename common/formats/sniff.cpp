@@ -77,6 +77,35 @@ bool FirstLineIsFolded(std::string_view head) {
   return false;
 }
 
+// valgrind's massif and callgrind files, by their headers: massif's `desc:`, `cmd:`,
+// `time_unit:` lines, in that order, first; callgrind's "# callgrind format" first line
+// (cachegrind's too: the same format), or, as older callgrind and cachegrind write no such
+// line, an `events:` header line and an `fn=` line among the first lines. kEmpty: neither.
+InputFormat SniffValgrind(std::string_view head) {
+  LineSplitter lines(head.substr(0, 256 << 10));
+  std::string_view line;
+  size_t n = 0;
+  int massif = 0;  // massif's header lines seen in order
+  bool events = false, fn = false;
+  while (lines.Next(&line) && n < 400) {
+    ++n;
+    if (n == 1 && (StartsWith(line, "# callgrind format") || StartsWith(line, "# cachegrind format"))) {
+      return InputFormat::kCallgrind;
+    }
+    if ((massif == 0 && StartsWith(line, "desc:")) || (massif == 1 && StartsWith(line, "cmd:"))) {
+      ++massif;
+      continue;
+    }
+    if (massif == 2 && StartsWith(line, "time_unit:")) return InputFormat::kMassif;
+    if (massif == 1 && StartsWith(line, "desc:")) continue;  // several --massif options
+    massif = 3;  // not massif's header
+    if (StartsWith(line, "events: ")) events = true;
+    if (StartsWith(line, "fn=")) fn = true;
+    if (events && fn) return InputFormat::kCallgrind;
+  }
+  return InputFormat::kEmpty;
+}
+
 }  // namespace
 
 const char* SniffForeignFormat(std::string_view head) {
@@ -91,17 +120,10 @@ const char* SniffForeignFormat(std::string_view head) {
   LineSplitter lines(head.substr(0, 256 << 10));
   std::string_view line;
   size_t n = 0, dtrace_frames = 0, perf_frames = 0;
-  bool callgrind_events = false, callgrind_fn = false;
   StackLine sl;
   while (lines.Next(&line) && n < 400) {
     ++n;
     std::string_view t = Trim(line);
-    if (n == 1 && (StartsWith(t, "# callgrind format") || StartsWith(t, "# cachegrind format"))) {
-      return "callgrind output (valgrind --tool=callgrind)";
-    }
-    if (StartsWith(line, "events: ")) callgrind_events = true;
-    if (StartsWith(line, "fn=")) callgrind_fn = true;
-    if (callgrind_events && callgrind_fn) return "callgrind output (valgrind --tool=callgrind)";
     if (StartsWith(t, "Analysis of sampling ")) return "a macOS `sample` report";
     if (StartsWith(t, "# Overhead ") || StartsWith(t, "# Children ")) {
       return "`perf report` output (give pf `perf script` output, or the perf.data file)";
@@ -129,6 +151,7 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
     return InputFormat::kPerfData;
   }
   if (LooksBinary(head)) return InputFormat::kBinary;
+  if (InputFormat vg = SniffValgrind(head); vg != InputFormat::kEmpty) return vg;
   // Another profiler's output first: some have lines that parse as folded ("version: 1").
   if (const char* what = SniffForeignFormat(head)) {
     if (foreign) *foreign = what;

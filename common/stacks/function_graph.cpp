@@ -70,15 +70,22 @@ uint64_t FunctionGraph::Total(int column) const {
 }
 
 std::vector<uint64_t> FunctionGraph::Inclusive(int column) const {
-  std::vector<uint64_t> sums(functions_.size());
-  for (size_t f = 0; f < functions_.size(); ++f) sums[f] = self_[f * columns() + column];
+  // Called by others: what those calls cost. Else (a root): its own cost and its calls'.
+  std::vector<uint64_t> in(functions_.size(), 0), own(functions_.size());
+  std::vector<bool> called(functions_.size(), false);
+  for (size_t f = 0; f < functions_.size(); ++f) own[f] = self_[f * columns() + column];
   for (size_t c = 0; c < calls_.size(); ++c) {
-    uint32_t f = calls_[c].caller;
-    if (calls_[c].callee != f) sums[f] = AddSat(sums[f], incl_[c * columns() + column]);
+    const Call& call = calls_[c];
+    if (call.callee == call.caller) continue;  // inside the caller's own cost already
+    uint64_t cost = incl_[c * columns() + column];
+    own[call.caller] = AddSat(own[call.caller], cost);
+    in[call.callee] = AddSat(in[call.callee], cost);
+    called[call.callee] = true;
   }
-  uint64_t total = Total(column);
-  for (uint64_t& s : sums) s = std::min(s, total);
-  return sums;
+  for (size_t f = 0; f < functions_.size(); ++f) {
+    if (called[f]) own[f] = in[f];
+  }
+  return own;
 }
 
 int FunctionGraph::FindSampleType(std::string_view name) const {

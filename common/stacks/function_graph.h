@@ -7,10 +7,12 @@
 // Such a profile cannot be turned into stacks without inventing them, so it has a model of
 // its own, beside StackTree: pf-dot draws it (callgraph/call_graph.h, BuildFunctionCallGraph)
 // with the node and edge selection and the DOT writer of stack trees. A function's inclusive
-// cost is its self cost plus the inclusive costs of its calls to other functions: exact for
-// direct recursion (a call f->f is inside f's own cost), and what callgrind_annotate
-// --inclusive=yes and gprof2dot (acyclic graphs) give; with mutual recursion (f->g->f) it
-// counts the inner activations again, as they do, and is capped at the profile's total.
+// cost is what the calls into it from other functions cost (callgrind measures each call's
+// cost, the callee's last instructions before a program's exit too), or, for a root (never
+// called), its self cost plus its calls' costs. A call f->f is inside f's cost already, so
+// direct recursion is exact (callgrind_annotate --inclusive=yes counts it twice); with
+// mutual recursion (f->g->f) the inner activations count again, as callgrind_annotate and
+// kcachegrind (without cycle detection) count them, and pf-dot shows at most 100%.
 
 #include <cstdint>
 #include <string>
@@ -64,7 +66,9 @@ class FunctionGraph {
 
   /// The sum of every function's self cost in `column` (the profile's 100%).
   uint64_t Total(int column) const;
-  /// Every function's inclusive cost (see the file comment), capped at Total(column).
+  /// Every function's inclusive cost (see the file comment). It may exceed Total(column)
+  /// with mutual recursion, and by the few instructions callgrind counts in a call and in no
+  /// function's own cost (the last ones before exit).
   std::vector<uint64_t> Inclusive(int column) const;
   /// The column of sample type `name` (a name or an index in decimal; "" the first, as
   /// callgrind_annotate shows the first event by default); -1 when none matches.
