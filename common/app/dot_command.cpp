@@ -98,7 +98,7 @@ void CheckTotal(const po::variables_map& vm) {
 /// the input format: taken as -f (read.format).
 void ReadFormats(const po::variables_map& vm, DotCommand& c) {
   bool input_named = vm.count("format") && cli::IsInputFormatName(vm["format"].as<std::string>());
-  c.read.format = cli::InputFormat(vm, input_named ? "format" : nullptr);
+  ReadReadOptions(vm, &c.read, input_named ? "format" : nullptr);
   std::optional<std::string> given;
   if (vm.count("format") && !input_named) given = vm["format"].as<std::string>();
   c.format = cli::OutputFormat(
@@ -215,7 +215,7 @@ cli::Tool DotTool() {
   });
   AddPruningAndFilters(tool);
   AddDrawing(tool);
-  cli::AddInputFormatOption(tool.AddGroup("Input"));
+  AddReadOptions(tool.AddGroup("Input"));
   return tool;
 }
 
@@ -248,7 +248,7 @@ void RunDotCommand(const DotCommand& command, const cli::Tool& tool) {
   // callgrind's call edges are drawn as they are (no stacks to fold).
   if (std::optional<FunctionGraph> edges = ReadCallEdges(sources, command.read.format, &report)) {
     Tell(tool, report);
-    CallGraph graph = BuildFunctionCallGraph(*edges, command.graph, "");
+    CallGraph graph = BuildFunctionCallGraph(*edges, command.graph, command.read.value);
     if (graph.total == 0) tool.Warn("the callgrind input holds no cost");
     if (graph.saturated) tool.Warn(SaturationWarning(graph.saturated));
     WriteGraph(graph, command.graph, command);

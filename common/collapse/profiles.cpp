@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "formats/callgrind.h"
 #include "formats/massif.h"
+#include "formats/trace_stacks.h"
 
 namespace pf {
 
@@ -18,6 +19,11 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
       return ReadMassif(source, options.snapshot, report);
     case InputFormat::kCallgrind:  // stacks only from --separate-callers (callgrind.h)
       return CallgrindStacks(ReadCallgrind(source, report), source.name());
+    case InputFormat::kBpftrace:
+    case InputFormat::kBcc:
+    case InputFormat::kDtrace:
+    case InputFormat::kStap:
+      return ReadTraceStacks(format, source, report);
     default:
       break;
   }

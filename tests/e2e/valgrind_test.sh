@@ -3,7 +3,7 @@
 # the files in tests/data/valgrind, and, when valgrind is installed, fresh runs of massif and
 # callgrind (plain, --cache-sim, --separate-callers=30) over tests/programs' callpath and
 # massif_prog. The oracles run when installed (ms_print, callgrind_annotate, both in the
-# valgrind package; gprof2dot from $PF_GPROF2DOT or the peers beside the checkout);
+# valgrind package; gprof2dot from $PF_GPROF2DOT, PEERS_DIR or the peers beside the checkout);
 # otherwise the checked-in files are compared with the oracles' outputs saved beside them
 # (tests/data/valgrind/*.ms_print, *.annotate, *.annotate-inclusive).
 #   massif: pf's total is the snapshot's useful heap (ms_print's table) and the bytes per
@@ -17,8 +17,9 @@
 #   --separate-callers: pf-collapse's stacks sum to the totals, and per leaf function to
 #     callgrind_annotate's self costs of its contexts.
 # Usage: valgrind_test.sh SOURCE_DIR PF_COLLAPSE PF_FLAMEGRAPH PF_DOT PF_DIFF CALLPATH MASSIF_PROG
+#        [PEERS_DIR]
 set -u -o pipefail
-src=$1 collapse=$2 flamegraph=$3 dot=$4 diff=$5 callpath=$6 massif_prog=$7
+src=$1 collapse=$2 flamegraph=$3 dot=$4 diff=$5 callpath=$6 massif_prog=$7 peers=${8:-}
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 collapse=$(abs "$collapse") flamegraph=$(abs "$flamegraph") dot=$(abs "$dot") diff=$(abs "$diff")
 callpath=$(abs "$callpath") massif_prog=$(abs "$massif_prog") src=$(abs "$src")
@@ -32,7 +33,8 @@ ok() { checks=$((checks + 1)); }
 have() { command -v "$1" >/dev/null 2>&1; }
 
 gprof2dot=${PF_GPROF2DOT:-}
-for g in "$src/../peers/gprof2dot/gprof2dot.py" "$src/../../peers/gprof2dot/gprof2dot.py"; do
+for g in "$peers/gprof2dot/gprof2dot.py" "$src/../peers/gprof2dot/gprof2dot.py" \
+  "$src/../../peers/gprof2dot/gprof2dot.py"; do
   [ -z "$gprof2dot" ] && [ -f "$g" ] && have python3 && gprof2dot=$g
 done
 
@@ -64,28 +66,54 @@ function norm(t,   n) {
   return t
 }'
 
-check_massif() {  # FILE
-  local f=$1 name
-  name=$(basename "$f")
-  oracle ms_print ms_print --threshold=0 "$f" >"$tmp/ms" || { echo "skip $name: no ms_print"; return; }
-  # The peak's useful heap, and its tree's first-level entries by function.
-  awk "$normalize_massif"'
+# ms_print's snapshot N ("peak": the peak's) as "total BYTES" and "function BYTES" lines.
+ms_print_snapshot() {  # MS_PRINT_OUTPUT N|peak
+  awk -v want="$2" "$normalize_massif"'
     /^ *[0-9]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ *$/ { gsub(",", ""); n = $1; useful[n] = $4 }
     /^ Detailed snapshots:/ { match($0, /[0-9]+ \(peak\)/); peak = substr($0, RSTART, RLENGTH); sub(/ .*/, "", peak) }
     /\(heap allocation functions\)/ { tree = n }
-    /^->/ && tree == peak {
+    /^->/ {
       b = $0; sub(/^->[0-9.]+% \(/, "", b); t = b; sub(/B\).*/, "", b); gsub(",", "", b)
-      sub(/^[0-9,]+B\) /, "", t); by[norm(t)] += b
+      sub(/^[0-9,]+B\) /, "", t); by[tree, norm(t)] += b; names[norm(t)] = 1
     }
-    END { print "total " useful[peak]; for (k in by) print k " " by[k] }' "$tmp/ms" |
-    LC_ALL=C sort >"$tmp/ms.want"
-  "$collapse" "$f" >"$tmp/pf.folded" 2>"$tmp/err" || { fail "$name: pf-collapse: $(cat "$tmp/err")"; return; }
+    END {
+      s = want == "peak" ? peak : want
+      print "total " useful[s]; for (k in names) if ((s, k) in by) print k " " by[s, k]
+    }' "$1" | LC_ALL=C sort
+}
+
+# pf-collapse's folded output as "total N" and "leaf-function N" lines.
+folded_by_leaf() {
   awk '/^#/ { next } { w = $NF; $NF = ""; sub(/ $/, ""); n = split($0, fr, ";"); by[fr[n]] += w; t += w }
-       END { print "total " t; for (k in by) print k " " by[k] }' "$tmp/pf.folded" |
-    LC_ALL=C sort >"$tmp/ms.got"
-  if diff -u "$tmp/ms.want" "$tmp/ms.got" >"$tmp/d"; then ok; else fail "$name: pf vs ms_print"; cat "$tmp/d"; fi
-  head -1 "$tmp/pf.folded" | grep -qx '# pf-unit: bytes' && ok || fail "$name: unit not bytes"
-  "$flamegraph" "$f" 2>/dev/null | grep -q 'bytes, 100%' && ok || fail "$name: pf-flamegraph"
+       END { print "total " t; for (k in by) print k " " by[k] }' "$1" | LC_ALL=C sort
+}
+
+check_massif() {  # FILE
+  local f=$1 name n
+  name=$(basename "$f")
+  oracle ms_print ms_print --threshold=0 "$f" >"$tmp/ms" || { echo "skip $name: no ms_print"; return; }
+  # The peak (the default), then every snapshot with a tree (--snapshot=N).
+  for n in peak $(sed -n 's/^ Detailed snapshots: \[\(.*\)\]/\1/p' "$tmp/ms" | tr -d ',' |
+                  sed 's/ (peak)//'); do
+    ms_print_snapshot "$tmp/ms" "$n" >"$tmp/ms.want"
+    local args=()
+    [ "$n" = peak ] || args=(--snapshot="$n")
+    "$collapse" "${args[@]}" "$f" >"$tmp/pf.folded" 2>"$tmp/err" ||
+      { fail "$name ${args[*]}: pf-collapse: $(cat "$tmp/err")"; continue; }
+    folded_by_leaf "$tmp/pf.folded" >"$tmp/ms.got"
+    if diff -u "$tmp/ms.want" "$tmp/ms.got" >"$tmp/d"; then ok; else
+      fail "$name snapshot $n: pf vs ms_print"
+      cat "$tmp/d"
+    fi
+  done
+  "$collapse" "$f" | head -1 | grep -qx '# pf-unit: bytes' && ok || fail "$name: unit not bytes"
+  "$flamegraph" "$f" 2>/dev/null | grep -q '<title>all ([0-9.,]* [kMG]*B, 100%)' && ok ||
+    fail "$name: pf-flamegraph (no total in bytes)"
+  # A snapshot without a tree: an error naming those with one.
+  n=$(awk '/^ *[0-9]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ *$/ { print $1; exit }' "$tmp/ms")
+  "$collapse" --snapshot="$n" "$f" >/dev/null 2>"$tmp/err"
+  [ $? -eq 1 ] && grep -q "snapshot $n has no heap tree.*the snapshots with a heap tree: " "$tmp/err" &&
+    ok || fail "$name --snapshot=$n (no tree): $(cat "$tmp/err")"
 }
 
 # callgrind_annotate's lines "12,345 (1.2%)  file:function [object]" as "function [obj] N".
@@ -138,7 +166,7 @@ check_callgrind() {  # FILE
   "$dot" -n 0 -e 0 --nodecount=0 --node-label=self-time --node-label=total-time "$f" \
     >"$tmp/pf.dot" 2>"$tmp/err" || { fail "$name: pf-dot: $(cat "$tmp/err")"; return; }
   [ -s "$tmp/err" ] && fail "$name: pf-dot warned: $(cat "$tmp/err")"
-  sed -n 's/.*total weight \([0-9,]*\) instructions.*/\1/p' "$tmp/pf.dot" | tr -d , |
+  sed -n 's/.*total weight \([0-9,]*\) Ir.*/\1/p' "$tmp/pf.dot" | tr -d , |
     grep -qx "$totals" && ok || fail "$name: pf-dot's total is not the totals: line ($totals)"
   for which in self inclusive; do
     local args=(--threshold=100 --auto=no)
@@ -216,9 +244,7 @@ check_separate() {  # FILE
   totals=$(awk '/^totals:/ { print $2 }' "$f")
   "$collapse" "$f" >"$tmp/sep.folded" 2>"$tmp/err" || { fail "$name: pf-collapse: $(cat "$tmp/err")"; return; }
   head -1 "$tmp/sep.folded" | grep -qx '# pf-unit: instructions' && ok || fail "$name: unit"
-  awk '/^#/ { next } { w = $NF; $NF = ""; sub(/ $/, ""); n = split($0, fr, ";"); by[fr[n]] += w; t += w }
-       END { print "total " t; for (k in by) print k " " by[k] }' "$tmp/sep.folded" |
-    LC_ALL=C sort >"$tmp/got"
+  folded_by_leaf "$tmp/sep.folded" >"$tmp/got"
   grep -qx "total $totals" "$tmp/got" && ok || fail "$name: stacks do not sum to totals: $totals"
   oracle callgrind_annotate annotate --threshold=100 --auto=no "$f" >"$tmp/ann" || return
   awk -v ctx=1 "$annotate_by_function" "$tmp/ann" | LC_ALL=C sort >"$tmp/want"
@@ -227,7 +253,8 @@ check_separate() {  # FILE
     fail "$name: stacks' leaf costs vs callgrind_annotate"
     head -20 "$tmp/d"
   fi
-  "$flamegraph" "$f" 2>/dev/null | grep -q 'instructions, 100%' && ok || fail "$name: pf-flamegraph"
+  "$flamegraph" "$f" 2>/dev/null | grep -q '<title>all ([0-9,]* Ir, 100%)' && ok ||
+    fail "$name: pf-flamegraph (no total in Ir)"
 }
 
 # The stack tools refuse plain callgrind files and point to pf-dot.
@@ -252,9 +279,20 @@ check_refusals "$data/callgrind.out.massif_prog"
 "$dot" "$data/callgrind.out.4242" >/dev/null 2>"$tmp/err"
 grep -q "sum to 110010, the file's totals: line says 248073" "$tmp/err" && ok ||
   fail "callgrind.out.4242: the totals that disagree are not warned"
+# --value: another event of a --cache-sim file (pf-dot), the default one of stacks (Ir).
+for col in 2 4; do
+  ev=$(awk -v c=$col '/^events:/ { print $c; exit }' "$data/callgrind.out.cache")
+  want=$(awk -v c=$col '/^totals:/ { print $c }' "$data/callgrind.out.cache")
+  "$dot" --value="$ev" "$data/callgrind.out.cache" | sed -n 's/.*total weight \([0-9,]*\) .*/\1/p' |
+    tr -d , | grep -qx "$want" && ok || fail "pf-dot --value=$ev: total is not $want"
+done
+"$dot" --value=Bc "$data/callgrind.out.cache" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "no event 'Bc'" "$tmp/err" && ok || fail "pf-dot --value=Bc: want exit 2"
+"$collapse" --value=Ir "$data/callgrind.out.separate" | cmp -s - <("$collapse" "$data/callgrind.out.separate") &&
+  ok || fail "--separate-callers: the default value is not Ir"
 # gzip, and stdin.
 gzip -c "$data/callgrind.out.massif_prog" >"$tmp/cg.gz"
-"$dot" "$tmp/cg.gz" | grep -q 'total weight 122,100 instructions' && ok || fail "pf-dot on gzip"
+"$dot" "$tmp/cg.gz" | grep -q 'total weight 122,100 Ir' && ok || fail "pf-dot on gzip"
 "$dot" <"$data/callgrind.out.massif_prog" | grep -q 'total weight 122,100' && ok || fail "pf-dot stdin"
 "$collapse" <"$data/massif.out.massif_prog" | grep -qx 'main;build_table;alloc_row 64000' && ok ||
   fail "pf-collapse massif on stdin"
