@@ -84,6 +84,7 @@ class CallgrindParser {
         ++line_no_;
         Line(line);
       }
+      if (block.releasable) ReleaseInput(block.data);  // names read are copied
     }
     if (reader.overlong_lines()) skipped_.Add(file_, reader.first_overlong_line());
     if (!graph_) {

@@ -56,6 +56,7 @@ class MassifParser {
         ++line_no_;
         Line(line);
       }
+      if (block.releasable) ReleaseInput(block.data);  // nothing read points into it
     }
     EndTree();
     if (reader.overlong_lines()) skipped_.Add(file_, reader.first_overlong_line());
@@ -272,7 +273,35 @@ std::string MassifFrameName(std::string_view text) {
   return name.empty() ? std::string("[unknown]") : std::string(name);
 }
 
+namespace {
+
+/// The number of the last snapshot with a tree in `all` (a whole file), found from its end:
+/// "last" then reads only that tree, not every tree before it. "" when there is none.
+std::string LastTreeSnapshot(std::string_view all) {
+  for (size_t end = all.size(); end > 0;) {
+    size_t at = all.rfind("\nheap_tree=", end - 1);
+    if (at == std::string_view::npos) return "";
+    std::string_view value = all.substr(at + 11, 8);
+    end = at;
+    if (!StartsWith(value, "detailed") && !StartsWith(value, "peak")) continue;
+    size_t snap = all.rfind("\nsnapshot=", at);
+    if (snap == std::string_view::npos) return "";
+    size_t eol = all.find_first_of("\r\n", snap + 10);
+    std::string_view number = all.substr(snap + 10, eol - snap - 10);
+    uint64_t n;
+    return ParseU64(number, &n) ? std::string(number) : std::string();
+  }
+  return "";
+}
+
+}  // namespace
+
 StackTree ReadMassif(ByteSource& source, std::string_view snapshot, ReadReport* report) {
+  std::string last;
+  if (snapshot == "last" && source.stable()) {
+    last = LastTreeSnapshot(source.Peek());
+    if (!last.empty()) snapshot = last;
+  }
   MassifParser parser(source.name(), snapshot, report);
   parser.Parse(source);
   return parser.Take();
