@@ -24,6 +24,16 @@ StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
   return c.TakeTree();
 }
 
+StackTree CollapseSourcesToTree(std::vector<std::unique_ptr<ByteSource>>& sources,
+                                const CollapseOptions& options, ReadReport* report) {
+  Collapser c(options, report);
+  for (std::unique_ptr<ByteSource>& src : sources) {
+    c.Add(*src);
+    src.reset();  // its mapping or buffers are not needed any more
+  }
+  return c.TakeTree();
+}
+
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, ReadReport* report) {
   WriteCollapsed(CollapseFilesToTree(inputs, options, report), out, report);

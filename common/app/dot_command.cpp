@@ -6,10 +6,16 @@
 
 #include "app/dot_command.h"
 
+#include <memory>
+#include <optional>
+
 #include "app/command_line.h"
 #include "app/files.h"
 #include "base/error.h"
 #include "callgraph/graphviz.h"
+#include "formats/callgrind.h"
+#include "formats/sniff.h"
+#include "io/input.h"
 
 namespace pf {
 
@@ -159,6 +165,36 @@ void WriteGraph(const CallGraph& graph, const CallGraphOptions& o, const DotComm
   out->Commit();
 }
 
+/// The inputs' call graph when they are callgrind files (sniffed, or -f callgrind), summed
+/// (contexts of --separate-callers merged into their functions); nullopt when they are not.
+/// Callgrind files and stack inputs do not mix.
+std::optional<FunctionGraph> ReadCallEdges(std::vector<std::unique_ptr<ByteSource>>& sources,
+                                           const std::string& format, ReadReport* report) {
+  const bool forced = FormatFromName(format) == InputFormat::kCallgrind;
+  size_t callgrind = 0;
+  for (const auto& src : sources) {
+    callgrind += forced || SniffFormat(src->Peek()) == InputFormat::kCallgrind;
+  }
+  if (callgrind == 0) return std::nullopt;
+  if (callgrind != sources.size()) {
+    throw Error("callgrind files (call edges) and stack inputs cannot be drawn together");
+  }
+  std::optional<FunctionGraph> all;
+  for (auto& src : sources) {
+    FunctionGraph one = MergeCallerContexts(ReadCallgrind(*src, report));
+    ++report->inputs;
+    if (!all) {
+      all.emplace(std::move(one));
+    } else if (all->sample_types() != one.sample_types()) {
+      throw Error(src->name(), "has other events than the callgrind files before it");
+    } else {
+      all->Merge(one);
+    }
+    src.reset();
+  }
+  return all;
+}
+
 }  // namespace
 
 cli::Tool DotTool() {
@@ -204,7 +240,21 @@ DotCommand ParseDotOptions(cli::Context& ctx) {
 void RunDotCommand(const DotCommand& command, const cli::Tool& tool) {
   // Read and build everything before writing a byte: a failure leaves no output.
   ReadReport report;
-  StackTree tree = CollapseFilesToTree(command.inputs, command.read, &report);
+  std::vector<std::unique_ptr<ByteSource>> sources;
+  for (const std::string& p : command.inputs.empty() ? std::vector<std::string>{"-"}
+                                                     : command.inputs) {
+    sources.push_back(OpenInput(p));
+  }
+  // callgrind's call edges are drawn as they are (no stacks to fold).
+  if (std::optional<FunctionGraph> edges = ReadCallEdges(sources, command.read.format, &report)) {
+    Tell(tool, report);
+    CallGraph graph = BuildFunctionCallGraph(*edges, command.graph, command.read.value);
+    if (graph.total == 0) tool.Warn("the callgrind input holds no cost");
+    if (graph.saturated) tool.Warn(SaturationWarning(graph.saturated));
+    WriteGraph(graph, command.graph, command);
+    return;
+  }
+  StackTree tree = CollapseSourcesToTree(sources, command.read, &report);
   Tell(tool, report);
   // Stacks folded from perf samples start with the process name; gprof2dot's call graph
   // has no process nodes. Folded input keeps its first frame: it may be a real function.

@@ -7,6 +7,7 @@
 // the unwinder nor the symbolizer.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ namespace pf {
 /// pf-dot). Throws pf::Error for unreadable or unusable input.
 StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
                               const CollapseOptions& options, ReadReport* report);
+
+/// Folds `sources`, opened by the caller, into a stack tree (CollapseFilesToTree's second
+/// half: pf-dot opens its inputs to choose between stacks and callgrind's call edges).
+StackTree CollapseSourcesToTree(std::vector<std::unique_ptr<ByteSource>>& sources,
+                                const CollapseOptions& options, ReadReport* report);
 
 /// pf-collapse: folds `inputs` and writes sorted folded text to `out`.
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,

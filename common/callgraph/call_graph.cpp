@@ -20,8 +20,6 @@
 
 #include "callgraph/call_graph.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,11 +29,14 @@
 #include "base/error.h"
 #include "base/intern.h"
 #include "base/utf8.h"
+#include "callgraph/graph_select.h"
 #include "callgraph/names.h"
 #include "stacks/stack_filter.h"
 
 namespace pf {
 namespace {
+
+using graph_select::PairKey;
 
 enum FrameFlag : uint8_t { kFocus = 1, kIgnore = 2, kHide = 4, kShowFrom = 8 };
 
@@ -117,51 +118,6 @@ class PathWalker {
   std::vector<uint32_t> raw_;
   bool any_focus_ = false, any_ignore_ = false, any_hide_ = false, any_show_from_ = false;
 };
-
-uint64_t PairKey(uint32_t a, uint32_t b) { return static_cast<uint64_t>(a) << 32 | b; }
-
-/// Functions reachable from the functions matching `globs` within `depth` edges, following
-/// `adj` (callees for --root, callers for --leaf).
-std::vector<bool> Reach(const std::vector<std::string>& globs, const char* option,
-                        const std::vector<std::string_view>& names,
-                        const std::vector<std::vector<uint32_t>>& adj, int depth) {
-  std::vector<bool> seen(names.size(), false);
-  std::vector<uint32_t> frontier;
-  for (uint32_t f = 0; f < names.size(); ++f) {
-    std::string name(names[f]);
-    for (const std::string& g : globs) {
-      if (fnmatch(g.c_str(), name.c_str(), 0) == 0) {
-        seen[f] = true;
-        frontier.push_back(f);
-        break;
-      }
-    }
-  }
-  if (frontier.empty()) {
-    std::string list;
-    for (const std::string& g : globs) list += (list.empty() ? "'" : ", '") + g + "'";
-    throw Error(std::string("--") + option + ": no function matches " + list);
-  }
-  for (int d = 0; (depth < 0 || d < depth) && !frontier.empty(); ++d) {
-    std::vector<uint32_t> next;
-    for (uint32_t f : frontier) {
-      for (uint32_t g : adj[f]) {
-        if (!seen[g]) {
-          seen[g] = true;
-          next.push_back(g);
-        }
-      }
-    }
-    frontier.swap(next);
-  }
-  return seen;
-}
-
-std::string Hex16(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 struct Theme {
   double min_h, min_s, min_l, max_h, max_s, max_l, gamma;
@@ -271,6 +227,12 @@ std::string ShownName(const CallGraph::Node& n, const CallGraphOptions& o) {
   return name;
 }
 
+/// A call count on a line of its own, as gprof2dot labels callgrind's nodes and edges:
+/// "12×" (nothing when the input does not count calls).
+void AppendCalls(uint64_t calls, std::string* label) {
+  if (calls) label->append("\n").append(std::to_string(calls)).append("\u00d7");
+}
+
 /// A node's label; `name` is its shown name, elided and distinct (DistinctLabels).
 std::string NodeLabel(const CallGraph& g, const CallGraph::Node& n, const CallGraphOptions& o,
                       std::string name) {
@@ -280,14 +242,17 @@ std::string NodeLabel(const CallGraph& g, const CallGraph::Node& n, const CallGr
   static const std::vector<std::string> kDefault = {"total-time-percentage",
                                                     "self-time-percentage"};
   for (const std::string& m : o.node_labels.empty() ? kDefault : o.node_labels) {
-    if (m == "total-time-percentage") label += "\n" + Percent(n.total, g.total);
-    if (m == "self-time-percentage") label += "\n(" + Percent(n.self, g.total) + ")";
-    if (m == "total-time") label += "\n" + FormatWeight(n.total, g.decimals);
-    if (m == "self-time") label += "\n(" + FormatWeight(n.self, g.decimals) + ")";
+    // (append, not "\n" + ...: g++ 12 warns falsely of an overlapping memcpy, GCC PR105329)
+    if (m == "total-time-percentage") label.append("\n").append(Percent(n.total, g.total));
+    if (m == "self-time-percentage") label.append("\n(").append(Percent(n.self, g.total)) += ')';
+    if (m == "total-time") label.append("\n").append(FormatWeight(n.total, g.decimals));
+    if (m == "self-time") label.append("\n(").append(FormatWeight(n.self, g.decimals)) += ')';
   }
   if (o.show_samples) {
-    label += "\n" + FormatWeight(n.total, g.decimals) + " (" + FormatWeight(n.self, g.decimals) + ")";
+    label.append("\n").append(FormatWeight(n.total, g.decimals)).append(" (");
+    label.append(FormatWeight(n.self, g.decimals)) += ')';
   }
+  AppendCalls(n.calls, &label);
   return label;
 }
 
@@ -383,25 +348,6 @@ std::string CallGraphColor(const std::string& colormap, double w, double skew) {
 
 namespace {
 
-// The options BuildCallGraph checks before it reads the tree.
-void CheckGraphOptions(const StackTree& tree, const CallGraphOptions& o) {
-  if (tree.differential()) {
-    throw Error("differential input (two count columns) cannot be drawn as a call graph");
-  }
-  if (!(o.node_thres >= 0) || !(o.edge_thres >= 0)) {
-    throw UsageError("--node-thres and --edge-thres must be percentages >= 0");
-  }
-  if (!(o.skew > 0) || !std::isfinite(o.skew)) throw UsageError("--skew must be a positive number");
-  for (const std::string& m : o.node_labels) {
-    if (m != "total-time-percentage" && m != "self-time-percentage" && m != "total-time" &&
-        m != "self-time") {
-      throw UsageError("--node-label must be total-time-percentage, self-time-percentage, "
-                       "total-time or self-time, not '" + m + "'");
-    }
-  }
-  FindTheme(o.colormap);
-}
-
 // Pass 1: exact totals, self weights and direct edges (and the graph's total and counts).
 CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
                           CallGraph* graph, int column = 0) {
@@ -456,76 +402,6 @@ CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, Path
   g.all_edges = direct.size();
   fs.total = g.total;
   return fs;
-}
-
-// The functions to draw, largest first: --root/--leaf reach, the node threshold, then the
-// largest --nodecount.
-std::vector<uint32_t> ChooseNodes(const CallCounts& fs, const CallGraphOptions& o,
-                                  uint64_t total) {
-  const std::vector<std::string_view>& names = fs.names;
-  const std::vector<uint64_t>& totals = fs.totals;
-  std::vector<bool> allowed(names.size(), true);
-  if (!o.root.empty() || !o.leaf.empty()) {
-    std::vector<std::vector<uint32_t>> down(names.size()), up(names.size());
-    std::vector<uint64_t> keys;
-    for (const auto& [key, w] : fs.direct) keys.push_back(key);
-    std::sort(keys.begin(), keys.end());
-    for (uint64_t key : keys) {
-      uint32_t a = static_cast<uint32_t>(key >> 32), b = static_cast<uint32_t>(key);
-      down[a].push_back(b);
-      up[b].push_back(a);
-    }
-    if (!o.root.empty()) {
-      std::vector<bool> r = Reach(o.root, "root", names, down, o.depth);
-      for (size_t f = 0; f < names.size(); ++f) allowed[f] = allowed[f] && r[f];
-    }
-    if (!o.leaf.empty()) {
-      std::vector<bool> r = Reach(o.leaf, "leaf", names, up, o.depth);
-      for (size_t f = 0; f < names.size(); ++f) allowed[f] = allowed[f] && r[f];
-    }
-  }
-  std::vector<uint32_t> candidates;
-  for (uint32_t f = 0; f < names.size(); ++f) {
-    double pct = total ? 100.0 * static_cast<double>(totals[f]) / static_cast<double>(total) : 0;
-    if (allowed[f] && pct >= o.node_thres) candidates.push_back(f);
-  }
-  std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
-    return totals[a] != totals[b] ? totals[a] > totals[b] : names[a] < names[b];
-  });
-  if (o.nodecount > 0 && candidates.size() > o.nodecount) candidates.resize(o.nodecount);
-  return candidates;
-}
-
-// The chosen functions become the graph's nodes, sorted by id (a hash of the name; a
-// collision gets a suffix). Returns each function's node (-1: not drawn).
-std::vector<int32_t> AddNodes(const StackTree& tree, const CallCounts& fs,
-                              const std::vector<uint32_t>& candidates, CallGraph* graph) {
-  CallGraph& g = *graph;
-  const std::vector<std::string_view>& names = fs.names;
-  for (uint32_t f : candidates) {
-    g.nodes.push_back(
-        {std::string(names[f]), "N" + Hex16(HashBytes(names[f])), fs.totals[f], fs.selfs[f], {}});
-    std::string_view module;
-    if (tree.Module(StrId{fs.name_ids[f]}, &module)) g.nodes.back().module = module;
-  }
-  std::vector<uint32_t> order(g.nodes.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return g.nodes[a].id != g.nodes[b].id ? g.nodes[a].id < g.nodes[b].id
-                                          : g.nodes[a].name < g.nodes[b].name;
-  });
-  std::vector<CallGraph::Node> sorted;
-  std::vector<int32_t> node_of(names.size(), -1);
-  for (uint32_t i : order) {
-    node_of[candidates[i]] = static_cast<int32_t>(sorted.size());
-    sorted.push_back(std::move(g.nodes[i]));
-    if (sorted.size() >= 2 && sorted[sorted.size() - 2].id.substr(0, 17) == sorted.back().id) {
-      sorted.back().id += "_" + std::to_string(sorted.size());
-    }
-  }
-  g.nodes = std::move(sorted);
-  g.dropped_nodes = g.all_nodes - g.nodes.size();
-  return node_of;
 }
 
 // Pass 2: link each kept frame to the next kept frame below it, once per sample; a link that
@@ -583,7 +459,10 @@ void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& wal
 }  // namespace
 
 CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
-  CheckGraphOptions(profile, o);
+  if (profile.differential()) {
+    throw Error("differential input (two count columns) cannot be drawn as a call graph");
+  }
+  graph_select::CheckGraphOptions(o);
   // A profile of several values per stack is drawn by its default one (OneValue).
   StackTree view;
   const StackTree& tree = OneValueView(profile, &view);
@@ -592,7 +471,8 @@ CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
   // Pass 1: exact totals, self weights and direct edges.
   CallCounts functions = CountFunctions(tree, o, walker, &g);
   // Choose the nodes, and number them in id order.
-  std::vector<int32_t> node_of = AddNodes(tree, functions, ChooseNodes(functions, o, g.total), &g);
+  std::vector<int32_t> node_of = graph_select::AddNodes(
+      &tree, functions, graph_select::ChooseNodes(functions, o, g.total), &g);
   // Pass 2: link each kept frame to the next kept frame below it, once per sample.
   LinkNodes(tree, o, walker, functions, node_of, &g);
   return g;
@@ -625,7 +505,8 @@ void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out
   // The legend: what 100% is, and what the pruning removed.
   size_t residual = 0;
   for (const auto& e : g.edges) residual += e.residual;
-  std::string legend = "pf-dot: exact totals (callstacks)\n";
+  std::string legend = g.from_call_edges ? "pf-dot: inclusive costs of the calls (call edges)\n"
+                                         : "pf-dot: exact totals (callstacks)\n";
   // Integer sample counts as they always were; other units and decimals say what they are.
   const bool plain = g.decimals == 0 && (g.unit == WeightUnit::kUnspecified ||
                                          g.unit == WeightUnit::kSamples);
@@ -685,7 +566,8 @@ void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out
     double pen = std::max(w * theme.max_pen, theme.min_pen);
     double fontsize = std::max(w * w * theme.max_font, theme.min_font);
     std::string label = Percent(e.weight, g.total);
-    if (o.show_samples) label += "\n" + FormatWeight(e.weight, g.decimals);
+    if (o.show_samples) label.append("\n").append(FormatWeight(e.weight, g.decimals));
+    AppendCalls(e.calls, &label);
     out.Append("\t" + g.nodes[e.from].id + " -> " + g.nodes[e.to].id + " [arrowsize=\"" +
                Fixed(0.5 * std::sqrt(pen), 2) + "\", color=\"" + color + "\", fontcolor=\"" +
                color + "\", fontsize=\"" + Fixed(fontsize, 2) + "\", label=" + DotQuote(label) +

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "io/output.h"
+#include "stacks/function_graph.h"
 #include "stacks/stack_tree.h"
 
 namespace pf {
@@ -63,11 +64,13 @@ struct CallGraph {
     uint64_t total = 0;
     uint64_t self = 0;
     std::string module;  ///< the binary it came from, when the input said (perf samples)
+    uint64_t calls = 0;  ///< calls into it, when the input counts them (callgrind); else 0
   };
   struct Edge {
     uint32_t from = 0, to = 0;  ///< indexes into nodes
     uint64_t weight = 0;
     bool residual = false;  ///< only connects kept nodes across removed ones
+    uint64_t calls = 0;     ///< calls made, when the input counts them (callgrind); else 0
   };
   uint64_t total = 0;        ///< weight of the whole profile (100%)
   uint64_t kept_weight = 0;  ///< weight of the samples that passed the filters
@@ -80,6 +83,7 @@ struct CallGraph {
   uint64_t saturated = 0;    ///< sums that reached UINT64_MAX and stopped there
   int decimals = 0;          ///< weights are fixed-point with this many decimals
   WeightUnit unit = WeightUnit::kUnspecified;
+  bool from_call_edges = false;  ///< built from a FunctionGraph, not from stacks
 };
 
 /// The exact numbers of a call graph before any filter or pruning: the functions (distinct
@@ -94,6 +98,8 @@ struct CallCounts {
   std::vector<uint64_t> totals, selfs;  ///< by function
   std::unordered_map<uint64_t, uint64_t> direct;  ///< caller << 32 | callee -> weight
   uint64_t total = 0;                             ///< weight of the whole profile
+  std::vector<std::string_view> modules;  ///< function -> module, when not from a tree
+  std::vector<uint64_t> called;           ///< function -> calls into it, when known
 };
 
 /// The exact counts of column `column` of `tree` (no filter: every stack, every frame).
@@ -104,6 +110,16 @@ CallCounts CountCalls(const StackTree& tree, int column = 0);
 /// stack, its default one: OneValue). Throws pf::UsageError for a bad pattern or option,
 /// pf::Error for a differential tree or when --root/--leaf match no function.
 CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& options);
+
+/// Builds the call graph of a profile of call edges (callgrind), of its sample type `value`
+/// (FunctionGraph::FindSampleType: "" is the first): a function's total is its inclusive
+/// cost, an edge's weight the call's inclusive cost, with its call count. The nodes are
+/// chosen as BuildCallGraph chooses them (--root/--leaf, thresholds, --nodecount); an edge is
+/// drawn when both ends are (no residual edges: there are no stacks to find them on). Throws
+/// pf::UsageError for the filters that need stacks (--focus, --ignore, --hide, --show-from)
+/// or an unknown `value`, pf::Error when --root/--leaf match no function.
+CallGraph BuildFunctionCallGraph(const FunctionGraph& graph, const CallGraphOptions& options,
+                                 std::string_view value = "");
 
 /// Writes `graph` as a DOT digraph (deterministic: sorted nodes, edges and attributes).
 void WriteDot(const CallGraph& graph, const CallGraphOptions& options, BufferedWriter& out);

@@ -4,6 +4,8 @@
 
 #include "base/error.h"
 #include "collapse/gperftools.h"
+#include "formats/callgrind.h"
+#include "formats/massif.h"
 #include "formats/trace_stacks.h"
 #include "formats/cpuprofile.h"
 #include "formats/thread_dumps.h"
@@ -16,6 +18,10 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kMassif:
+      return ReadMassif(source, options.snapshot, report);
+    case InputFormat::kCallgrind:  // stacks only from --separate-callers (callgrind.h)
+      return CallgrindStacks(ReadCallgrind(source, report), source.name());
     case InputFormat::kBpftrace:
     case InputFormat::kBcc:
     case InputFormat::kDtrace:

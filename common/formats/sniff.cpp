@@ -116,6 +116,35 @@ InputFormat SniffThreadDumpOrCpuProfile(std::string_view head) {
   return InputFormat::kEmpty;
 }
 
+// valgrind's massif and callgrind files, by their headers: massif's `desc:`, `cmd:`,
+// `time_unit:` lines, in that order, first; callgrind's "# callgrind format" first line
+// (cachegrind's too: the same format), or, as older callgrind and cachegrind write no such
+// line, an `events:` header line and an `fn=` line among the first lines. kEmpty: neither.
+InputFormat SniffValgrind(std::string_view head) {
+  LineSplitter lines(head.substr(0, 256 << 10));
+  std::string_view line;
+  size_t n = 0;
+  int massif = 0;  // massif's header lines seen in order
+  bool events = false, fn = false;
+  while (lines.Next(&line) && n < 400) {
+    ++n;
+    if (n == 1 && (StartsWith(line, "# callgrind format") || StartsWith(line, "# cachegrind format"))) {
+      return InputFormat::kCallgrind;
+    }
+    if ((massif == 0 && StartsWith(line, "desc:")) || (massif == 1 && StartsWith(line, "cmd:"))) {
+      ++massif;
+      continue;
+    }
+    if (massif == 2 && StartsWith(line, "time_unit:")) return InputFormat::kMassif;
+    if (massif == 1 && StartsWith(line, "desc:")) continue;  // several --massif options
+    massif = 3;  // not massif's header
+    if (StartsWith(line, "events: ")) events = true;
+    if (StartsWith(line, "fn=")) fn = true;
+    if (events && fn) return InputFormat::kCallgrind;
+  }
+  return InputFormat::kEmpty;
+}
+
 // The tracing tools' stack texts (formats/trace_stacks.h), by structure: a bpftrace map
 // entry ("@[" or "@name[" opening a line, "]: N" ending one), bcc's comm line
 // ("    -                comm (pid)") or header with a count line, DTrace's header or
@@ -189,17 +218,10 @@ const char* SniffForeignFormat(std::string_view head) {
   LineSplitter lines(head.substr(0, 256 << 10));
   std::string_view line;
   size_t n = 0, dtrace_frames = 0, perf_frames = 0;
-  bool callgrind_events = false, callgrind_fn = false;
   StackLine sl;
   while (lines.Next(&line) && n < 400) {
     ++n;
     std::string_view t = Trim(line);
-    if (n == 1 && (StartsWith(t, "# callgrind format") || StartsWith(t, "# cachegrind format"))) {
-      return "callgrind output (valgrind --tool=callgrind)";
-    }
-    if (StartsWith(line, "events: ")) callgrind_events = true;
-    if (StartsWith(line, "fn=")) callgrind_fn = true;
-    if (callgrind_events && callgrind_fn) return "callgrind output (valgrind --tool=callgrind)";
     if (StartsWith(t, "Analysis of sampling ")) return "a macOS `sample` report";
     if (StartsWith(t, "# Overhead ") || StartsWith(t, "# Children ")) {
       return "`perf report` output (give pf `perf script` output, or the perf.data file)";
@@ -226,6 +248,7 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
   }
   if (InputFormat g = SniffGperftools(head); g != InputFormat::kEmpty) return g;
   if (LooksBinary(head)) return InputFormat::kBinary;
+  if (InputFormat vg = SniffValgrind(head); vg != InputFormat::kEmpty) return vg;
   if (InputFormat f = SniffThreadDumpOrCpuProfile(head); f != InputFormat::kEmpty) return f;
   // Stack text of tracing tools (bpftrace, bcc, DTrace, SystemTap) pf reads.
   InputFormat trace = SniffTraceStacks(head);

@@ -3,7 +3,7 @@
 //
 // pf reads perf script text, folded stacks and perf.data recordings (files and pipe streams).
 // Other profilers' outputs that users feed it by mistake (a DTrace aggregation, a macOS
-// `sample` report, callgrind.out, `perf report` text, JSON or XML profiles, gprof's report)
+// `sample` report, `perf report` text, JSON or XML profiles, gprof's report)
 // are recognised by their documented shape and named, so the tools refuse them with a clear
 // error instead of folding their lines into a junk stack.
 

@@ -26,7 +26,7 @@ PERF
 printf 'main;leaf 3\nmain 1\n' >"$tmp/in.folded"
 
 # Each foreign input, in each tool: exit 1, "error:", what it looks like, what pf reads.
-for f in macos-sample.txt callgrind.out.4242 perf-report.txt profile.json random.bin; do
+for f in macos-sample.txt perf-report.txt profile.json random.bin; do
   gzip -c "$data/$f" >"$tmp/$f.gz"
   for input in "$data/$f" "$tmp/$f.gz"; do
     for tool in "$collapse" "$flamegraph" "$dot"; do
@@ -43,7 +43,7 @@ for f in macos-sample.txt callgrind.out.4242 perf-report.txt profile.json random
   done
 done
 for pair in 'macos-sample.txt:macOS `sample` report' \
-  'callgrind.out.4242:looks like callgrind output' 'perf-report.txt:`perf report` output' \
+  'perf-report.txt:`perf report` output' \
   'profile.json:looks like JSON' 'random.bin:binary data'; do
   "$collapse" "$data/${pair%%:*}" >/dev/null 2>"$tmp/err"
   grep -qF "${pair#*:}" "$tmp/err" || fail "${pair%%:*} not named: $(cat "$tmp/err")"

@@ -26,7 +26,7 @@ TEST(Sniff, OtherProfilersOutputsAreNamed) {
     const char* says;
   } cases[] = {
       {"macos-sample.txt", "macOS `sample`"},
-      {"callgrind.out.4242", "callgrind"},  {"profile.json", "JSON"},
+      {"profile.json", "JSON"},
       {"perf-report.txt", "`perf report`"},
   };
   for (const Case& c : cases) {
@@ -61,8 +61,8 @@ TEST(Sniff, PfsOwnFormatsAreNotForeign) {
 }
 
 TEST(Sniff, CollapsingAForeignFormatIsAnError) {
-  for (const char* file : {"macos-sample.txt", "callgrind.out.4242",
-                           "profile.json", "perf-report.txt", "random.bin"}) {
+  for (const char* file : {"macos-sample.txt", "profile.json", "perf-report.txt",
+                           "random.bin"}) {
     try {
       test::Collapse(Foreign(file));
       ADD_FAILURE() << file << ": no error";
