@@ -3,6 +3,7 @@
 #include "collapse/profiles.h"
 
 #include "base/error.h"
+#include "collapse/pprof_read.h"
 
 namespace pf {
 
@@ -12,6 +13,8 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kPprof:
+      return ReadPprof(source, options.tags, symbols, report);
     default:
       break;
   }

@@ -9,6 +9,7 @@
 #include "formats/sniff.h"
 
 #include "formats/perf_script.h"
+#include "formats/pprof.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
 
@@ -128,6 +129,8 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
   if (head.substr(0, 8) == "PERFILE2" || head.substr(0, 8) == "2ELIFREP") {
     return InputFormat::kPerfData;
   }
+  // pprof's profile.proto: binary, recognised by its structure (formats/pprof.h).
+  if (LooksLikePprof(head.substr(0, 64 << 10))) return InputFormat::kPprof;
   if (LooksBinary(head)) return InputFormat::kBinary;
   // Another profiler's output first: some have lines that parse as folded ("version: 1").
   if (const char* what = SniffForeignFormat(head)) {
