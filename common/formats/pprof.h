@@ -40,12 +40,12 @@ struct PprofProfile {
     uint32_t first_label = 0, labels = 0;        // into labels
   };
   struct Line {
-    uint32_t function = 0;  // index into functions, or kNone
+    uint32_t function = UINT32_MAX;  // index into functions, or kNone
     int64_t line = 0;
   };
   struct Location {
     uint64_t id = 0;
-    uint32_t mapping = 0;  // index into mappings, or kNone
+    uint32_t mapping = UINT32_MAX;  // index into mappings, or kNone
     uint64_t address = 0;
     uint32_t first_line = 0, lines = 0;  // into lines, innermost first
   };
