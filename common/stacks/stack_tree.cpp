@@ -111,7 +111,13 @@ void StackTree::Grow() {
 }
 
 NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, int column) {
-  NodeId n = kRoot;
+  NodeId n = AddPath(kRoot, root_first);
+  AddSelf(n, weight, column);
+  return n;
+}
+
+NodeId StackTree::AddPath(NodeId from, std::span<const StrId> root_first) {
+  NodeId n = from;
   size_t k = 0;
   while (k < root_first.size()) {
     NodeId before(static_cast<uint32_t>(size()));
@@ -125,7 +131,6 @@ NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, i
     for (; k < root_first.size(); ++k) n = Append(n, root_first[k]);
     Index(first, NodeId(static_cast<uint32_t>(size())));
   }
-  AddSelf(n, weight, column);
   return n;
 }
 
@@ -207,14 +212,23 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
   std::vector<bool> mapped(other.names().size(), false);
   std::vector<NodeId> node_map(other.size());
   node_map[kRoot.index()] = kRoot;
+  // Into a tree without stacks (OneValue's copy), every node is new: appended, then
+  // indexed as a batch, with no lookups.
+  const bool fresh = size() == 1;
+  if (fresh) {
+    links_.reserve(other.size());
+    self_.reserve(other.size() * columns_);
+  }
   for (NodeId n{1}; n.index() < other.size(); ++n) {
     uint32_t f = other.frame(n).value;
     if (!mapped[f]) {
       name_map[f] = names_->Intern(other.names().Name(StrId{f}));
       mapped[f] = true;
     }
-    node_map[n.index()] = Child(node_map[other.parent(n).index()], name_map[f]);
+    NodeId parent = node_map[other.parent(n).index()];
+    node_map[n.index()] = fresh ? Append(parent, name_map[f]) : Child(parent, name_map[f]);
   }
+  if (fresh) Index(NodeId{1}, NodeId(static_cast<uint32_t>(size())));
   for (NodeId n; n.index() < other.size(); ++n) {
     if (only_column >= 0) {
       uint64_t w = other.self(n, only_column);

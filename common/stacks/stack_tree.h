@@ -56,6 +56,10 @@ class StackTree {
   NodeId Child(NodeId parent, StrId frame);
   /// Adds a root-first path and puts `weight` on its leaf. Returns the leaf.
   NodeId AddStack(std::span<const StrId> root_first, uint64_t weight, int column = 0);
+  /// The node of path `frames` below `from` (root first), made where missing, weighing
+  /// nothing: for readers that know the node of a prefix already (a sorted input's previous
+  /// stack) and add only the rest.
+  NodeId AddPath(NodeId from, std::span<const StrId> frames);
   void AddSelf(NodeId node, uint64_t weight, int column = 0) {
     uint64_t& w = self_[node.index() * columns_ + column];
     if (__builtin_add_overflow(w, weight, &w)) {
