@@ -17,6 +17,7 @@
 
 #include "collapse/pprof_read.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -102,35 +103,76 @@ class TreeBuilder {
     names_ = &tree.names();
     location_first_.assign(p_.locations.size(), kUnnamed);
     location_count_.assign(p_.locations.size(), 0);
-    std::vector<StrId> stack;
+    // Samples in the order of their locations, so that each shares the longest prefix it
+    // can with the one before: only the rest of it is looked up in the tree (memory-bound
+    // lookups are most of the work) and named.
+    std::vector<StrId> tag_frames, prev_tags, suffix;
+    std::vector<uint32_t> prev_locs;   // the previous stack's locations, root first
+    std::vector<uint32_t> frames_upto;  // frames_upto[i]: its frames before location i
+    std::vector<NodeId> nodes;          // nodes[i]: the node of its first i + 1 frames
     uint64_t negative = 0, kept = 0;
-    for (const PprofProfile::Sample& s : p_.samples) {
-      stack.clear();
-      AddTagFrames(s, &stack);
-      for (uint32_t i = s.locations; i-- > 0;) {
-        uint32_t loc = p_.location_ids[s.first_location + i];
-        if (location_first_[loc] == kUnnamed) NameLocation(loc);
-        const StrId* f = &frames_[location_first_[loc]];
-        stack.insert(stack.end(), f, f + location_count_[loc]);
+    const std::vector<uint32_t> sorted = SortedSamples();
+    for (size_t at = 0; at < sorted.size(); ++at) {
+      // The samples come in an order of their own: their records, values and locations are
+      // fetched a few samples ahead.
+      if (at + 8 < sorted.size()) __builtin_prefetch(&p_.samples[sorted[at + 8]]);
+      if (at + 4 < sorted.size()) {
+        const PprofProfile::Sample& ahead = p_.samples[sorted[at + 4]];
+        __builtin_prefetch(p_.values.data() + ahead.first_value);
+        __builtin_prefetch(p_.location_ids.data() + ahead.first_location);
       }
-      NodeId leaf = StackTree::kRoot;
-      bool added = false;
+      const uint32_t index = sorted[at];
+      const PprofProfile::Sample& s = p_.samples[index];
+      bool any = false;
       for (int c = 0; c < tree.columns(); ++c) {
         int64_t v = p_.values[s.first_value + order_[c]];
-        if (v <= 0) {
-          negative += v < 0;
-          continue;
-        }
+        negative += v < 0;
+        any = any || v > 0;
+      }
+      if (!any) continue;
+      tag_frames.clear();
+      AddTagFrames(s, &tag_frames);
+      // The locations it shares with the previous stack (none when the tags differ).
+      const uint32_t* locs = p_.location_ids.data() + s.first_location;
+      size_t k = 0;
+      if (tag_frames == prev_tags) {
+        const size_t common = std::min<size_t>(s.locations, prev_locs.size());
+        while (k < common && locs[s.locations - 1 - k] == prev_locs[k]) ++k;
+      } else {
+        prev_locs.clear();
+        frames_upto.assign(1, static_cast<uint32_t>(tag_frames.size()));
+      }
+      prev_tags.swap(tag_frames);
+      const uint32_t shared = k ? frames_upto[k] : 0;
+      suffix.clear();
+      if (!k) suffix.assign(prev_tags.begin(), prev_tags.end());
+      prev_locs.resize(k);
+      frames_upto.resize(k + 1);
+      for (size_t i = k; i < s.locations; ++i) {
+        uint32_t loc = locs[s.locations - 1 - i];
+        if (location_first_[loc] == kUnnamed) NameLocation(loc);
+        const StrId* f = frames_.data() + location_first_[loc];
+        suffix.insert(suffix.end(), f, f + location_count_[loc]);
+        prev_locs.push_back(loc);
+        frames_upto.push_back(frames_upto.back() + location_count_[loc]);
+      }
+      NodeId from = shared ? nodes[shared - 1] : StackTree::kRoot;
+      NodeId leaf = tree.AddPath(from, suffix);
+      const size_t total = shared + suffix.size();
+      nodes.resize(total);
+      NodeId n = leaf;
+      for (size_t i = total; i-- > shared;) {
+        nodes[i] = n;
+        n = tree.parent(n);
+      }
+      for (int c = 0; c < tree.columns(); ++c) {
+        int64_t v = p_.values[s.first_value + order_[c]];
+        if (v <= 0) continue;
         uint64_t w = MulSat(static_cast<uint64_t>(v), scale_[c]);
         if (w == UINT64_MAX) tree.NoteSaturated();
-        if (!added) {
-          leaf = tree.AddStack(stack, w, c);
-          added = true;
-        } else {
-          tree.AddSelf(leaf, w, c);
-        }
+        tree.AddSelf(leaf, w, c);
       }
-      kept += added;
+      ++kept;
     }
     if (report) {
       report->samples += kept;
@@ -151,6 +193,54 @@ class TreeBuilder {
 
  private:
   static constexpr uint32_t kUnnamed = UINT32_MAX;
+
+  // The samples' indexes, ordered by their locations root first (shorter first on a tie).
+  // Each is sorted with a key that packs its first root-first locations (as many as fit in
+  // 128 bits), so most comparisons read the key and not the samples' locations.
+  std::vector<uint32_t> SortedSamples() const {
+    struct Item {
+      uint64_t key[2];
+      uint32_t index;
+    };
+    int bits = 1;
+    while (bits < 32 && (uint64_t{1} << bits) <= p_.locations.size() + 1) ++bits;
+    const uint32_t per_word = 64 / bits;
+    const uint32_t* ids = p_.location_ids.data();
+    std::vector<Item> items(p_.samples.size());
+    for (uint32_t i = 0; i < items.size(); ++i) {
+      const PprofProfile::Sample& s = p_.samples[i];
+      Item& it = items[i];
+      it.index = i;
+      for (uint32_t w = 0; w < 2; ++w) {
+        uint64_t key = 0;
+        for (uint32_t level = w * per_word; level < (w + 1) * per_word; ++level) {
+          // Location index + 1 (0: the stack ended), root first.
+          uint64_t v = level < s.locations ? ids[s.first_location + s.locations - 1 - level] + 1 : 0;
+          key = (key << bits) | v;
+        }
+        it.key[w] = key;
+      }
+    }
+    const uint32_t keyed = 2 * per_word;
+    std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+      if (a.key[0] != b.key[0]) return a.key[0] < b.key[0];
+      if (a.key[1] != b.key[1]) return a.key[1] < b.key[1];
+      const PprofProfile::Sample& x = p_.samples[a.index];
+      const PprofProfile::Sample& y = p_.samples[b.index];
+      if (x.locations <= keyed || y.locations <= keyed) return x.locations < y.locations;
+      const uint32_t* xs = ids + x.first_location;
+      const uint32_t* ys = ids + y.first_location;
+      uint32_t i = x.locations - keyed, j = y.locations - keyed;
+      while (i && j) {
+        uint32_t u = xs[--i], v = ys[--j];
+        if (u != v) return u < v;
+      }
+      return i < j;
+    });
+    std::vector<uint32_t> order(items.size());
+    for (size_t i = 0; i < items.size(); ++i) order[i] = items[i].index;
+    return order;
+  }
 
   // The columns: the sample types in the profile's order, pprof's default one moved last.
   std::vector<SampleType> Columns() {
