@@ -63,7 +63,7 @@ cli::Tool CollapseTool() {
        "parsing threads (default: one per CPU)")
       ("nthreads,n", po::value<unsigned>()->value_name("N"),
        "the same as --threads (inferno-collapse-perf's name)");
-  cli::AddInputFormatOption(input);
+  AddReadOptions(input);
   return tool;
 }
 
@@ -86,7 +86,7 @@ CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
   opt.filter.include = cli::List(vm, "include");
   opt.filter.exclude = cli::List(vm, "exclude");
   opt.filter.hide = cli::List(vm, "hide");
-  opt.format = cli::InputFormat(vm, "format");
+  ReadReadOptions(vm, &opt, "format");
   opt.threads = cli::Value<unsigned>(vm, "threads", 0);
   opt.select = ReadSelection(vm, SelectionStyle::kFold);
   if (vm.count("nthreads")) {

@@ -53,6 +53,35 @@ SelectionOptions ReadSelection(const po::variables_map& vm, SelectionStyle style
   return s;
 }
 
+void AddReadOptions(po::options_description& group, bool input_format) {
+  if (input_format) cli::AddInputFormatOption(group);
+  group.add_options()
+      ("value", po::value<std::string>()->value_name("TYPE"),
+       "of a profile with several values per stack (pprof, gperftools heap, callgrind), the "
+       "one to use: a sample type's name (alloc_space, inuse_objects, cpu, Ir, ...) or index "
+       "(pprof's -sample_index); default: the profile's default one")
+      ("tag", po::value<std::vector<std::string>>()->value_name("KEY"),
+       "turn the pprof label KEY into a frame above each stack that carries it, as KEY:VALUE "
+       "(pprof's -tagroot); repeatable")
+      ("snapshot", po::value<std::string>()->value_name("N|peak|last"),
+       "the massif snapshot whose heap tree is read (default: peak)");
+}
+
+void ReadReadOptions(const po::variables_map& vm, CollapseOptions* read, const char* also) {
+  read->format = cli::InputFormat(vm, also);
+  read->value = cli::Value<std::string>(vm, "value");
+  if (vm.count("value") && read->value.empty()) throw UsageError("--value: empty sample type");
+  read->profile.tags = cli::List(vm, "tag");
+  if (vm.count("snapshot")) {
+    read->profile.snapshot = vm["snapshot"].as<std::string>();
+    const std::string& s = read->profile.snapshot;
+    if (s != "peak" && s != "last" &&
+        (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)) {
+      throw UsageError("--snapshot: '" + s + "' is not a snapshot number, peak or last");
+    }
+  }
+}
+
 void Tell(const cli::Tool& tool, const ReadReport& report) {
   for (const std::string& n : report.notices) tool.Notice(n);
   for (const std::string& w : report.warnings) tool.Warn(w);

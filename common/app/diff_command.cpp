@@ -29,29 +29,32 @@ cli::Tool DiffTool() {
       ("report", "print the functions whose total changed most, instead of folded stacks")
       ("threshold", po::value<double>()->value_name("PCT"),
        "report only changes of at least PCT percent of all samples (default 0)")
-      ("top", po::value<size_t>()->value_name("N"), "report at most N functions");
-  cli::AddInputFormatOption(tool.AddGroup("Input"));
+      ("top", po::value<size_t>()->value_name("N"), "report at most N functions")
+      ("mixed-units", "compare profiles that weigh different things (samples against bytes, "
+       "...) instead of refusing: the comparison is then of numbers only");
+  AddReadOptions(tool.AddGroup("Input"));
   return tool;
 }
 
 DiffCommand ParseDiffOptions(cli::Context& ctx) {
   const po::variables_map& vm = ctx.vm;
   if (ctx.inputs.size() != 2) throw UsageError("need two profiles: BEFORE AFTER");
-  DiffCommand c{ctx.inputs[0], ctx.inputs[1], ctx.output, {}};
+  DiffCommand c{ctx.inputs[0], ctx.inputs[1], ctx.output, {}, {}};
   DiffOptions& o = c.options;
   o.normalize = vm.count("normalize");
   o.strip_hex = vm.count("strip-hex");
   o.report = vm.count("report");
   o.threshold = cli::Percent(vm, "threshold", 0, /*capped=*/false);
   o.limit = cli::Value<size_t>(vm, "top", 0);
-  o.input_format = cli::InputFormat(vm);
+  o.mixed_units = vm.count("mixed-units");
+  ReadReadOptions(vm, &c.read);
   return c;
 }
 
 void RunDiffCommand(const DiffCommand& command, const cli::Tool& tool) {
   ReadReport report;
   std::unique_ptr<ByteSink> out = OpenOutput(command.output);
-  DiffFiles(command.before, command.after, command.options, *out, &report);
+  DiffFiles(command.before, command.after, command.options, *out, &report, command.read);
   Tell(tool, report);
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "collapse/collapse.h"
 #include "diff/diff.h"
 
 namespace pf {
@@ -13,6 +14,7 @@ struct DiffCommand {
   std::string before, after;  // the two profiles; "-": standard input
   std::string output;         // "-": standard output
   DiffOptions options;
+  CollapseOptions read;       // how the two are read (-f, --value, ...)
 };
 
 /// The tool, with pf-diff's --help text and options.

@@ -22,9 +22,9 @@ namespace {
 // it. Only regular files: opening them here and again on the tree path reads nothing twice,
 // where a pipe would lose what this look consumed.
 bool TryMerge(const std::string& before, const std::string& after, const DiffOptions& o,
-              ByteSink& sink, ReadReport* report) {
+              const CollapseOptions& read, ByteSink& sink, ReadReport* report) {
   if (o.strip_hex || o.report) return false;
-  if (o.input_format != "auto" && o.input_format != "folded") return false;
+  if ((read.format != "auto" && read.format != "folded") || !read.value.empty()) return false;
   for (const std::string* path : {&before, &after}) {
     struct stat st;
     if (*path == "-" || stat(path->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
@@ -42,13 +42,11 @@ bool TryMerge(const std::string& before, const std::string& after, const DiffOpt
 }  // namespace
 
 void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& o,
-               ByteSink& sink, ReadReport* report) {
-  if (TryMerge(before, after, o, sink, report)) return;
+               ByteSink& sink, ReadReport* report, const CollapseOptions& read) {
+  if (TryMerge(before, after, o, read, sink, report)) return;
   ReadReport side[2];
-  CollapseOptions copt;
-  copt.format = o.input_format;
-  StackTree b = CollapseFilesToTree({before}, copt, &side[0]);
-  StackTree a = CollapseFilesToTree({after}, copt, &side[1]);
+  StackTree b = CollapseFilesToTree({before}, read, &side[0]);
+  StackTree a = CollapseFilesToTree({after}, read, &side[1]);
   for (int i = 0; i < 2; ++i) {
     ReadReport& r = side[i];
     report->warnings.insert(report->warnings.end(), r.warnings.begin(), r.warnings.end());

@@ -92,7 +92,7 @@ void CheckTotal(const po::variables_map& vm) {
 /// the input format: taken as -f (read.format).
 void ReadFormats(const po::variables_map& vm, DotCommand& c) {
   bool input_named = vm.count("format") && cli::IsInputFormatName(vm["format"].as<std::string>());
-  c.read.format = cli::InputFormat(vm, input_named ? "format" : nullptr);
+  ReadReadOptions(vm, &c.read, input_named ? "format" : nullptr);
   std::optional<std::string> given;
   if (vm.count("format") && !input_named) given = vm["format"].as<std::string>();
   c.format = cli::OutputFormat(
@@ -179,7 +179,7 @@ cli::Tool DotTool() {
   });
   AddPruningAndFilters(tool);
   AddDrawing(tool);
-  cli::AddInputFormatOption(tool.AddGroup("Input"));
+  AddReadOptions(tool.AddGroup("Input"));
   return tool;
 }
 

@@ -32,18 +32,21 @@ void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions
 /// out their flame graph. A single sorted folded file streams straight into the frame merger
 /// (StreamSortedFolded), so memory follows the frames drawn, not the file; anything else is
 /// folded into a stack tree first.
+/// `read` says how inputs are read (-f, --value, ...).
 FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
-                                     std::vector<std::string>* warnings, ReadReport* report);
+                                     std::vector<std::string>* warnings, ReadReport* report,
+                                     const CollapseOptions& read = {});
 
 /// pf-flamegraph --flamechart: reads folded files in order and draws their flame chart.
 FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
-                                     std::vector<std::string>* warnings);
+                                     std::vector<std::string>* warnings,
+                                     const CollapseOptions& read = {});
 
 /// pf-diff: writes the differential profile (or the report) of `before` and `after`.
 void DiffFiles(const std::string& before, const std::string& after, const DiffOptions& options,
-               ByteSink& out, ReadReport* report);
+               ByteSink& out, ReadReport* report, const CollapseOptions& read = {});
 
 /// What RunScript tells its caller to warn about.
 struct ScriptReport {

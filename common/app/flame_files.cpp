@@ -19,9 +19,9 @@ namespace pf {
 FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
                                      std::vector<std::string>* warnings,
-                                     ReadReport* report) {
+                                     ReadReport* report, const CollapseOptions& read) {
   if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty() &&
-      (options.input_format == "auto" || options.input_format == "folded")) {
+      (read.format == "auto" || read.format == "folded") && read.value.empty()) {
     std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
     if (src->stable() && SniffFormat(src->Peek()) == InputFormat::kFolded) {
       FlameLayout layout;
@@ -32,9 +32,7 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
       }
     }
   }
-  CollapseOptions copt;
-  copt.format = options.input_format;
-  StackTree tree = CollapseFilesToTree(inputs, copt, report);
+  StackTree tree = CollapseFilesToTree(inputs, read, report);
   FlameOptions o = options;
   o.diff_names = DiffNames(report->pf_comments);
   return BuildFlameGraph(tree, o, warnings, report);
@@ -43,10 +41,11 @@ FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
 
 FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
-                                     std::vector<std::string>* warnings) {
+                                     std::vector<std::string>* warnings,
+                                     const CollapseOptions& read) {
   // A chart keeps the input order, so the inputs are read whole (charts are small).
-  if (options.input_format == "perf-script") {
-    throw UsageError("--flamechart reads folded stacks only, not -f perf");
+  if (read.format != "auto" && read.format != "folded") {
+    throw UsageError("--flamechart reads folded stacks only, not -f " + read.format);
   }
   std::vector<std::string> texts;
   for (const std::string& path : inputs.empty() ? std::vector<std::string>{"-"} : inputs) {

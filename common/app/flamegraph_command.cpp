@@ -131,7 +131,6 @@ void ReadColoursAndOutput(const po::variables_map& vm, FlameOptions& o) {
   if (vm.count("palette-file")) o.palette_file = vm["palette-file"].as<std::string>();
   o.negate = vm.count("negate");
   o.search_color = Str(vm, "search-color", "rgb(230,0,230)");
-  o.input_format = cli::InputFormat(vm);
   o.nameattr_file = Str(vm, "nameattr", "");
   o.encoding = Str(vm, "encoding", "");
   if (vm.count("encoding") && !IsXmlEncodingName(o.encoding)) {
@@ -158,14 +157,15 @@ cli::Tool FlamegraphTool() {
   });
   AddTextAndGeometry(tool);
   AddColoursAndOutput(tool);
-  cli::AddInputFormatOption(tool.AddGroup("Input"));
+  AddReadOptions(tool.AddGroup("Input"));
   return tool;
 }
 
 FlamegraphCommand ParseFlamegraphOptions(cli::Context& ctx) {
-  FlamegraphCommand c{ctx.inputs, ctx.output, "", {}};
+  FlamegraphCommand c{ctx.inputs, ctx.output, "", {}, {}};
   ReadTextAndGeometry(ctx.vm, c.options);
   ReadColoursAndOutput(ctx.vm, c.options);
+  ReadReadOptions(ctx.vm, &c.read);
   std::string given = Str(ctx.vm, "format", "");  // --format= is no choice: the suffix decides
   c.format = cli::OutputFormat(given.empty() ? std::nullopt : std::optional(given), c.output,
                                {{".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}}, "svg");
@@ -179,10 +179,10 @@ void RunFlamegraphCommand(const FlamegraphCommand& command, const cli::Tool& too
   std::vector<std::string> warnings;
   FlameLayout layout;
   if (o.flamechart) {
-    layout = BuildFlameChartFromFiles(command.inputs, o, &warnings);
+    layout = BuildFlameChartFromFiles(command.inputs, o, &warnings, command.read);
   } else {
     ReadReport report;
-    layout = BuildFlameGraphFromFiles(command.inputs, o, &warnings, &report);
+    layout = BuildFlameGraphFromFiles(command.inputs, o, &warnings, &report, command.read);
     Tell(tool, report);
   }
   for (const std::string& w : warnings) tool.Warn(w);

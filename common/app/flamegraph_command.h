@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "collapse/collapse.h"
 #include "render/flame.h"
 
 namespace pf {
@@ -15,6 +16,7 @@ struct FlamegraphCommand {
   std::string output;               // "-": standard output
   std::string format;               // svg, png or pdf (--format, else -o's suffix)
   FlameOptions options;
+  CollapseOptions read;             // how the inputs are read (-f, --value, ...)
 };
 
 /// The tool, with pf-flamegraph's --help text and options (flamegraph.pl's).

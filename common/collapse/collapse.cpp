@@ -24,6 +24,7 @@
 #include "base/thread_name.h"
 #include "collapse/recording.h"
 #include "formats/sniff.h"
+#include "formats/trace_stacks.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
 
@@ -55,6 +56,13 @@ class Collapser::Impl {
     std::string foreign;
     InputFormat format = SniffFormat(head, &foreign);
     ++report_->inputs;
+    // Tracing tools' stack text is text too: -f perf-script or -f folded reads it as that.
+    const InputFormat forced_text = FormatFromName(opt_.format);
+    if (IsTraceStacks(format) &&
+        (forced_text == InputFormat::kPerfScript || forced_text == InputFormat::kFolded)) {
+      foreign = FormatName(format);
+      format = InputFormat::kForeign;
+    }
     // A forced format (-f) reads any text as that format; a recording stays one.
     bool text = format == InputFormat::kFolded || format == InputFormat::kPerfScript ||
                 format == InputFormat::kForeign;
@@ -113,6 +121,7 @@ class Collapser::Impl {
                                  " of " + others + " (choose with --event-filter=EVENT)");
     }
     if (!tree_) tree_.emplace();
+    if (!opt_.value.empty() && !tree_->differential()) *tree_ = OneValue(*tree_, opt_.value);
     report_->event = event_filter_;
     report_->other_event_samples = other_event_samples_;
     for (const auto* f : {&opt_.filter.include, &opt_.filter.exclude, &opt_.filter.hide}) {

@@ -31,6 +31,9 @@ struct CollapseOptions {
   uint64_t two_stage_bytes = 8 << 20;
   std::string format = "auto";  // auto, or a canonical name of base/input_formats.h
   ProfileOptions profile;       // for other profilers' formats
+  // The sample type kept (--value, pprof's -sample_index: a name or an index); "" keeps all
+  // (the one-value views then show the default one, OneValueView).
+  std::string value;
   // Where a recording's binaries and kernel symbols are looked for (the fuzz target keeps
   // away from the live kernel's: reading /proc/kallsyms costs its kernel milliseconds).
   Symbolizer::Options symbols;

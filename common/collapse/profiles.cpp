@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "collapse/pprof_read.h"
+#include "formats/trace_stacks.h"
 
 namespace pf {
 
@@ -15,6 +16,11 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   switch (format) {
     case InputFormat::kPprof:
       return ReadPprof(source, options.tags, symbols, report);
+    case InputFormat::kBpftrace:
+    case InputFormat::kBcc:
+    case InputFormat::kDtrace:
+    case InputFormat::kStap:
+      return ReadTraceStacks(format, source, report);
     default:
       break;
   }

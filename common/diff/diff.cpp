@@ -169,9 +169,11 @@ bool MergeSortedFolded(const std::string_view data[2], const std::string& before
 namespace {
 
 // A weight in a report cell: "1,234" or "1,234.5" (the header names the unit), or a time
-// ("12.3 ms") when the weights are nanoseconds.
+// ("12.3 ms") or a size ("4.1 MB") when the weights are nanoseconds or bytes.
 std::string Cell(uint64_t v, int decimals, WeightUnit unit) {
-  if (unit == WeightUnit::kNanoseconds) return HumanWeight(v, decimals, unit);
+  if (unit == WeightUnit::kNanoseconds || unit == WeightUnit::kBytes) {
+    return HumanWeight(v, decimals, unit);
+  }
   std::string s = FormatWeight(v, decimals);
   size_t dot = s.find('.');
   if (dot == std::string::npos) return WithThousands(s);
@@ -289,10 +291,14 @@ StackTree DiffTrees(const StackTree& before_tree, const StackTree& after_tree,
   t.SetDecimals(std::max(b.decimals(), a.decimals()));
   if (b.unit() != a.unit() && b.unit() != WeightUnit::kUnspecified &&
       a.unit() != WeightUnit::kUnspecified) {
-    warnings->push_back("the profiles weigh different things (" + before + ": " +
-                        std::string(UnitName(b.unit())) + ", " + after + ": " +
-                        std::string(UnitName(a.unit())) +
-                        "): the comparison is of numbers, not of like for like");
+    std::string what = "the profiles weigh different things (" + before + ": " +
+                       std::string(UnitName(b.unit())) + ", " + after + ": " +
+                       std::string(UnitName(a.unit())) + ")";
+    if (!o.mixed_units) {
+      throw Error(what + ": compare like with like (--value chooses a profile's sample type), "
+                         "or give --mixed-units to compare the numbers anyway");
+    }
+    warnings->push_back(what + ": the comparison is of numbers, not of like for like");
   }
   AddColumn(b, 0, o.strip_hex, &t);
   AddColumn(a, 1, o.strip_hex, &t);

@@ -20,7 +20,7 @@ struct DiffOptions {
   bool report = false;      // --report: a table of the functions that changed most
   double threshold = 0;     // --threshold: report rows whose change is at least this % of all
   size_t limit = 0;         // --top: at most this many report rows (0: all)
-  std::string input_format = "auto";  // -f: CollapseOptions::format
+  bool mixed_units = false;  // --mixed-units: compare profiles of different units (warned)
 };
 
 /// One tree with two weight columns, `b`'s (BEFORE) and `a`'s (AFTER), named `before` and

@@ -8,6 +8,8 @@
 
 #include "formats/sniff.h"
 
+#include <cctype>
+
 #include "formats/perf_script.h"
 #include "formats/pprof.h"
 #include "io/line_reader.h"
@@ -78,6 +80,65 @@ bool FirstLineIsFolded(std::string_view head) {
   return false;
 }
 
+// The tracing tools' stack texts (formats/trace_stacks.h), by structure: a bpftrace map
+// entry ("@[" or "@name[" opening a line, "]: N" ending one), bcc's comm line
+// ("    -                comm (pid)") or header with a count line, DTrace's header or
+// backquoted frames, SystemTap's "0xADDR : func+0x1/0x2 [module]" frames with a count line.
+// Folded lines and perf script samples have none of these. kEmpty when none.
+InputFormat SniffTraceStacks(std::string_view head) {
+  LineSplitter lines(head.substr(0, 256 << 10));
+  std::string_view line;
+  size_t n = 0, dtrace_frames = 0, stap_frames = 0, perf_frames = 0, counts = 0;
+  bool bpf_open = false, bpf_close = false, bcc_comm = false, bcc_header = false;
+  bool dtrace_header = false;
+  StackLine sl;
+  while (lines.Next(&line) && n < 400) {
+    ++n;
+    std::string_view t = Trim(line);
+    if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos &&
+        IsWhite(line[0])) {
+      ++counts;
+      continue;
+    }
+    if (n == 1 && (StartsWith(line, "Tracing off-CPU time (us)") ||
+                   (StartsWith(line, "Sampling at ") && t.find(" stack") != t.npos))) {
+      bcc_header = true;
+    }
+    if (n <= 2 && StartsWith(t, "CPU") && t.find("FUNCTION:NAME") != std::string_view::npos) {
+      dtrace_header = true;
+    }
+    if (line.size() > 1 && line[0] == '@') {
+      size_t i = 1;
+      while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) ||
+                                 line[i] == '_')) {
+        ++i;
+      }
+      if (i < line.size() && line[i] == '[') bpf_open = true;
+    }
+    if (bpf_open) {
+      size_t end = line.rfind("]: ");
+      if (end != std::string_view::npos && end + 3 < line.size() &&
+          line.substr(end + 3).find_first_not_of("0123456789") == std::string_view::npos) {
+        bpf_close = true;
+      }
+    }
+    if (StartsWith(line, "    -                ") && line.size() > 21 && line.back() == ')' &&
+        !IsWhite(line[21])) {
+      bcc_comm = true;
+    }
+    if (IsDtraceFrame(line)) ++dtrace_frames;
+    if (!line.empty() && IsWhite(line[0]) && StartsWith(t, "0x") && t.find(" : ") != std::string_view::npos) {
+      ++stap_frames;
+    }
+    if (!line.empty() && IsWhite(line[0]) && MatchStackLine(line, &sl)) ++perf_frames;
+  }
+  if (bpf_open && bpf_close) return InputFormat::kBpftrace;
+  if (bcc_comm || (bcc_header && counts)) return InputFormat::kBcc;
+  if (dtrace_header || (dtrace_frames >= 2 && perf_frames == 0)) return InputFormat::kDtrace;
+  if (perf_frames == 0 && stap_frames >= 2 && counts) return InputFormat::kStap;
+  return InputFormat::kEmpty;
+}
+
 }  // namespace
 
 const char* SniffForeignFormat(std::string_view head) {
@@ -111,15 +172,13 @@ const char* SniffForeignFormat(std::string_view head) {
       return "gprof output";
     }
     if (StartsWith(t, "CPU") && t.find("FUNCTION:NAME") != std::string_view::npos) {
-      return "DTrace output (fold it with stackcollapse.pl first)";
+      return "DTrace output (-f dtrace)";
     }
-    if (StartsWith(line, "@["))
-      return "bpftrace output (fold it with stackcollapse-bpftrace.pl first)";
     if (IsDtraceFrame(line)) ++dtrace_frames;
     if (!line.empty() && IsWhite(line[0]) && MatchStackLine(line, &sl)) ++perf_frames;
   }
   if (dtrace_frames >= 2 && perf_frames == 0) {
-    return "DTrace output (fold it with stackcollapse.pl first)";
+    return "DTrace output (-f dtrace)";
   }
   return nullptr;
 }
@@ -132,6 +191,9 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
   // pprof's profile.proto: binary, recognised by its structure (formats/pprof.h).
   if (LooksLikePprof(head.substr(0, 64 << 10))) return InputFormat::kPprof;
   if (LooksBinary(head)) return InputFormat::kBinary;
+  // Stack text of tracing tools (bpftrace, bcc, DTrace, SystemTap) pf reads.
+  InputFormat trace = SniffTraceStacks(head);
+  if (trace != InputFormat::kEmpty) return trace;
   // Another profiler's output first: some have lines that parse as folded ("version: 1").
   if (const char* what = SniffForeignFormat(head)) {
     if (foreign) *foreign = what;

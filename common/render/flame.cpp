@@ -322,7 +322,8 @@ class FrameDrawer {
         wi_(wi),
         L_(*L),
         unscale_(1.0 / static_cast<double>(Pow10(wi.decimals))),
-        as_time_(o.countname.empty() && wi.unit == WeightUnit::kNanoseconds),
+        as_time_(o.countname.empty() &&
+                 (wi.unit == WeightUnit::kNanoseconds || wi.unit == WeightUnit::kBytes)),
         top_(Ypad1(o.fontsize) + (L->subtitle.empty() ? 0 : Ypad3(o.fontsize))),
         wpt_((o.width - 2 * kXpad) / static_cast<double>(L->total)),
         total_scaled_(static_cast<double>(L->total) * unscale_ * o.factor),
@@ -430,7 +431,7 @@ class FrameDrawer {
   const WeightInfo& wi_;
   FlameLayout& L_;
   const double unscale_;
-  const bool as_time_;
+  const bool as_time_;  // weights shown scaled, with their unit: times, bytes (HumanWeight)
   const double top_, wpt_, total_scaled_, max_abs_delta_;
   Colorer colorer_;
   PaletteMap pmap_;

@@ -58,7 +58,6 @@ struct FlameOptions {
   uint64_t total = 0;             // --total: 100% (when at least the real total)
   std::vector<std::string> base; // --base: re-root at these functions
   std::string diff_names;        // pf-diff's "before=A after=B", for a differential's subtitle
-  std::string input_format = "auto";  // -f: CollapseOptions::format
   std::string nameattr_file;     // --nameattr: per-function SVG attributes (name_attrs.h)
   std::string encoding;          // --encoding: the XML declaration's, when given
 };

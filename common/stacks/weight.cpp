@@ -54,7 +54,7 @@ std::string_view UnitName(WeightUnit unit) {
     case WeightUnit::kObjects:
       return "objects";
     case WeightUnit::kInstructions:
-      return "instructions";
+      return "Ir";  // callgrind's name for instructions executed
     case WeightUnit::kUnspecified:
     case WeightUnit::kSamples:
       break;
@@ -110,6 +110,31 @@ SampleType CombineSampleTypes(const SampleType& a, const SampleType& b) {
   return DefaultSampleType(CombineUnits(a.unit, b.unit));
 }
 
+namespace {
+
+// Bytes as pprof prints them: B, kB, MB, GB, TB, PB, EB in steps of 1024, the largest that
+// keeps the value at least 1, with three significant digits and no trailing zeros
+// ("4.1 MB", "512 B", "1.23 GB").
+std::string HumanBytes(uint64_t w, int decimals) {
+  double v = static_cast<double>(w) / static_cast<double>(Pow10(decimals));
+  static const char* const kNames[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  size_t i = 0;
+  while (v >= 1024 && i + 1 < std::size(kNames)) {
+    v /= 1024;
+    ++i;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", v >= 100 ? 0 : v >= 10 ? 1 : 2, v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s + " " + kNames[i];
+}
+
+}  // namespace
+
 std::string HumanWeight(uint64_t w, int decimals, WeightUnit unit) {
   if (unit == WeightUnit::kNanoseconds) {
     double ns = static_cast<double>(w) / static_cast<double>(Pow10(decimals));
@@ -130,6 +155,7 @@ std::string HumanWeight(uint64_t w, int decimals, WeightUnit unit) {
       }
     }
   }
+  if (unit == WeightUnit::kBytes) return HumanBytes(w, decimals);
   std::string s = FormatWeight(w, decimals);
   size_t dot = s.find('.');
   std::string whole = WithThousands(s.substr(0, dot));

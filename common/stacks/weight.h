@@ -75,8 +75,8 @@ std::string FormatWeight(uint64_t w, int decimals);
 /// "1234567" -> "1,234,567"; a leading sign stays in front ("-1,234").
 std::string WithThousands(std::string digits);
 
-/// The unit's name after a count: "samples", "ns", "events", "bytes", "objects",
-/// "instructions".
+/// The unit's name after a count: "samples", "ns", "events", "bytes", "objects", "Ir"
+/// (instructions, as callgrind names them).
 std::string_view UnitName(WeightUnit unit);
 
 /// The unit's keyword in folded text's `# pf-unit:` line and in pprof's ValueType.unit:
@@ -86,9 +86,10 @@ std::string_view UnitKeyword(WeightUnit unit);
 /// The unit a keyword names (UnitKeyword; pprof's "count" is samples); false if none.
 bool ParseUnitKeyword(std::string_view keyword, WeightUnit* unit);
 
-/// `w` for people: "1,234 samples", "1.5 samples", "12.3 ms", "4,100 events". Nanoseconds
-/// are shown in the largest unit (ns, us, ms, s) that keeps the value at least 1, with three
-/// significant digits.
+/// `w` for people: "1,234 samples", "1.5 samples", "12.3 ms", "4,100 events", "4.1 MB",
+/// "1,000 Ir". Nanoseconds are shown in the largest unit (ns, us, ms, s) that keeps the value
+/// at least 1, with three significant digits; bytes likewise in steps of 1024 (B, kB, MB, GB,
+/// ..., as pprof), without trailing zeros.
 std::string HumanWeight(uint64_t w, int decimals, WeightUnit unit);
 
 /// The warning the tools print once when `n` sums saturated.

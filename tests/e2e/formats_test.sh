@@ -26,7 +26,7 @@ PERF
 printf 'main;leaf 3\nmain 1\n' >"$tmp/in.folded"
 
 # Each foreign input, in each tool: exit 1, "error:", what it looks like, what pf reads.
-for f in dtrace-ustack.txt macos-sample.txt callgrind.out.4242 perf-report.txt profile.json random.bin; do
+for f in macos-sample.txt callgrind.out.4242 perf-report.txt profile.json random.bin; do
   gzip -c "$data/$f" >"$tmp/$f.gz"
   for input in "$data/$f" "$tmp/$f.gz"; do
     for tool in "$collapse" "$flamegraph" "$dot"; do
@@ -42,14 +42,20 @@ for f in dtrace-ustack.txt macos-sample.txt callgrind.out.4242 perf-report.txt p
     [ $? -eq 1 ] && grep -q "pf reads perf script text" "$tmp/err" || fail "pf-diff $f: want exit 1"
   done
 done
-for pair in 'dtrace-ustack.txt:looks like DTrace output' 'macos-sample.txt:macOS `sample` report' \
+for pair in 'macos-sample.txt:macOS `sample` report' \
   'callgrind.out.4242:looks like callgrind output' 'perf-report.txt:`perf report` output' \
   'profile.json:looks like JSON' 'random.bin:binary data'; do
   "$collapse" "$data/${pair%%:*}" >/dev/null 2>"$tmp/err"
   grep -qF "${pair#*:}" "$tmp/err" || fail "${pair%%:*} not named: $(cat "$tmp/err")"
 done
-"$flamegraph" --flamechart "$data/dtrace-ustack.txt" >"$tmp/out" 2>"$tmp/err"
-[ $? -eq 1 ] && grep -q 'looks like DTrace output' "$tmp/err" || fail "--flamechart on DTrace: want exit 1"
+# A DTrace aggregation is read now (as stackcollapse.pl folds it), by every tool.
+"$collapse" "$data/dtrace-ustack.txt" >"$tmp/out" 2>"$tmp/err" || fail "DTrace: exit $?"
+grep -qx 'scanner`_start;scanner`main;scanner`scan_file;scanner`hash_block 42' "$tmp/out" ||
+  fail "DTrace stacks: $(cat "$tmp/out" "$tmp/err")"
+for tool in "$flamegraph" "$dot"; do
+  "$tool" "$data/dtrace-ustack.txt" >"$tmp/out" 2>"$tmp/err" || fail "$(basename "$tool") on DTrace: exit $?"
+done
+"$flamegraph" --flamechart "$data/dtrace-ustack.txt" >"$tmp/out" 2>"$tmp/err" || fail "--flamechart on DTrace: exit $?"
 # Text that is nothing pf knows.
 printf 'hello\nworld\n' | "$collapse" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q 'nothing in the input parsed' "$tmp/err" || fail "junk text: want exit 1"
@@ -83,6 +89,19 @@ for tool in "$collapse" "$flamegraph" "$dot"; do
       fail "$(basename "$tool") -f $fmt: want exit 2 naming what pf reads"
   done
 done
+# --value chooses a sample type by name or index; one the profile lacks is an error naming
+# those it has; --snapshot takes a number, peak or last.
+for tool in "$collapse" "$flamegraph" "$dot"; do
+  "$tool" --value=samples "$tmp/in.folded" >/dev/null || fail "$(basename "$tool") --value=samples"
+  "$tool" --value=0 "$tmp/in.folded" >/dev/null || fail "$(basename "$tool") --value=0"
+  "$tool" --value=alloc_space "$tmp/in.folded" >/dev/null 2>"$tmp/err"
+  [ $? -eq 2 ] && grep -q "alloc_space" "$tmp/err" && grep -q "samples" "$tmp/err" ||
+    fail "$(basename "$tool") --value=alloc_space: want exit 2 naming the sample types"
+  "$tool" --snapshot=first "$tmp/in.folded" >/dev/null 2>&1
+  [ $? -eq 2 ] || fail "$(basename "$tool") --snapshot=first: want exit 2"
+done
+"$diff" --value=samples "$tmp/in.folded" "$tmp/in.folded" | grep -qx 'main;leaf 3 3' ||
+  fail "pf-diff --value=samples"
 # gprof2dot's spelling, --format=perf, names the input format in pf-dot too.
 "$dot" -q --format=perf -n0 -e0 "$tmp/perf.txt" | grep -q 'label="prog\\nleaf\\n50.00%' ||
   fail "pf-dot --format=perf"

@@ -70,17 +70,29 @@ grep -qE "<title>all \\($time_re, 100%\\)</title>" "$tmp/r.svg" ||
 "$collapse" "$tmp/r.pfs" >"$tmp/r.folded"
 "$collapse" "$tmp/r.pfs" | "$diff" --report - "$tmp/r.folded" | head -1 |
   grep -qE "^before: .*, $time_re\$" || fail "pf-collapse REC | pf-diff --report"
-# Profiles of different units are compared with a warning that says so.
+# Profiles of different units are refused, or with --mixed-units compared with a warning.
 "$rec" -q -e page-faults -c 1 -o "$tmp/f.pfs" -- sh -c 'ls / >/dev/null' 2>/dev/null ||
   fail "pf-record -e page-faults"
-"$diff" --report "$tmp/r.pfs" "$tmp/f.pfs" 2>"$tmp/err" >/dev/null
+"$diff" --report "$tmp/r.pfs" "$tmp/f.pfs" 2>"$tmp/err" >"$tmp/out"
+rc=$?
+[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] &&
+  grep -q "error: the profiles weigh different things (.*: ns, .*: events): .*--mixed-units" "$tmp/err" ||
+  fail "pf-diff of ns against events: exit $rc, $(cat "$tmp/err")"
+"$diff" --mixed-units --report "$tmp/r.pfs" "$tmp/f.pfs" 2>"$tmp/err" >/dev/null
 grep -q "warning: the profiles weigh different things (.*: ns, .*: events)" "$tmp/err" ||
-  fail "pf-diff of ns against events: $(cat "$tmp/err")"
+  fail "pf-diff --mixed-units of ns against events: $(cat "$tmp/err")"
 # Folded text: samples, as before.
 printf 'main;f 3\nmain;g 1\n' >"$tmp/f.folded"
 "$fg" "$tmp/f.folded" | grep -q '<title>all (4 samples, 100%)</title>' || fail "folded root"
 "$dot" "$tmp/f.folded" | grep -q 'total weight 4\\l' || fail "folded pf-dot legend"
 "$diff" --report "$tmp/f.folded" "$tmp/f.folded" | head -1 | grep -q ', 4 samples$' ||
   fail "folded pf-diff report"
+# Bytes are drawn as sizes (1024-based, as pprof), objects as objects.
+printf '# pf-unit: bytes\nmain;malloc 4299161\nmain;f 1024\n' >"$tmp/b.folded"
+"$fg" "$tmp/b.folded" | grep -q '<title>all (4.1 MB, 100%)</title>' || fail "bytes root"
+"$fg" "$tmp/b.folded" | grep -q '<title>f (1 kB, 0.02%)</title>' || fail "bytes frame"
+"$dot" "$tmp/b.folded" | grep -q 'total weight 4.1 MB' || fail "bytes pf-dot legend"
+"$diff" --report "$tmp/b.folded" "$tmp/b.folded" | head -1 | grep -q ', 4.1 MB$' ||
+  fail "bytes pf-diff report"
 [ $failures -eq 0 ] && echo "units: all checks passed"
 exit $((failures > 0))

@@ -25,7 +25,7 @@ TEST(Sniff, OtherProfilersOutputsAreNamed) {
     const char* file;
     const char* says;
   } cases[] = {
-      {"dtrace-ustack.txt", "DTrace"},      {"macos-sample.txt", "macOS `sample`"},
+      {"macos-sample.txt", "macOS `sample`"},
       {"callgrind.out.4242", "callgrind"},  {"profile.json", "JSON"},
       {"perf-report.txt", "`perf report`"},
   };
@@ -37,6 +37,8 @@ TEST(Sniff, OtherProfilersOutputsAreNamed) {
     EXPECT_NE(what.find(c.says), std::string::npos) << c.file << ": " << what;
   }
   EXPECT_EQ(SniffFormat(Foreign("random.bin")), InputFormat::kBinary);
+  // DTrace aggregations are read now (formats/trace_stacks.h).
+  EXPECT_EQ(SniffFormat(Foreign("dtrace-ustack.txt")), InputFormat::kDtrace);
 }
 
 TEST(Sniff, PfsOwnFormatsAreNotForeign) {
@@ -59,7 +61,7 @@ TEST(Sniff, PfsOwnFormatsAreNotForeign) {
 }
 
 TEST(Sniff, CollapsingAForeignFormatIsAnError) {
-  for (const char* file : {"dtrace-ustack.txt", "macos-sample.txt", "callgrind.out.4242",
+  for (const char* file : {"macos-sample.txt", "callgrind.out.4242",
                            "profile.json", "perf-report.txt", "random.bin"}) {
     try {
       test::Collapse(Foreign(file));
@@ -100,7 +102,7 @@ TEST(Sniff, ForcedFormatsReadAsThatFormat) {
   ReadReport report;
   test::Collapse(Foreign("dtrace-ustack.txt"), perf, &report);
   ASSERT_FALSE(report.warnings.empty());
-  EXPECT_NE(report.warnings[0].find("looks like DTrace output"), std::string::npos)
+  EXPECT_NE(report.warnings[0].find("looks like DTrace stack aggregations"), std::string::npos)
       << report.warnings[0];
   CollapseOptions folded;
   folded.format = "folded";

@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "app/files.h"
+#include "base/error.h"
 #include "callgraph/call_graph.h"
 #include "collapse/collapse.h"
 #include "diff/diff.h"
@@ -68,9 +69,13 @@ TEST(Weight, ShowsTheUnit) {
 }
 
 TEST(Weight, UnitsOfTheNextProfiles) {
-  EXPECT_EQ(HumanWeight(4096, 0, WeightUnit::kBytes), "4,096 bytes");
+  EXPECT_EQ(HumanWeight(4096, 0, WeightUnit::kBytes), "4 kB");
+  EXPECT_EQ(HumanWeight(512, 0, WeightUnit::kBytes), "512 B");
+  EXPECT_EQ(HumanWeight(4'299'161, 0, WeightUnit::kBytes), "4.1 MB");
+  EXPECT_EQ(HumanWeight(1'321'205'760, 0, WeightUnit::kBytes), "1.23 GB");
+  EXPECT_EQ(HumanWeight(UINT64_MAX, 0, WeightUnit::kBytes), "16 EB");
   EXPECT_EQ(HumanWeight(7, 0, WeightUnit::kObjects), "7 objects");
-  EXPECT_EQ(HumanWeight(1000000, 0, WeightUnit::kInstructions), "1,000,000 instructions");
+  EXPECT_EQ(HumanWeight(1000000, 0, WeightUnit::kInstructions), "1,000,000 Ir");
   // The keywords of folded text's unit line and of pprof's ValueType.unit, both ways.
   for (WeightUnit u : {WeightUnit::kSamples, WeightUnit::kNanoseconds, WeightUnit::kEvents,
                        WeightUnit::kBytes, WeightUnit::kObjects, WeightUnit::kInstructions}) {
@@ -274,7 +279,7 @@ TEST(Units, SeveralValuesAreShownByTheDefaultOne) {
   heap.AddSelf(leaf, 1024, 1);
   std::vector<std::string> warnings;
   FlameLayout l = BuildFlameGraph(heap, FlameOptions{}, &warnings);
-  EXPECT_EQ(l.frames[0].title, "all (1,024 bytes, 100%)");
+  EXPECT_EQ(l.frames[0].title, "all (1 kB, 100%)");
   EXPECT_EQ(BuildCallGraph(heap, CallGraphOptions{}).total, 1024u);
   StackTree d = DiffTrees(heap, heap, "a", "b", DiffOptions{}, &warnings);
   EXPECT_TRUE(d.differential());
@@ -299,10 +304,25 @@ TEST(Units, FoldedInputsOfDifferentUnitsWarn) {
   EXPECT_EQ(mixed_report.warnings,
             std::vector<std::string>{"the inputs weigh different things (" + ns + ": ns, " + ev +
                                      ": events): their sum is of numbers, not of like for like"});
-  // pf-diff says so as it does for recordings, and writes no unit.
+  // pf-diff refuses to compare them, unless told (--mixed-units): then it warns, and writes
+  // no unit.
+  StringSink refused;
+  ReadReport refused_report;
+  try {
+    DiffFiles(ns, ev, {}, refused, &refused_report);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("weigh different things (" + ns + ": ns, " + ev +
+                                         ": events): compare like with like"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(refused.data(), "");
   StringSink diff;
   ReadReport diff_report;
-  DiffFiles(ns, ev, {}, diff, &diff_report);
+  DiffOptions mixed_units;
+  mixed_units.mixed_units = true;
+  DiffFiles(ns, ev, mixed_units, diff, &diff_report);
   EXPECT_EQ(diff.data(), std::string(kPfDiffComment) + "before=" + ns + " after=" + ev +
                              "\na 5 7\n");
   ASSERT_EQ(diff_report.warnings.size(), 1u);
