@@ -212,14 +212,32 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
   std::vector<bool> mapped(other.names().size(), false);
   std::vector<NodeId> node_map(other.size());
   node_map[kRoot.index()] = kRoot;
-  // Into a tree without stacks (OneValue's copy), every node is new: appended, then
-  // indexed as a batch, with no lookups.
+  // Into a tree without stacks (OneValue's copy), every node is new. When the names get
+  // the ids they have in `other` (a tree that has interned nothing yet), the nodes keep
+  // theirs too: the links and the hash table are copied as they are. Otherwise the nodes are
+  // appended, then indexed as a batch, with no lookups.
   const bool fresh = size() == 1;
+  bool copied = false;
   if (fresh) {
-    links_.reserve(other.size());
-    self_.reserve(other.size() * columns_);
+    bool same_ids = true;
+    for (uint32_t f = 0; f < other.names().size(); ++f) {
+      name_map[f] = names_->Intern(other.names().Name(StrId{f}));
+      mapped[f] = true;
+      same_ids = same_ids && name_map[f].value == f;
+    }
+    if (same_ids && other.size() > 1) {
+      links_ = other.links_;
+      slots_ = other.slots_;
+      bits_ = other.bits_;
+      self_.assign(other.size() * columns_, 0);
+      for (NodeId n{1}; n.index() < other.size(); ++n) node_map[n.index()] = n;
+      copied = true;
+    } else {
+      links_.reserve(other.size());
+      self_.reserve(other.size() * columns_);
+    }
   }
-  for (NodeId n{1}; n.index() < other.size(); ++n) {
+  for (NodeId n{1}; !copied && n.index() < other.size(); ++n) {
     uint32_t f = other.frame(n).value;
     if (!mapped[f]) {
       name_map[f] = names_->Intern(other.names().Name(StrId{f}));
@@ -228,7 +246,7 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
     NodeId parent = node_map[other.parent(n).index()];
     node_map[n.index()] = fresh ? Append(parent, name_map[f]) : Child(parent, name_map[f]);
   }
-  if (fresh) Index(NodeId{1}, NodeId(static_cast<uint32_t>(size())));
+  if (fresh && !copied) Index(NodeId{1}, NodeId(static_cast<uint32_t>(size())));
   for (NodeId n; n.index() < other.size(); ++n) {
     if (only_column >= 0) {
       uint64_t w = other.self(n, only_column);
