@@ -5,6 +5,10 @@
 // as interned ids root first (a location's lines are innermost first, so they are
 // reversed): a sample's stack is then the concatenation of its locations' frames, from its
 // last location (the root) to its first (the leaf), with the label frames of --tag in front.
+// Samples are taken in the order of their locations, root first, so that a stack shares
+// the longest prefix it can with the one before: the tree is asked only for the rest
+// (StackTree::AddPath from the node of the shared prefix), which matters because tree
+// lookups, memory-bound, are most of the work on a large profile.
 // Names follow `pprof -traces` at its default (function) granularity: the function's name,
 // "[BINARY]" for an address in a mapped file that has no function, "<unknown>" without one;
 // pf first asks its own symbolizer for such an address, through the mapping's file, build-id
@@ -174,25 +178,30 @@ class TreeBuilder {
       }
       ++kept;
     }
-    if (report) {
-      report->samples += kept;
-      if (negative) {
-        report->warnings.push_back(
-            name_ + ": " + Plural(negative, "negative value", "negative values") +
-            " left out (a pprof -diff_base profile? pf-diff compares two profiles)");
-      }
-      if (unsymbolized_) {
-        report->warnings.push_back(
-            name_ + ": " + Plural(unsymbolized_, "address", "addresses") +
-            " without a function and not found in their binaries (named [BINARY] as pprof "
-            "does; --symfs says where copies of the binaries are)");
-      }
-    }
+    Report(kept, negative, report);
     return tree;
   }
 
  private:
   static constexpr uint32_t kUnnamed = UINT32_MAX;
+
+  // What reading found: the samples kept, the negative values and the addresses left
+  // unnamed, counted.
+  void Report(uint64_t kept, uint64_t negative, ReadReport* report) const {
+    if (!report) return;
+    report->samples += kept;
+    if (negative) {
+      report->warnings.push_back(
+          name_ + ": " + Plural(negative, "negative value", "negative values") +
+          " left out (a pprof -diff_base profile? pf-diff compares two profiles)");
+    }
+    if (unsymbolized_) {
+      report->warnings.push_back(
+          name_ + ": " + Plural(unsymbolized_, "address", "addresses") +
+          " without a function and not found in their binaries (named [BINARY] as pprof "
+          "does; --symfs says where copies of the binaries are)");
+    }
+  }
 
   // The samples' indexes, ordered by their locations root first (shorter first on a tie).
   // Each is sorted with a key that packs its first root-first locations (as many as fit in
