@@ -42,6 +42,13 @@ int StackTree::FindSampleType(std::string_view name) const {
   for (int c = 0; c < columns_; ++c) {
     if (types_[c].name == name) return c;
   }
+  // As pprof: inuse_space and inuse_objects also name the "space" and "objects" of heap
+  // profiles that hold only what is in use (gperftools' heap profiles through pprof -proto).
+  if (name.substr(0, 6) == "inuse_") {
+    for (int c = 0; c < columns_; ++c) {
+      if (types_[c].name == name.substr(6)) return c;
+    }
+  }
   int index = 0;
   for (char ch : name) {
     if (ch < '0' || ch > '9' || index > columns_) return -1;

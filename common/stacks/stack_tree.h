@@ -133,8 +133,9 @@ class StackTree {
   StackTree EmptyLike() const;
 
   /// The column of the sample type `name`, as pprof's -sample_index takes it: a sample
-  /// type's name, or its index in decimal; "" is the default, the last column (pprof's
-  /// default, AFTER for a differential profile). -1 when there is none.
+  /// type's name (inuse_space and inuse_objects also naming "space" and "objects", as in
+  /// pprof), or its index in decimal; "" is the default, the last column (pprof's default,
+  /// AFTER for a differential profile). -1 when there is none.
   int FindSampleType(std::string_view name) const;
 
   /// Children lists in CSR form (children of n: child_index[first[n]..first[n+1])), each

@@ -3,7 +3,8 @@
 # tests/data/pprof (Go's runtime/pprof CPU, heap and allocs profiles; a gperftools CPU
 # profile converted by `pprof -proto`), its folded stacks equal `pprof -traces` folded
 # (pprof_traces_fold.awk) exactly, for the default sample type and, where pf-collapse has
-# --value, for each one. The oracle is Go pprof when it is installed (PPROF, the PEERS_DIR
+# --value, for each one (and for pprof's legacy inuse_space and inuse_objects of a heap
+# profile of gperftools, whose sample types are space and objects). The oracle is Go pprof when it is installed (PPROF, the PEERS_DIR
 # argument's bin/pprof, or pprof on PATH), else the goldens beside the profiles, made with it
 # (tests/data/pprof/README.md). Then: gzipped and raw protos read alike, from files and
 # pipes; labels as root frames (--tag, against pprof -tagroot, whose frames are the bare
@@ -49,9 +50,11 @@ same() {  # EXPECTED GOT WHAT
 
 # 1. The checked-in profiles: default sample type (pprof's: default_sample_type, else the
 # last) and every sample type by name.
-declare -A default=([cpu]=cpu [heap]=inuse_space [allocs]=alloc_space [gperf]=cpu)
-declare -A units=([cpu]=nanoseconds [heap]=bytes [allocs]=bytes [gperf]=nanoseconds)
-for name in cpu heap allocs gperf; do
+declare -A default=([cpu]=cpu [heap]=inuse_space [allocs]=alloc_space [gperf]=cpu
+                   [gperfheap]=space)
+declare -A units=([cpu]=nanoseconds [heap]=bytes [allocs]=bytes [gperf]=nanoseconds
+                 [gperfheap]=bytes)
+for name in cpu heap allocs gperf gperfheap; do
   f=$data/$name.pb.gz
   expected() {  # TYPE UNIT -> file
     if [ -n "$pprof" ]; then pprof_fold "$f" "$1" "$2" >"$tmp/exp"; else cp "$data/$name.$1.folded" "$tmp/exp"; fi
@@ -75,6 +78,22 @@ for name in cpu heap allocs gperf; do
     done
   fi
 done
+
+# pprof's legacy names of a heap profile that holds only what is in use ("space",
+# "objects"): inuse_space and inuse_objects.
+if has_option --value; then
+  for t in inuse_space inuse_objects; do
+    unit=bytes
+    [ $t = inuse_objects ] && unit=count
+    if [ -n "$pprof" ]; then
+      pprof_fold "$data/gperfheap.pb.gz" "$t" "$unit" >"$tmp/exp"
+    else
+      cp "$data/gperfheap.${t#inuse_}.folded" "$tmp/exp"
+    fi
+    pf_fold --value="$t" "$data/gperfheap.pb.gz" >"$tmp/got" || fail "gperfheap --value=$t: exit $?"
+    same "$tmp/exp" "$tmp/got" "gperfheap --value=$t"
+  done
+fi
 
 # 2. Labels as root frames: pprof -tagroot=worker names the frame by the value alone.
 if has_option --tag; then

@@ -193,6 +193,22 @@ TEST(Pprof, DefaultSampleTypeNotLastIsMovedLast) {
   EXPECT_EQ(OneValue(tree, "alloc_objects").Total(), 1u);
 }
 
+// pprof -proto of a gperftools heap profile names what is in use "objects" and "space";
+// pprof's -sample_index takes inuse_objects and inuse_space for them.
+TEST(Pprof, LegacyHeapSampleTypesAnswerToTheirInuseNames) {
+  ProfileWriter w;
+  w.SampleType("objects", "count");
+  w.SampleType("space", "bytes");
+  w.Function(1, "main");
+  w.Location(1, {1});
+  w.Sample({1}, {2, 128});
+  StackTree tree = Read(w.Done());
+  EXPECT_EQ(tree.sample_type(0), (SampleType{"objects", WeightUnit::kObjects}));
+  EXPECT_EQ(OneValue(tree, "inuse_space").Total(), 128u);
+  EXPECT_EQ(OneValue(tree, "inuse_objects").Total(), 2u);
+  EXPECT_EQ(tree.FindSampleType("inuse_cycles"), -1);
+}
+
 TEST(Pprof, UnitsOfOtherSampleTypes) {
   ProfileWriter w;
   w.SampleType("delay", "microseconds");
