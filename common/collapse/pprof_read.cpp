@@ -15,6 +15,7 @@
 // and offsets, so a profile written without symbols (pprof -symbolize=none, Parca and
 // Pyroscope exports, converted perf data) is named where the binaries are found.
 //
+// The profile's drop_frames and keep_frames prune stacks as pprof prunes them (Prune).
 // Values are signed in pprof and unsigned in pf: a negative value (a `pprof -diff_base`
 // profile) is left out and counted. Time in units coarser than nanoseconds is converted to
 // nanoseconds exactly (saturating), so a flame graph shows time as time.
@@ -24,6 +25,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+
+#include <re2/re2.h>
 
 #include "base/diagnostics.h"
 #include "base/error.h"
@@ -105,6 +108,9 @@ class TreeBuilder {
     }
     StackTree tree(Columns());
     names_ = &tree.names();
+    samples_ = p_.samples;
+    inner_skip_.assign(p_.locations.size(), 0);
+    Prune();
     location_first_.assign(p_.locations.size(), kUnnamed);
     location_count_.assign(p_.locations.size(), 0);
     // Samples in the order of their locations, so that each shares the longest prefix it
@@ -119,14 +125,14 @@ class TreeBuilder {
     for (size_t at = 0; at < sorted.size(); ++at) {
       // The samples come in an order of their own: their records, values and locations are
       // fetched a few samples ahead.
-      if (at + 8 < sorted.size()) __builtin_prefetch(&p_.samples[sorted[at + 8]]);
+      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[sorted[at + 8]]);
       if (at + 4 < sorted.size()) {
-        const PprofProfile::Sample& ahead = p_.samples[sorted[at + 4]];
+        const PprofProfile::Sample& ahead = samples_[sorted[at + 4]];
         __builtin_prefetch(p_.values.data() + ahead.first_value);
         __builtin_prefetch(p_.location_ids.data() + ahead.first_location);
       }
       const uint32_t index = sorted[at];
-      const PprofProfile::Sample& s = p_.samples[index];
+      const PprofProfile::Sample& s = samples_[index];
       bool any = false;
       for (int c = 0; c < tree.columns(); ++c) {
         int64_t v = p_.values[s.first_value + order_[c]];
@@ -185,6 +191,69 @@ class TreeBuilder {
  private:
   static constexpr uint32_t kUnnamed = UINT32_MAX;
 
+  // pprof's drop_frames and keep_frames, as pprof applies them (profile.Prune): a location
+  // whose function (outermost first, argument list removed) matches drop_frames wholly and
+  // not keep_frames loses it and the functions inlined in it; a sample loses, from its first
+  // location below its outermost one that is not dropped, the first such location and
+  // everything below it (only the inlined part, when the location keeps outer functions).
+  void Prune() {
+    if (p_.drop_frames.empty()) return;
+    RE2::Options options;
+    options.set_log_errors(false);
+    RE2 drop("(?:" + std::string(p_.drop_frames) + ")", options);
+    RE2 keep("(?:" + std::string(p_.keep_frames) + ")", options);
+    if (!drop.ok()) {
+      throw Error(name_, "pprof profile's drop_frames is not a regular expression: " +
+                             drop.error());
+    }
+    const bool use_keep = !p_.keep_frames.empty() && keep.ok();
+    enum : uint8_t { kKeep, kBeneath, kWhole };
+    std::vector<uint8_t> state(p_.locations.size(), kKeep);
+    for (size_t l = 0; l < p_.locations.size(); ++l) {
+      const PprofProfile::Location& loc = p_.locations[l];
+      for (uint32_t i = loc.lines; i-- > 0;) {
+        const PprofProfile::Line& line = p_.lines[loc.first_line + i];
+        if (line.function == PprofProfile::kNone) continue;
+        std::string_view fn = p_.functions[line.function].name;
+        if (fn.empty()) continue;
+        std::string_view simple = SimplifiedName(fn);
+        if (!RE2::FullMatch(simple, drop) || (use_keep && RE2::FullMatch(simple, keep))) continue;
+        state[l] = i == loc.lines - 1 ? kWhole : kBeneath;
+        if (state[l] == kBeneath) inner_skip_[l] = i + 1;
+        break;
+      }
+    }
+    for (PprofProfile::Sample& s : samples_) {
+      const uint32_t* ids = p_.location_ids.data() + s.first_location;
+      bool user = false;
+      for (uint32_t i = s.locations; i-- > 0;) {  // root first
+        uint8_t st = state[ids[i]];
+        if (st == kKeep) {
+          user = true;
+          continue;
+        }
+        if (!user) continue;
+        uint32_t cut = st == kWhole ? i + 1 : i;  // leaf-first locations dropped
+        s.first_location += cut;
+        s.locations -= cut;
+        break;
+      }
+    }
+  }
+
+  // A function's name as pprof's pruning matches it: without a leading '.' (PPC64 ELFv1)
+  // and without its argument list (from the first '(' that does not start "(anonymous
+  // namespace)" or end "operator()").
+  static std::string_view SimplifiedName(std::string_view fn) {
+    if (!fn.empty() && fn.front() == '.') fn.remove_prefix(1);
+    for (size_t at = fn.find('('); at != std::string_view::npos; at = fn.find('(', at + 1)) {
+      if (fn.substr(at, 21) == "(anonymous namespace)") continue;
+      if (at >= 8 && fn.substr(at - 8, 10) == "operator()") continue;
+      return fn.substr(0, at);
+    }
+    return fn;
+  }
+
   // What reading found: the samples kept, the negative values and the addresses left
   // unnamed, counted.
   void Report(uint64_t kept, uint64_t negative, ReadReport* report) const {
@@ -215,9 +284,9 @@ class TreeBuilder {
     while (bits < 32 && (uint64_t{1} << bits) <= p_.locations.size() + 1) ++bits;
     const uint32_t per_word = 64 / bits;
     const uint32_t* ids = p_.location_ids.data();
-    std::vector<Item> items(p_.samples.size());
+    std::vector<Item> items(samples_.size());
     for (uint32_t i = 0; i < items.size(); ++i) {
-      const PprofProfile::Sample& s = p_.samples[i];
+      const PprofProfile::Sample& s = samples_[i];
       Item& it = items[i];
       it.index = i;
       for (uint32_t w = 0; w < 2; ++w) {
@@ -234,8 +303,8 @@ class TreeBuilder {
     std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
       if (a.key[0] != b.key[0]) return a.key[0] < b.key[0];
       if (a.key[1] != b.key[1]) return a.key[1] < b.key[1];
-      const PprofProfile::Sample& x = p_.samples[a.index];
-      const PprofProfile::Sample& y = p_.samples[b.index];
+      const PprofProfile::Sample& x = samples_[a.index];
+      const PprofProfile::Sample& y = samples_[b.index];
       if (x.locations <= keyed || y.locations <= keyed) return x.locations < y.locations;
       const uint32_t* xs = ids + x.first_location;
       const uint32_t* ys = ids + y.first_location;
@@ -300,7 +369,7 @@ class TreeBuilder {
     if (loc.lines == 0) {
       frames_.push_back(names_->Intern(AddressName(loc)));
     } else {
-      for (uint32_t i = loc.lines; i-- > 0;) {  // innermost first in pprof
+      for (uint32_t i = loc.lines; i-- > inner_skip_[index];) {  // innermost first in pprof
         const PprofProfile::Line& line = p_.lines[loc.first_line + i];
         std::string_view fn;
         if (line.function != PprofProfile::kNone) fn = p_.functions[line.function].name;
@@ -348,6 +417,8 @@ class TreeBuilder {
   const Symbolizer::Options* symbols_;
   std::unique_ptr<Symbolizer> symbolizer_;
   Interner* names_ = nullptr;
+  std::vector<PprofProfile::Sample> samples_;  // the profile's, pruned (Prune)
+  std::vector<uint32_t> inner_skip_;           // by location: inner lines pruned
   std::vector<int> order_;         // column -> sample type index
   std::vector<uint64_t> scale_;    // column -> factor to its unit
   std::vector<StrId> frames_;      // every named location's frames, root first

@@ -73,6 +73,8 @@ class Decoder {
       Locations();
       Samples();
       p_.default_sample_type = String(default_sample_type_);
+      p_.drop_frames = String(drop_frames_);
+      p_.keep_frames = String(keep_frames_);
     } catch (const protozero::exception& e) {
       throw Error(name_, std::string("not a valid pprof profile.proto: ") + e.what() +
                              " (truncated or corrupt file?)");
@@ -153,6 +155,8 @@ class Decoder {
         case kPeriodType: period_type_view_ = View(m, what); break;
         case kPeriod: p_.period = m.get_int64(); break;
         case kDefaultSampleType: default_sample_type_ = m.get_int64(); break;
+        case kDropFrames: drop_frames_ = m.get_int64(); break;
+        case kKeepFrames: keep_frames_ = m.get_int64(); break;
         default: m.skip(); break;
       }
     }
@@ -374,7 +378,7 @@ class Decoder {
   std::vector<std::string_view> sample_type_views_, sample_views_, mapping_views_,
       location_views_, function_views_;
   std::string_view period_type_view_;
-  int64_t default_sample_type_ = 0;
+  int64_t default_sample_type_ = 0, drop_frames_ = 0, keep_frames_ = 0;
   IdIndex functions_, mappings_, locations_;
 };
 

@@ -71,6 +71,7 @@ struct PprofProfile {
   std::vector<Mapping> mappings;
   std::vector<std::string_view> strings;
   std::string_view default_sample_type;  // "" when not set
+  std::string_view drop_frames, keep_frames;  // regular expressions; "" when not set
   ValueType period_type;
   int64_t period = 0;
 };

@@ -102,6 +102,8 @@ class ProfileWriter {
   }
   void DefaultSampleType(const std::string& type) { body_.add_int64(14, Str(type)); }
   void Raw(uint32_t tag, int64_t value) { body_.add_int64(tag, value); }
+  void DropFrames(const std::string& rx) { body_.add_int64(7, Str(rx)); }
+  void KeepFrames(const std::string& rx) { body_.add_int64(8, Str(rx)); }
   // The message: the fields, then the string table (Go writes it last too).
   std::string Done() {
     std::string out = data_;
@@ -243,6 +245,36 @@ TEST(Pprof, TagsAreRootFramesInTheirOrder) {
   EXPECT_EQ(Stacks(tree), want);
   // Without tags, the labels change nothing.
   EXPECT_EQ(Stacks(Read(proto)), (std::map<std::string, uint64_t>{{"main", 31}}));
+}
+
+// pprof prunes with the profile's drop_frames (whole names, argument lists removed) unless
+// keep_frames matches, from the first location below the root that is not dropped
+// (pprof -traces on such a profile: main 5, main;other 9, malloc 1).
+TEST(Pprof, DropFramesPruneAsPprofDoes) {
+  ProfileWriter w;
+  w.SampleType("samples", "count");
+  w.Function(1, "main");
+  w.Function(2, "malloc(unsigned long)");
+  w.Function(3, "inner");
+  w.Function(4, "other");
+  w.Function(5, "malloc_kept");
+  w.Location(1, {1});
+  w.Location(2, {2});
+  w.Location(3, {3});
+  w.Location(4, {4});
+  w.Location(5, {3, 4});  // inner inlined into other
+  w.Location(6, {5});
+  w.Sample({3, 2, 1}, {5});
+  w.Sample({4, 1}, {7});
+  w.Sample({2}, {1});  // nothing above it: kept
+  w.Sample({5, 1}, {2});
+  w.Sample({6, 1}, {16});
+  w.DropFrames("malloc.*|inner");
+  w.KeepFrames("malloc_kept");
+  StackTree tree = Read(w.Done());
+  std::map<std::string, uint64_t> want{
+      {"main", 5}, {"main;other", 9}, {"malloc(unsigned long)", 1}, {"main;malloc_kept", 16}};
+  EXPECT_EQ(Stacks(tree), want);
 }
 
 TEST(Pprof, NegativeValuesAreLeftOutAndCounted) {
