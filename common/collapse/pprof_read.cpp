@@ -434,20 +434,24 @@ StackTree PprofTree(const PprofProfile& profile, const std::string& name,
   return TreeBuilder(profile, name, tags, symbols).Build(report);
 }
 
+std::string_view GatherPprofBytes(ByteSource& source, std::string* storage, uint64_t cap) {
+  if (source.stable()) {
+    std::string_view all = source.Peek();
+    if (all.size() > cap) ThrowPprofTooLarge(source.name(), cap);
+    return all;
+  }
+  for (std::string_view chunk = source.Next(); !chunk.empty(); chunk = source.Next()) {
+    if (storage->size() + chunk.size() > cap) ThrowPprofTooLarge(source.name(), cap);
+    storage->append(chunk);
+  }
+  return *storage;
+}
+
 StackTree ReadPprof(ByteSource& source, const std::vector<std::string>& tags,
                     const Symbolizer::Options& symbols, ReadReport* report) {
   // The whole message: a mapped file as it is, anything else (a pipe, gzip) gathered.
   std::string storage;
-  std::string_view data;
-  if (source.stable()) {
-    data = source.Peek();
-  } else {
-    for (std::string_view chunk = source.Next(); !chunk.empty(); chunk = source.Next()) {
-      if (storage.size() + chunk.size() > kMaxPprofBytes) ThrowPprofTooLarge(source.name());
-      storage.append(chunk);
-    }
-    data = storage;
-  }
+  std::string_view data = GatherPprofBytes(source, &storage);
   PprofProfile profile = DecodePprof(data, source.name());
   return PprofTree(profile, source.name(), tags, &symbols, report);
 }

@@ -18,6 +18,12 @@ namespace pf {
 StackTree ReadPprof(ByteSource& source, const std::vector<std::string>& tags,
                     const Symbolizer::Options& symbols, ReadReport* report);
 
+/// The whole of `source` as one buffer: a stable source's own bytes, else its chunks
+/// gathered in *storage; more than `cap` bytes (decompressed) is a pf::Error that names the
+/// cap (a gzip bomb ends there, not in the machine's memory).
+std::string_view GatherPprofBytes(ByteSource& source, std::string* storage,
+                                  uint64_t cap = kMaxPprofBytes);
+
 /// The tree of a decoded profile:
 /// - one column per sample type, named and with its unit (nanoseconds, bytes, objects for
 ///   "count" of *objects, samples for other counts; seconds, milliseconds and microseconds

@@ -402,10 +402,12 @@ bool SubMessageFits(std::string_view v, std::string_view types) {
 
 }  // namespace
 
-void ThrowPprofTooLarge(const std::string& name) {
-  throw Error(name, "pprof profile larger than " + std::to_string(kMaxPprofBytes >> 30) +
-                        " GiB once decompressed: pf reads no more (protobuf messages cannot "
-                        "be larger; a gzip bomb?)");
+void ThrowPprofTooLarge(const std::string& name, uint64_t cap) {
+  std::string size = cap % (uint64_t{1} << 30) == 0 ? std::to_string(cap >> 30) + " GiB"
+                                                      : std::to_string(cap) + " bytes";
+  throw Error(name, "pprof profile larger than " + size +
+                        " once decompressed: pf reads no more (protobuf messages cannot be "
+                        "larger; a gzip bomb?)");
 }
 
 PprofProfile DecodePprof(std::string_view data, const std::string& name) {

@@ -21,8 +21,8 @@ namespace pf {
 /// The most bytes of (decompressed) profile.proto pf reads: protobuf messages are limited to
 /// 2 GiB, and a gzip bomb must end with an error, not with the machine's memory.
 constexpr uint64_t kMaxPprofBytes = uint64_t{2} << 30;
-/// Throws the pf::Error for an input `name` larger than kMaxPprofBytes.
-[[noreturn]] void ThrowPprofTooLarge(const std::string& name);
+/// Throws the pf::Error for an input `name` larger than `cap` bytes (kMaxPprofBytes).
+[[noreturn]] void ThrowPprofTooLarge(const std::string& name, uint64_t cap = kMaxPprofBytes);
 
 struct PprofProfile {
   struct ValueType {

@@ -395,6 +395,26 @@ TEST(Pprof, TruncatedAndCorruptInputEndsInAnError) {
   EXPECT_THROW(Read(lying), Error);
 }
 
+// Decompressed input past the cap ends with an error naming it, not with all of it in memory
+// (a gzip bomb); the cap is 2 GiB, 1000 bytes here.
+TEST(Pprof, DecompressedSizeIsCapped) {
+  std::string gz = test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/data/pprof/heap.pb.gz");
+  std::unique_ptr<ByteSource> in = MemoryInput(gz, "bomb.pb.gz");
+  std::string storage;
+  try {
+    GatherPprofBytes(*in, &storage, 1000);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "bomb.pb.gz");
+    EXPECT_NE(std::string(e.what()).find("larger than 1000 bytes"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LE(storage.size(), 1000u);
+  std::unique_ptr<ByteSource> whole = MemoryInput(gz, "heap.pb.gz");
+  storage.clear();
+  EXPECT_GT(GatherPprofBytes(*whole, &storage).size(), 5000u);
+}
+
 TEST(Pprof, SniffedFromItsStructureOnly) {
   ProfileWriter w;
   std::string proto = Basic(w);
