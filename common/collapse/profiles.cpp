@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "collapse/gperftools.h"
+#include "collapse/pprof_read.h"
 #include "formats/callgrind.h"
 #include "formats/massif.h"
 #include "formats/trace_stacks.h"
@@ -18,6 +19,8 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)symbols;
   (void)report;
   switch (format) {
+    case InputFormat::kPprof:
+      return ReadPprof(source, options.tags, symbols, report);
     case InputFormat::kMassif:
       return ReadMassif(source, options.snapshot, report);
     case InputFormat::kCallgrind:  // stacks only from --separate-callers (callgrind.h)

@@ -13,6 +13,7 @@
 #include "formats/cpuprofile.h"
 #include "formats/gperftools.h"
 #include "formats/perf_script.h"
+#include "formats/pprof.h"
 #include "formats/thread_dumps.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
@@ -246,6 +247,8 @@ InputFormat SniffFormat(std::string_view head, std::string* foreign) {
   if (head.substr(0, 8) == "PERFILE2" || head.substr(0, 8) == "2ELIFREP") {
     return InputFormat::kPerfData;
   }
+  // pprof's profile.proto: binary, recognised by its structure (formats/pprof.h).
+  if (LooksLikePprof(head.substr(0, 64 << 10))) return InputFormat::kPprof;
   if (InputFormat g = SniffGperftools(head); g != InputFormat::kEmpty) return g;
   if (LooksBinary(head)) return InputFormat::kBinary;
   if (InputFormat vg = SniffValgrind(head); vg != InputFormat::kEmpty) return vg;

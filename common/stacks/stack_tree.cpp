@@ -42,6 +42,13 @@ int StackTree::FindSampleType(std::string_view name) const {
   for (int c = 0; c < columns_; ++c) {
     if (types_[c].name == name) return c;
   }
+  // As pprof: inuse_space and inuse_objects also name the "space" and "objects" of heap
+  // profiles that hold only what is in use (gperftools' heap profiles through pprof -proto).
+  if (name.substr(0, 6) == "inuse_") {
+    for (int c = 0; c < columns_; ++c) {
+      if (types_[c].name == name.substr(6)) return c;
+    }
+  }
   int index = 0;
   for (char ch : name) {
     if (ch < '0' || ch > '9' || index > columns_) return -1;
@@ -111,7 +118,13 @@ void StackTree::Grow() {
 }
 
 NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, int column) {
-  NodeId n = kRoot;
+  NodeId n = AddPath(kRoot, root_first);
+  AddSelf(n, weight, column);
+  return n;
+}
+
+NodeId StackTree::AddPath(NodeId from, std::span<const StrId> root_first) {
+  NodeId n = from;
   size_t k = 0;
   while (k < root_first.size()) {
     NodeId before(static_cast<uint32_t>(size()));
@@ -125,7 +138,6 @@ NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, i
     for (; k < root_first.size(); ++k) n = Append(n, root_first[k]);
     Index(first, NodeId(static_cast<uint32_t>(size())));
   }
-  AddSelf(n, weight, column);
   return n;
 }
 
@@ -207,14 +219,41 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
   std::vector<bool> mapped(other.names().size(), false);
   std::vector<NodeId> node_map(other.size());
   node_map[kRoot.index()] = kRoot;
-  for (NodeId n{1}; n.index() < other.size(); ++n) {
+  // Into a tree without stacks (OneValue's copy), every node is new. When the names get
+  // the ids they have in `other` (a tree that has interned nothing yet), the nodes keep
+  // theirs too: the links and the hash table are copied as they are. Otherwise the nodes are
+  // appended, then indexed as a batch, with no lookups.
+  const bool fresh = size() == 1;
+  bool copied = false;
+  if (fresh) {
+    bool same_ids = true;
+    for (uint32_t f = 0; f < other.names().size(); ++f) {
+      name_map[f] = names_->Intern(other.names().Name(StrId{f}));
+      mapped[f] = true;
+      same_ids = same_ids && name_map[f].value == f;
+    }
+    if (same_ids && other.size() > 1) {
+      links_ = other.links_;
+      slots_ = other.slots_;
+      bits_ = other.bits_;
+      self_.assign(other.size() * columns_, 0);
+      for (NodeId n{1}; n.index() < other.size(); ++n) node_map[n.index()] = n;
+      copied = true;
+    } else {
+      links_.reserve(other.size());
+      self_.reserve(other.size() * columns_);
+    }
+  }
+  for (NodeId n{1}; !copied && n.index() < other.size(); ++n) {
     uint32_t f = other.frame(n).value;
     if (!mapped[f]) {
       name_map[f] = names_->Intern(other.names().Name(StrId{f}));
       mapped[f] = true;
     }
-    node_map[n.index()] = Child(node_map[other.parent(n).index()], name_map[f]);
+    NodeId parent = node_map[other.parent(n).index()];
+    node_map[n.index()] = fresh ? Append(parent, name_map[f]) : Child(parent, name_map[f]);
   }
+  if (fresh && !copied) Index(NodeId{1}, NodeId(static_cast<uint32_t>(size())));
   for (NodeId n; n.index() < other.size(); ++n) {
     if (only_column >= 0) {
       uint64_t w = other.self(n, only_column);

@@ -56,6 +56,10 @@ class StackTree {
   NodeId Child(NodeId parent, StrId frame);
   /// Adds a root-first path and puts `weight` on its leaf. Returns the leaf.
   NodeId AddStack(std::span<const StrId> root_first, uint64_t weight, int column = 0);
+  /// The node of path `frames` below `from` (root first), made where missing, weighing
+  /// nothing: for readers that know the node of a prefix already (a sorted input's previous
+  /// stack) and add only the rest.
+  NodeId AddPath(NodeId from, std::span<const StrId> frames);
   void AddSelf(NodeId node, uint64_t weight, int column = 0) {
     uint64_t& w = self_[node.index() * columns_ + column];
     if (__builtin_add_overflow(w, weight, &w)) {
@@ -129,8 +133,9 @@ class StackTree {
   StackTree EmptyLike() const;
 
   /// The column of the sample type `name`, as pprof's -sample_index takes it: a sample
-  /// type's name, or its index in decimal; "" is the default, the last column (pprof's
-  /// default, AFTER for a differential profile). -1 when there is none.
+  /// type's name (inuse_space and inuse_objects also naming "space" and "objects", as in
+  /// pprof), or its index in decimal; "" is the default, the last column (pprof's default,
+  /// AFTER for a differential profile). -1 when there is none.
   int FindSampleType(std::string_view name) const;
 
   /// Children lists in CSR form (children of n: child_index[first[n]..first[n+1])), each

@@ -1,0 +1,459 @@
+// pprof profile.proto into a stack tree (collapse/pprof_read.h).
+//
+// The decoder (formats/pprof.cpp) hands over plain indexes; this step names frames and adds
+// stacks. A location's frames are named once, the first time a sample reaches it, and kept
+// as interned ids root first (a location's lines are innermost first, so they are
+// reversed): a sample's stack is then the concatenation of its locations' frames, from its
+// last location (the root) to its first (the leaf), with the label frames of --tag in front.
+// Samples are taken in the order of their locations, root first, so that a stack shares
+// the longest prefix it can with the one before: the tree is asked only for the rest
+// (StackTree::AddPath from the node of the shared prefix), which matters because tree
+// lookups, memory-bound, are most of the work on a large profile.
+// Names follow `pprof -traces` at its default (function) granularity: the function's name,
+// "[BINARY]" for an address in a mapped file that has no function, "<unknown>" without one;
+// pf first asks its own symbolizer for such an address, through the mapping's file, build-id
+// and offsets, so a profile written without symbols (pprof -symbolize=none, Parca and
+// Pyroscope exports, converted perf data) is named where the binaries are found.
+//
+// The profile's drop_frames and keep_frames prune stacks as pprof prunes them (Prune).
+// Values are signed in pprof and unsigned in pf: a negative value (a `pprof -diff_base`
+// profile) is left out and counted. Time in units coarser than nanoseconds is converted to
+// nanoseconds exactly (saturating), so a flame graph shows time as time.
+
+#include "collapse/pprof_read.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include <re2/re2.h>
+
+#include "base/diagnostics.h"
+#include "base/error.h"
+
+namespace pf {
+
+namespace {
+
+// The unit of a pprof sample type and the factor that turns its values into that unit.
+struct ColumnUnit {
+  WeightUnit unit;
+  uint64_t scale = 1;
+};
+
+ColumnUnit UnitOf(std::string_view name, std::string_view unit) {
+  if (unit == "count" || unit == "samples") {
+    bool objects = name.size() >= 7 && name.substr(name.size() - 7) == "objects";
+    return {objects ? WeightUnit::kObjects : WeightUnit::kSamples};
+  }
+  if (unit == "nanoseconds" || unit == "ns") return {WeightUnit::kNanoseconds};
+  if (unit == "microseconds" || unit == "us") return {WeightUnit::kNanoseconds, 1000};
+  if (unit == "milliseconds" || unit == "ms") return {WeightUnit::kNanoseconds, 1000000};
+  if (unit == "seconds" || unit == "s") return {WeightUnit::kNanoseconds, 1000000000};
+  if (unit == "bytes" || unit == "B") return {WeightUnit::kBytes};
+  WeightUnit u;
+  if (ParseUnitKeyword(unit, &u) && u != WeightUnit::kUnspecified) return {u};
+  return {WeightUnit::kEvents};
+}
+
+// A numeric label's value as pprof's tag frames show it: scaled to the largest unit that
+// keeps it at least 1, two decimals with ".00" dropped ("64kB", "1.50ms"); other units after
+// the number; "bytes" is the unit of the "bytes" key when none is given (Go's heap labels).
+std::string FormatNumericLabel(std::string_view key, int64_t num, std::string_view unit) {
+  if (unit.empty() && key == "bytes") unit = "bytes";
+  struct Step {
+    const char* name;
+    double factor;
+  };
+  static constexpr Step kBytes[] = {{"B", 1}, {"kB", 1024.0}, {"MB", 1048576.0},
+                                    {"GB", 1073741824.0}, {"TB", 1099511627776.0}};
+  static constexpr Step kTime[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  const Step* steps = nullptr;
+  size_t n = 0;
+  if (unit == "bytes" || unit == "B") {
+    steps = kBytes;
+    n = std::size(kBytes);
+  } else if (unit == "nanoseconds" || unit == "ns") {
+    steps = kTime;
+    n = std::size(kTime);
+  }
+  if (!steps) return std::to_string(num) + std::string(unit);
+  double v = static_cast<double>(num);
+  double mag = v < 0 ? -v : v;
+  size_t i = 0;
+  while (i + 1 < n && mag >= steps[i + 1].factor) ++i;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v / steps[i].factor);
+  std::string s = buf;
+  if (s.size() > 3 && s.substr(s.size() - 3) == ".00") s.resize(s.size() - 3);
+  if (s == "0" || s == "-0") return "0";
+  return s + steps[i].name;
+}
+
+std::string_view BaseName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+class TreeBuilder {
+ public:
+  TreeBuilder(const PprofProfile& p, const std::string& name, const std::vector<std::string>& tags,
+              const Symbolizer::Options* symbols)
+      : p_(p), name_(name), tags_(tags), symbols_(symbols) {}
+
+  StackTree Build(ReadReport* report) {
+    if (p_.sample_types.empty()) {
+      if (!p_.samples.empty()) throw Error(name_, "pprof profile with samples but no sample types");
+      return StackTree();
+    }
+    StackTree tree(Columns());
+    names_ = &tree.names();
+    samples_ = p_.samples;
+    inner_skip_.assign(p_.locations.size(), 0);
+    Prune();
+    location_first_.assign(p_.locations.size(), kUnnamed);
+    location_count_.assign(p_.locations.size(), 0);
+    // Samples in the order of their locations, so that each shares the longest prefix it
+    // can with the one before: only the rest of it is looked up in the tree (memory-bound
+    // lookups are most of the work) and named.
+    std::vector<StrId> tag_frames, prev_tags, suffix;
+    std::vector<uint32_t> prev_locs;   // the previous stack's locations, root first
+    std::vector<uint32_t> frames_upto;  // frames_upto[i]: its frames before location i
+    std::vector<NodeId> nodes;          // nodes[i]: the node of its first i + 1 frames
+    uint64_t negative = 0, kept = 0;
+    const std::vector<uint32_t> sorted = SortedSamples();
+    for (size_t at = 0; at < sorted.size(); ++at) {
+      // The samples come in an order of their own: their records, values and locations are
+      // fetched a few samples ahead.
+      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[sorted[at + 8]]);
+      if (at + 4 < sorted.size()) {
+        const PprofProfile::Sample& ahead = samples_[sorted[at + 4]];
+        __builtin_prefetch(p_.values.data() + ahead.first_value);
+        __builtin_prefetch(p_.location_ids.data() + ahead.first_location);
+      }
+      const uint32_t index = sorted[at];
+      const PprofProfile::Sample& s = samples_[index];
+      bool any = false;
+      for (int c = 0; c < tree.columns(); ++c) {
+        int64_t v = p_.values[s.first_value + order_[c]];
+        negative += v < 0;
+        any = any || v > 0;
+      }
+      if (!any) continue;
+      tag_frames.clear();
+      AddTagFrames(s, &tag_frames);
+      // The locations it shares with the previous stack (none when the tags differ).
+      const uint32_t* locs = p_.location_ids.data() + s.first_location;
+      size_t k = 0;
+      if (tag_frames == prev_tags) {
+        const size_t common = std::min<size_t>(s.locations, prev_locs.size());
+        while (k < common && locs[s.locations - 1 - k] == prev_locs[k]) ++k;
+      } else {
+        prev_locs.clear();
+        frames_upto.assign(1, static_cast<uint32_t>(tag_frames.size()));
+      }
+      prev_tags.swap(tag_frames);
+      const uint32_t shared = k ? frames_upto[k] : 0;
+      suffix.clear();
+      if (!k) suffix.assign(prev_tags.begin(), prev_tags.end());
+      prev_locs.resize(k);
+      frames_upto.resize(k + 1);
+      for (size_t i = k; i < s.locations; ++i) {
+        uint32_t loc = locs[s.locations - 1 - i];
+        if (location_first_[loc] == kUnnamed) NameLocation(loc);
+        const StrId* f = frames_.data() + location_first_[loc];
+        suffix.insert(suffix.end(), f, f + location_count_[loc]);
+        prev_locs.push_back(loc);
+        frames_upto.push_back(frames_upto.back() + location_count_[loc]);
+      }
+      NodeId from = shared ? nodes[shared - 1] : StackTree::kRoot;
+      NodeId leaf = tree.AddPath(from, suffix);
+      const size_t total = shared + suffix.size();
+      nodes.resize(total);
+      NodeId n = leaf;
+      for (size_t i = total; i-- > shared;) {
+        nodes[i] = n;
+        n = tree.parent(n);
+      }
+      for (int c = 0; c < tree.columns(); ++c) {
+        int64_t v = p_.values[s.first_value + order_[c]];
+        if (v <= 0) continue;
+        uint64_t w = MulSat(static_cast<uint64_t>(v), scale_[c]);
+        if (w == UINT64_MAX) tree.NoteSaturated();
+        tree.AddSelf(leaf, w, c);
+      }
+      ++kept;
+    }
+    Report(kept, negative, report);
+    return tree;
+  }
+
+ private:
+  static constexpr uint32_t kUnnamed = UINT32_MAX;
+
+  // pprof's drop_frames and keep_frames, as pprof applies them (profile.Prune): a location
+  // whose function (outermost first, argument list removed) matches drop_frames wholly and
+  // not keep_frames loses it and the functions inlined in it; a sample loses, from its first
+  // location below its outermost one that is not dropped, the first such location and
+  // everything below it (only the inlined part, when the location keeps outer functions).
+  void Prune() {
+    if (p_.drop_frames.empty()) return;
+    RE2::Options options;
+    options.set_log_errors(false);
+    RE2 drop("(?:" + std::string(p_.drop_frames) + ")", options);
+    RE2 keep("(?:" + std::string(p_.keep_frames) + ")", options);
+    if (!drop.ok()) {
+      throw Error(name_, "pprof profile's drop_frames is not a regular expression: " +
+                             drop.error());
+    }
+    const bool use_keep = !p_.keep_frames.empty() && keep.ok();
+    enum : uint8_t { kKeep, kBeneath, kWhole };
+    std::vector<uint8_t> state(p_.locations.size(), kKeep);
+    for (size_t l = 0; l < p_.locations.size(); ++l) {
+      const PprofProfile::Location& loc = p_.locations[l];
+      for (uint32_t i = loc.lines; i-- > 0;) {
+        const PprofProfile::Line& line = p_.lines[loc.first_line + i];
+        if (line.function == PprofProfile::kNone) continue;
+        std::string_view fn = p_.functions[line.function].name;
+        if (fn.empty()) continue;
+        std::string_view simple = SimplifiedName(fn);
+        if (!RE2::FullMatch(simple, drop) || (use_keep && RE2::FullMatch(simple, keep))) continue;
+        state[l] = i == loc.lines - 1 ? kWhole : kBeneath;
+        if (state[l] == kBeneath) inner_skip_[l] = i + 1;
+        break;
+      }
+    }
+    for (PprofProfile::Sample& s : samples_) {
+      const uint32_t* ids = p_.location_ids.data() + s.first_location;
+      bool user = false;
+      for (uint32_t i = s.locations; i-- > 0;) {  // root first
+        uint8_t st = state[ids[i]];
+        if (st == kKeep) {
+          user = true;
+          continue;
+        }
+        if (!user) continue;
+        uint32_t cut = st == kWhole ? i + 1 : i;  // leaf-first locations dropped
+        s.first_location += cut;
+        s.locations -= cut;
+        break;
+      }
+    }
+  }
+
+  // A function's name as pprof's pruning matches it: without a leading '.' (PPC64 ELFv1)
+  // and without its argument list (from the first '(' that does not start "(anonymous
+  // namespace)" or end "operator()").
+  static std::string_view SimplifiedName(std::string_view fn) {
+    if (!fn.empty() && fn.front() == '.') fn.remove_prefix(1);
+    for (size_t at = fn.find('('); at != std::string_view::npos; at = fn.find('(', at + 1)) {
+      if (fn.substr(at, 21) == "(anonymous namespace)") continue;
+      if (at >= 8 && fn.substr(at - 8, 10) == "operator()") continue;
+      return fn.substr(0, at);
+    }
+    return fn;
+  }
+
+  // What reading found: the samples kept, the negative values and the addresses left
+  // unnamed, counted.
+  void Report(uint64_t kept, uint64_t negative, ReadReport* report) const {
+    if (!report) return;
+    report->samples += kept;
+    if (negative) {
+      report->warnings.push_back(
+          name_ + ": " + Plural(negative, "negative value", "negative values") +
+          " left out (a pprof -diff_base profile? pf-diff compares two profiles)");
+    }
+    if (unsymbolized_) {
+      report->warnings.push_back(
+          name_ + ": " + Plural(unsymbolized_, "address", "addresses") +
+          " without a function and not found in their binaries (named [BINARY] as pprof "
+          "does; --symfs says where copies of the binaries are)");
+    }
+  }
+
+  // The samples' indexes, ordered by their locations root first (shorter first on a tie).
+  // Each is sorted with a key that packs its first root-first locations (as many as fit in
+  // 128 bits), so most comparisons read the key and not the samples' locations.
+  std::vector<uint32_t> SortedSamples() const {
+    struct Item {
+      uint64_t key[2];
+      uint32_t index;
+    };
+    int bits = 1;
+    while (bits < 32 && (uint64_t{1} << bits) <= p_.locations.size() + 1) ++bits;
+    const uint32_t per_word = 64 / bits;
+    const uint32_t* ids = p_.location_ids.data();
+    std::vector<Item> items(samples_.size());
+    for (uint32_t i = 0; i < items.size(); ++i) {
+      const PprofProfile::Sample& s = samples_[i];
+      Item& it = items[i];
+      it.index = i;
+      for (uint32_t w = 0; w < 2; ++w) {
+        uint64_t key = 0;
+        for (uint32_t level = w * per_word; level < (w + 1) * per_word; ++level) {
+          // Location index + 1 (0: the stack ended), root first.
+          uint64_t v = level < s.locations ? ids[s.first_location + s.locations - 1 - level] + 1 : 0;
+          key = (key << bits) | v;
+        }
+        it.key[w] = key;
+      }
+    }
+    const uint32_t keyed = 2 * per_word;
+    std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+      if (a.key[0] != b.key[0]) return a.key[0] < b.key[0];
+      if (a.key[1] != b.key[1]) return a.key[1] < b.key[1];
+      const PprofProfile::Sample& x = samples_[a.index];
+      const PprofProfile::Sample& y = samples_[b.index];
+      if (x.locations <= keyed || y.locations <= keyed) return x.locations < y.locations;
+      const uint32_t* xs = ids + x.first_location;
+      const uint32_t* ys = ids + y.first_location;
+      uint32_t i = x.locations - keyed, j = y.locations - keyed;
+      while (i && j) {
+        uint32_t u = xs[--i], v = ys[--j];
+        if (u != v) return u < v;
+      }
+      return i < j;
+    });
+    std::vector<uint32_t> order(items.size());
+    for (size_t i = 0; i < items.size(); ++i) order[i] = items[i].index;
+    return order;
+  }
+
+  // The columns: the sample types in the profile's order, pprof's default one moved last.
+  std::vector<SampleType> Columns() {
+    const size_t n = p_.sample_types.size();
+    size_t def = n - 1;
+    if (!p_.default_sample_type.empty()) {
+      for (size_t i = 0; i < n; ++i) {
+        if (p_.sample_types[i].type == p_.default_sample_type) def = i;
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (i != def) order_.push_back(static_cast<int>(i));
+    }
+    order_.push_back(static_cast<int>(def));
+    std::vector<SampleType> types;
+    for (int i : order_) {
+      const PprofProfile::ValueType& t = p_.sample_types[i];
+      ColumnUnit u = UnitOf(t.type, t.unit);
+      types.push_back(SampleType{t.type.empty() ? std::string("samples") : std::string(t.type),
+                                 u.unit});
+      scale_.push_back(u.scale);
+    }
+    return types;
+  }
+
+  void AddTagFrames(const PprofProfile::Sample& s, std::vector<StrId>* stack) {
+    for (const std::string& key : tags_) {
+      std::string frame;
+      for (int numeric = 0; numeric < 2; ++numeric) {  // strings first, as pprof
+        for (uint32_t i = 0; i < s.labels; ++i) {
+          const PprofProfile::Label& l = p_.labels[s.first_label + i];
+          if (l.key != key || l.numeric != (numeric == 1)) continue;
+          if (frame.empty()) {
+            frame.append(key).push_back(':');
+          } else {
+            frame.push_back(',');
+          }
+          frame += l.numeric ? FormatNumericLabel(l.key, l.num, l.num_unit) : std::string(l.str);
+        }
+      }
+      if (!frame.empty()) stack->push_back(names_->Intern(frame));
+    }
+  }
+
+  void NameLocation(uint32_t index) {
+    const PprofProfile::Location& loc = p_.locations[index];
+    location_first_[index] = static_cast<uint32_t>(frames_.size());
+    if (loc.lines == 0) {
+      frames_.push_back(names_->Intern(AddressName(loc)));
+    } else {
+      for (uint32_t i = loc.lines; i-- > inner_skip_[index];) {  // innermost first in pprof
+        const PprofProfile::Line& line = p_.lines[loc.first_line + i];
+        std::string_view fn;
+        if (line.function != PprofProfile::kNone) fn = p_.functions[line.function].name;
+        frames_.push_back(fn.empty() ? names_->Intern(NoFunctionName(loc)) : names_->Intern(fn));
+      }
+    }
+    location_count_[index] = static_cast<uint32_t>(frames_.size()) - location_first_[index];
+  }
+
+  // pprof's name for a location without a function: its binary's base name, or <unknown>.
+  std::string NoFunctionName(const PprofProfile::Location& loc) const {
+    if (loc.mapping == PprofProfile::kNone || p_.mappings[loc.mapping].filename.empty()) {
+      return "<unknown>";
+    }
+    std::string name(1, '[');
+    name.append(BaseName(p_.mappings[loc.mapping].filename)).push_back(']');
+    return name;
+  }
+
+  // A location with an address only: symbolized through its mapping when the binary is
+  // found, else as pprof names it.
+  std::string AddressName(const PprofProfile::Location& loc) {
+    if (loc.mapping != PprofProfile::kNone && symbols_) {
+      const PprofProfile::Mapping& m = p_.mappings[loc.mapping];
+      if (!m.filename.empty() && m.filename.front() == '/' && loc.address >= m.memory_start) {
+        if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>(*symbols_);
+        Symbol sym = symbolizer_->Lookup(m.filename, m.build_id,
+                                         loc.address - m.memory_start + m.file_offset, 0);
+        if (sym.found && !sym.name.empty()) {
+          // Without the symbol version (__libc_start_main@@GLIBC_2.34), as pprof.
+          std::string_view n = sym.name;
+          size_t at = n.find('@');
+          if (at != std::string_view::npos && at > 0) n = n.substr(0, at);
+          return std::string(n);
+        }
+        ++unsymbolized_;
+      }
+    }
+    return NoFunctionName(loc);
+  }
+
+  const PprofProfile& p_;
+  const std::string& name_;
+  const std::vector<std::string>& tags_;
+  const Symbolizer::Options* symbols_;
+  std::unique_ptr<Symbolizer> symbolizer_;
+  Interner* names_ = nullptr;
+  std::vector<PprofProfile::Sample> samples_;  // the profile's, pruned (Prune)
+  std::vector<uint32_t> inner_skip_;           // by location: inner lines pruned
+  std::vector<int> order_;         // column -> sample type index
+  std::vector<uint64_t> scale_;    // column -> factor to its unit
+  std::vector<StrId> frames_;      // every named location's frames, root first
+  std::vector<uint32_t> location_first_, location_count_;
+  uint64_t unsymbolized_ = 0;
+};
+
+}  // namespace
+
+StackTree PprofTree(const PprofProfile& profile, const std::string& name,
+                    const std::vector<std::string>& tags, const Symbolizer::Options* symbols,
+                    ReadReport* report) {
+  return TreeBuilder(profile, name, tags, symbols).Build(report);
+}
+
+std::string_view GatherPprofBytes(ByteSource& source, std::string* storage, uint64_t cap) {
+  if (source.stable()) {
+    std::string_view all = source.Peek();
+    if (all.size() > cap) ThrowPprofTooLarge(source.name(), cap);
+    return all;
+  }
+  for (std::string_view chunk = source.Next(); !chunk.empty(); chunk = source.Next()) {
+    if (storage->size() + chunk.size() > cap) ThrowPprofTooLarge(source.name(), cap);
+    storage->append(chunk);
+  }
+  return *storage;
+}
+
+StackTree ReadPprof(ByteSource& source, const std::vector<std::string>& tags,
+                    const Symbolizer::Options& symbols, ReadReport* report) {
+  // The whole message: a mapped file as it is, anything else (a pipe, gzip) gathered.
+  std::string storage;
+  std::string_view data = GatherPprofBytes(source, &storage);
+  PprofProfile profile = DecodePprof(data, source.name());
+  return PprofTree(profile, source.name(), tags, &symbols, report);
+}
+
+}  // namespace pf

@@ -1,0 +1,3 @@
+module pprofgen
+
+go 1.19
