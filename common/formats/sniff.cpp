@@ -51,6 +51,12 @@ bool IsDtraceFrame(std::string_view line) {
   return true;
 }
 
+// bpftrace's -f json output: one object a line, {"type": "attached_probes", "data": ...}.
+bool LooksBpftraceJson(std::string_view head) {
+  std::string_view t = Trim(head.substr(0, 4096));
+  return StartsWith(t, "{\"type\": \"") && t.find("\"data\": ") != std::string_view::npos;
+}
+
 // JSON (speedscope, Chrome trace events, Firefox profiles, gprof2dot's schema): an object,
 // or an array whose first element is a value.
 bool LooksJson(std::string_view head) {
@@ -90,10 +96,19 @@ InputFormat SniffTraceStacks(std::string_view head) {
   size_t n = 0, dtrace_frames = 0, stap_frames = 0, perf_frames = 0, counts = 0;
   bool bpf_open = false, bpf_close = false, bcc_comm = false, bcc_header = false;
   bool dtrace_header = false;
+  // bpftrace: inside an entry opened by "@[" or "@name[" alone, only indented frames so far
+  // (a first entry of deep stacks with long C++ names may outlast the window).
+  bool bpf_entry = false;
+  size_t bpf_frames = 0;
   StackLine sl;
   while (lines.Next(&line) && n < 400) {
     ++n;
     std::string_view t = Trim(line);
+    if (bpf_entry && !line.empty() && IsWhite(line[0]) && !t.empty()) {
+      ++bpf_frames;
+    } else if (bpf_entry) {
+      bpf_entry = false;
+    }
     if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos &&
         IsWhite(line[0])) {
       ++counts;
@@ -112,7 +127,13 @@ InputFormat SniffTraceStacks(std::string_view head) {
                                  line[i] == '_')) {
         ++i;
       }
-      if (i < line.size() && line[i] == '[') bpf_open = true;
+      if (i < line.size() && line[i] == '[') {
+        bpf_open = true;
+        if (i + 1 == Trim(line).size()) {
+          bpf_entry = true;
+          bpf_frames = 0;
+        }
+      }
     }
     if (bpf_open) {
       size_t end = line.rfind("]: ");
@@ -131,7 +152,7 @@ InputFormat SniffTraceStacks(std::string_view head) {
     }
     if (!line.empty() && IsWhite(line[0]) && MatchStackLine(line, &sl)) ++perf_frames;
   }
-  if (bpf_open && bpf_close) return InputFormat::kBpftrace;
+  if (bpf_open && (bpf_close || (bpf_entry && bpf_frames >= 2))) return InputFormat::kBpftrace;
   if (bcc_comm || (bcc_header && counts)) return InputFormat::kBcc;
   if (dtrace_header || (dtrace_frames >= 2 && perf_frames == 0)) return InputFormat::kDtrace;
   if (perf_frames == 0 && stap_frames >= 2 && counts) return InputFormat::kStap;
@@ -141,6 +162,9 @@ InputFormat SniffTraceStacks(std::string_view head) {
 }  // namespace
 
 const char* SniffForeignFormat(std::string_view head) {
+  if (LooksBpftraceJson(head)) {
+    return "bpftrace's JSON output (`bpftrace -f json`; pf reads its default text output)";
+  }
   // (A folded stack may start with a bracket: "[[vdso]];f 3".)
   if (LooksJson(head) && !FirstLineIsFolded(head)) {
     return "JSON (a speedscope, Chrome or Firefox profile?)";

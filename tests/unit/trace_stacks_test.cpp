@@ -35,6 +35,10 @@ TEST(TraceStacks, RealOutputsAreSniffed) {
       {"bpftrace-dd-perf.txt", InputFormat::kBpftrace},
       {"bpftrace-dd-maps.txt", InputFormat::kBpftrace},
       {"bpftrace-dd-cu.txt", InputFormat::kBpftrace},
+      {"bpftrace-prog-uk.txt", InputFormat::kBpftrace},
+      {"bpftrace-gzip-ukc-hist.txt", InputFormat::kBpftrace},
+      {"bpftrace-xz-kuc.txt", InputFormat::kBpftrace},
+      {"bpftrace-prog-cs-sum.txt", InputFormat::kBpftrace},
       {"bcc-profile-callpath.txt", InputFormat::kBcc},
       {"bcc-profile-d-dd.txt", InputFormat::kBcc},
       {"bcc-offcputime-doc.txt", InputFormat::kBcc},
@@ -72,6 +76,53 @@ TEST(TraceStacks, BpftraceKeysAreReversedWhole) {
   ASSERT_EQ(report.warnings.size(), 1u);
   EXPECT_NE(report.warnings[0].find("1 stack without frames skipped (weight 74)"),
             std::string::npos);
+}
+
+TEST(TraceStacks, BpftraceFirstEntryLongerThanTheSniffWindow) {
+  // bpftrace's header, then one entry whose deep stack of long C++ names outlasts the lines
+  // and bytes the sniffer looks at: still bpftrace, not perf script ("Attaching 1" junk).
+  std::string frame = "    ";
+  for (int i = 0; i < 60; ++i) frame += "std::vector<int>::f";
+  std::string text = "Attaching 1 probe...\n\n\n@[\n";
+  for (int i = 0; i < 300; ++i) text += frame + std::to_string(i) + "+12\n";
+  text += "]: 7\n@[\n    a+1\n]: 2\n";
+  EXPECT_EQ(SniffFormat(text), InputFormat::kBpftrace);
+  std::string deep = "@[\n";
+  for (int i = 0; i < 2000; ++i) deep += "    f" + std::to_string(i) + "+1\n";
+  EXPECT_EQ(SniffFormat(deep + "]: 3\n"), InputFormat::kBpftrace);
+  std::string folded = Fold(deep + "]: 3\n", "auto");
+  EXPECT_EQ(folded.substr(0, 12), "f1999+1;f199");
+  EXPECT_EQ(folded.substr(folded.size() - 8), ";f0+1 3\n");
+  // An indented line alone after "@[" is not enough.
+  EXPECT_NE(SniffFormat("@[\n    f+1\n"), InputFormat::kBpftrace);
+}
+
+TEST(TraceStacks, BpftraceKeyWithNoFrameAndNoValue) {
+  // @[ustack, kstack] whose stack ids bpftrace failed to look up: "@[, ]: 9". The Perl script
+  // prints an empty stack (" 9"); pf skips it with a warning that gives its weight.
+  ReadReport report;
+  EXPECT_EQ(Fold("@[\n    f+1\n    main+2\n, ]: 1\n@[, ]: 9\n@[, ]: 2\n", "auto", &report),
+            "main+2;f+1 1\n");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("2 stacks without frames skipped (weight 11)"),
+            std::string::npos)
+      << report.warnings[0];
+}
+
+TEST(TraceStacks, BpftraceJsonIsRefused) {
+  // bpftrace -f json (the real output of one run): not read, said so, sniffed or forced.
+  std::string text = Data("bpftrace-prog.json");
+  ASSERT_FALSE(text.empty());
+  std::string foreign;
+  EXPECT_EQ(SniffFormat(text, &foreign), InputFormat::kForeign);
+  EXPECT_NE(foreign.find("bpftrace's JSON output"), std::string::npos) << foreign;
+  try {
+    Fold(text, "bpftrace");
+    ADD_FAILURE() << "read bpftrace's JSON output";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("run bpftrace without -f json"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TraceStacks, BpftraceMapsAreKeptApart) {
