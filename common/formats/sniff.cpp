@@ -51,6 +51,16 @@ bool IsDtraceFrame(std::string_view line) {
   return true;
 }
 
+// bpftrace's first line: "Attaching 1 probe..." or "Attaching 12 probes...".
+bool IsBpftraceHeader(std::string_view t) {
+  if (!StartsWith(t, "Attaching ")) return false;
+  t.remove_prefix(10);
+  size_t digits = 0;
+  while (digits < t.size() && t[digits] >= '0' && t[digits] <= '9') ++digits;
+  t.remove_prefix(digits);
+  return digits > 0 && (t == " probe..." || t == " probes...");
+}
+
 // bpftrace's -f json output: one object a line, {"type": "attached_probes", "data": ...}.
 bool LooksBpftraceJson(std::string_view head) {
   std::string_view t = Trim(head.substr(0, 4096));
@@ -99,6 +109,7 @@ InputFormat SniffTraceStacks(std::string_view head) {
   // bpftrace: inside an entry opened by "@[" or "@name[" alone, only indented frames so far
   // (a first entry of deep stacks with long C++ names may outlast the window).
   bool bpf_entry = false;
+  bool bpf_header = false;  // "Attaching 2 probes...", even with no map entry after it
   size_t bpf_frames = 0;
   StackLine sl;
   while (lines.Next(&line) && n < 400) {
@@ -118,6 +129,7 @@ InputFormat SniffTraceStacks(std::string_view head) {
                    (StartsWith(line, "Sampling at ") && t.find(" stack") != t.npos))) {
       bcc_header = true;
     }
+    if (n == 1 && IsBpftraceHeader(t)) bpf_header = true;
     if (n <= 2 && StartsWith(t, "CPU") && t.find("FUNCTION:NAME") != std::string_view::npos) {
       dtrace_header = true;
     }
@@ -152,7 +164,9 @@ InputFormat SniffTraceStacks(std::string_view head) {
     }
     if (!line.empty() && IsWhite(line[0]) && MatchStackLine(line, &sl)) ++perf_frames;
   }
-  if (bpf_open && (bpf_close || (bpf_entry && bpf_frames >= 2))) return InputFormat::kBpftrace;
+  if (bpf_header || (bpf_open && (bpf_close || (bpf_entry && bpf_frames >= 2)))) {
+    return InputFormat::kBpftrace;
+  }
   if (bcc_comm || (bcc_header && counts)) return InputFormat::kBcc;
   if (dtrace_header || (dtrace_frames >= 2 && perf_frames == 0)) return InputFormat::kDtrace;
   if (perf_frames == 0 && stap_frames >= 2 && counts) return InputFormat::kStap;

@@ -261,6 +261,14 @@ class TraceStacksReader {
     } else if (!line.empty() && IsBlank(line[0])) {
       stack_.Push(TrimLeft(line));
       return;
+    } else if (!line.empty() && line[0] != ',' && line[0] != ']') {
+      // Neither a frame, nor a separator, nor the end: the entry was cut short (two runs in
+      // one file, text printed into it). It is skipped and counted; the line may open the
+      // next entry.
+      in_entry_ = false;
+      stack_.Clear();
+      Skip(entry_line_);
+      return Bpftrace(line, number);
     }
     // Separators and inline values, maybe the end "]: N".
     size_t end = rest.rfind("]: ");

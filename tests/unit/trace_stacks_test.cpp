@@ -97,6 +97,32 @@ TEST(TraceStacks, BpftraceFirstEntryLongerThanTheSniffWindow) {
   EXPECT_NE(SniffFormat("@[\n    f+1\n"), InputFormat::kBpftrace);
 }
 
+TEST(TraceStacks, BpftraceCutShortOrEmpty) {
+  // An entry cut short by the next one (two runs in one file) is skipped and counted, not
+  // read as frames "@[" and the next entry's.
+  ReadReport report;
+  EXPECT_EQ(Fold("@[\n    f+1\n]: 3\n@[\n    g+1\nAttaching 2 probes...\n@[\n    h+1\n"
+                 "    i+2\n]: 2\n@[\n    j+1\n@x[\n    k+1\n, 7]: 4\n",
+                 "auto", &report),
+            "@;f+1 3\n@;i+2;h+1 2\n@x;7;k+1 4\n");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("2 entries without a count skipped (the first at line 4)"),
+            std::string::npos)
+      << report.warnings[0];
+  // A run whose maps stayed empty prints its header alone: an error that says so, not perf
+  // script text of a comm "Attaching".
+  EXPECT_EQ(SniffFormat("Attaching 2 probes...\n\n\n"), InputFormat::kBpftrace);
+  EXPECT_EQ(SniffFormat("Attaching 1 probe...\n"), InputFormat::kBpftrace);
+  try {
+    Fold("Attaching 1 probe...\n\n\n@n: 0\n", "auto");
+    ADD_FAILURE() << "an empty bpftrace output read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no stack with a count in this bpftrace"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TraceStacks, BpftraceKeyWithNoFrameAndNoValue) {
   // @[ustack, kstack] whose stack ids bpftrace failed to look up: "@[, ]: 9". The Perl script
   // prints an empty stack (" 9"); pf skips it with a warning that gives its weight.
