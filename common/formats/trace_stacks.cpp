@@ -130,6 +130,12 @@ class TraceStacksReader {
       throw Error(name_, "this is bpftrace's JSON output (`bpftrace -f json`), which pf does not "
                          "read: run bpftrace without -f json");
     }
+    if (stacks_ == 0 && empty_) {  // "@[]: 160": a kstack of a program in user space
+      throw Error(name_, std::string("no stack with frames in this ") + FormatName(format_) +
+                             ": " + std::to_string(empty_) +
+                             (empty_ == 1 ? " entry" : " entries") + " without frames (weight " +
+                             std::to_string(empty_weight_) + ")");
+    }
     if (stacks_ == 0) {
       throw Error(name_, std::string("no stack with a count in this ") + FormatName(format_));
     }

@@ -123,6 +123,17 @@ TEST(TraceStacks, BpftraceCutShortOrEmpty) {
   }
 }
 
+TEST(TraceStacks, OnlyEmptyStacksSaySo) {
+  // @[kstack] of a program that stayed in user space: the error gives what was there.
+  try {
+    Fold("Attaching 2 probes...\n\n\n@[]: 160\n", "auto");
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1 entry without frames (weight 160)"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TraceStacks, BpftraceKeyWithNoFrameAndNoValue) {
   // @[ustack, kstack] whose stack ids bpftrace failed to look up: "@[, ]: 9". The Perl script
   // prints an empty stack (" 9"); pf skips it with a warning that gives its weight.
