@@ -103,7 +103,8 @@ bool FirstLineIsFolded(std::string_view head) {
 InputFormat SniffTraceStacks(std::string_view head) {
   LineSplitter lines(head.substr(0, 256 << 10));
   std::string_view line;
-  size_t n = 0, dtrace_frames = 0, stap_frames = 0, perf_frames = 0, counts = 0;
+  size_t n = 0, dtrace_frames = 0, stap_frames = 0, perf_frames = 0;
+  size_t counts = 0, bare_counts = 0;
   bool bpf_open = false, bpf_close = false, bcc_comm = false, bcc_header = false;
   bool dtrace_header = false;
   // bpftrace: inside an entry opened by "@[" or "@name[" alone, only indented frames so far
@@ -120,9 +121,12 @@ InputFormat SniffTraceStacks(std::string_view head) {
     } else if (bpf_entry) {
       bpf_entry = false;
     }
-    if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos &&
-        IsWhite(line[0])) {
-      ++counts;
+    if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos) {
+      if (IsWhite(line[0])) {
+        ++counts;
+      } else {
+        ++bare_counts;  // SystemTap scripts may print their counts with "%d\n"
+      }
       continue;
     }
     if (n == 1 && (StartsWith(line, "Tracing off-CPU time (us)") ||
@@ -169,7 +173,7 @@ InputFormat SniffTraceStacks(std::string_view head) {
   }
   if (bcc_comm || (bcc_header && counts)) return InputFormat::kBcc;
   if (dtrace_header || (dtrace_frames >= 2 && perf_frames == 0)) return InputFormat::kDtrace;
-  if (perf_frames == 0 && stap_frames >= 2 && counts) return InputFormat::kStap;
+  if (perf_frames == 0 && stap_frames >= 2 && (counts || bare_counts)) return InputFormat::kStap;
   return InputFormat::kEmpty;
 }
 

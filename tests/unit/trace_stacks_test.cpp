@@ -219,6 +219,17 @@ TEST(TraceStacks, StapFramesAsStackcollapseStapPl) {
             "start_kernel;native_safe_halt 2404\n");
 }
 
+TEST(TraceStacks, StapCountsWithoutIndent) {
+  // A script that prints its counts with printf("%d\n"): stackcollapse-stap.pl reads them.
+  const char* text =
+      " 0xffffffff8103ce3b : native_safe_halt+0xb/0x10 [kernel]\n"
+      " 0xffffffff81aebbfe : start_kernel+0x3ba/0x3c5 [kernel]\n2404\n"
+      " 0xffffffff8103ce3b : foo+0xb/0x10 [kernel]\n"
+      " 0xffffffff81aebbfe : start_kernel+0x3ba/0x3c5 [kernel]\n17\n";
+  EXPECT_EQ(SniffFormat(text), InputFormat::kStap);
+  EXPECT_EQ(Fold(text, "auto"), "start_kernel;foo 17\nstart_kernel;native_safe_halt 2404\n");
+}
+
 TEST(TraceStacks, ForcedAndRefused) {
   // A tracing tool's text forced to folded: read as that, with a warning.
   ReadReport report;
