@@ -131,6 +131,11 @@ files() {
     fail "bpftrace -f json: read (exit 0)"
   fi
   grep -q "bpftrace's JSON output" "$tmp/err" || fail "bpftrace -f json: $(cat "$tmp/err")"
+  # --flamechart reads folded stacks only: a bpftrace map is refused, not drawn as "]:" frames.
+  if "$(dirname "$collapse")/pf-flamegraph" --flamechart "$data/bpftrace-dd-k.txt" >"$tmp/fc.svg" 2>"$tmp/err"; then
+    fail "--flamechart drew a bpftrace map"
+  fi
+  grep -q "bpftrace stack maps, not folded stacks" "$tmp/err" || fail "--flamechart: $(cat "$tmp/err")"
   # Every tool reads them (the format sniffed): a flame graph of a bpftrace map.
   "$(dirname "$collapse")/pf-flamegraph" "$data/bpftrace-callpath-ukc.txt" >"$tmp/fg.svg" 2>"$tmp/err" &&
     grep -q 'work_a+14' "$tmp/fg.svg" || fail "pf-flamegraph on bpftrace: $(cat "$tmp/err")"
