@@ -171,7 +171,9 @@ InputFormat SniffTraceStacks(std::string_view head) {
   if (bpf_header || (bpf_open && (bpf_close || (bpf_entry && bpf_frames >= 2)))) {
     return InputFormat::kBpftrace;
   }
-  if (bcc_comm || (bcc_header && counts)) return InputFormat::kBcc;
+  // (Their headers are printed only without -f; a first stack of long C++ names may hide the
+  // comm line and count from the window.)
+  if (bcc_comm || bcc_header) return InputFormat::kBcc;
   if (dtrace_header || (dtrace_frames >= 2 && perf_frames == 0)) return InputFormat::kDtrace;
   if (perf_frames == 0 && stap_frames >= 2 && (counts || bare_counts)) return InputFormat::kStap;
   return InputFormat::kEmpty;

@@ -219,6 +219,18 @@ TEST(TraceStacks, StapFramesAsStackcollapseStapPl) {
             "start_kernel;native_safe_halt 2404\n");
 }
 
+TEST(TraceStacks, BccFirstStackLongerThanTheSniffWindow) {
+  // profile's header, then a first stack whose comm line and count lie past the window.
+  std::string frame = "    ";
+  for (int i = 0; i < 60; ++i) frame += "std::vector<int>::f";
+  std::string text = "Sampling at 49 Hertz of PID [819] by user + kernel stack for 2 secs.\n\n";
+  for (int i = 0; i < 300; ++i) text += frame + std::to_string(i) + "()\n";
+  text += "    -                prog (819)\n        3\n\n    main\n    -                prog (819)\n"
+          "        2\n";
+  EXPECT_EQ(SniffFormat(text), InputFormat::kBcc);
+  EXPECT_EQ(Fold(text, "auto").substr(0, 10), "prog;main ");
+}
+
 TEST(TraceStacks, StapCountsWithoutIndent) {
   // A script that prints its counts with printf("%d\n"): stackcollapse-stap.pl reads them.
   const char* text =
