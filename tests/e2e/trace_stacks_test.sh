@@ -3,7 +3,7 @@
 # equal FlameGraph's collapser for each, on every file:
 # - DTrace (stackcollapse.pl), SystemTap (stackcollapse-stap.pl): byte for byte.
 # - bpftrace (stackcollapse-bpftrace.pl), on the map entries the script reads (a key whose
-#   first line is `@[` alone, or `@[, VALUE]: N`), after two normalisations: the script's
+#   first line is `@[` alone, or `@[, VALUE]: N`), after three normalisations: the script's
 #   lines of a stack are summed and sorted as pf's are (it prints one line per entry), and
 #   the separators bpftrace prints between key elements, which it keeps as frames (", ",
 #   ", callpath"), are taken off (a frame that is only separators goes); a key with no frame
