@@ -59,6 +59,11 @@ FlameLayout BuildFlameChartFromFiles(const std::vector<std::string>& inputs,
                                                                : "this looks like " + foreign) +
                                    ", not folded stacks (--flamechart reads folded stacks only)");
     }
+    if (format != InputFormat::kFolded && format != InputFormat::kPerfScript &&
+        format != InputFormat::kEmpty) {  // bpftrace maps, pprof, ...: no input order to keep
+      throw Error(src->name(), std::string("this is ") + FormatName(format) +
+                                   ", not folded stacks (--flamechart reads folded stacks only)");
+    }
     texts.push_back(std::move(text));
   }
   if (std::all_of(texts.begin(), texts.end(), [](const std::string& t) { return t.empty(); })) {

@@ -55,6 +55,22 @@ bool IsDtraceFrame(std::string_view line) {
   return true;
 }
 
+// bpftrace's first line: "Attaching 1 probe..." or "Attaching 12 probes...".
+bool IsBpftraceHeader(std::string_view t) {
+  if (!StartsWith(t, "Attaching ")) return false;
+  t.remove_prefix(10);
+  size_t digits = 0;
+  while (digits < t.size() && t[digits] >= '0' && t[digits] <= '9') ++digits;
+  t.remove_prefix(digits);
+  return digits > 0 && (t == " probe..." || t == " probes...");
+}
+
+// bpftrace's -f json output: one object a line, {"type": "attached_probes", "data": ...}.
+bool LooksBpftraceJson(std::string_view head) {
+  std::string_view t = Trim(head.substr(0, 4096));
+  return StartsWith(t, "{\"type\": \"") && t.find("\"data\": ") != std::string_view::npos;
+}
+
 // JSON (speedscope, Chrome trace events, Firefox profiles, gprof2dot's schema): an object,
 // or an array whose first element is a value.
 bool LooksJson(std::string_view head) {
@@ -154,22 +170,37 @@ InputFormat SniffValgrind(std::string_view head) {
 InputFormat SniffTraceStacks(std::string_view head) {
   LineSplitter lines(head.substr(0, 256 << 10));
   std::string_view line;
-  size_t n = 0, dtrace_frames = 0, stap_frames = 0, perf_frames = 0, counts = 0;
+  size_t n = 0, dtrace_frames = 0, stap_frames = 0, perf_frames = 0;
+  size_t counts = 0, bare_counts = 0;
   bool bpf_open = false, bpf_close = false, bcc_comm = false, bcc_header = false;
   bool dtrace_header = false;
+  // bpftrace: inside an entry opened by "@[" or "@name[" alone, only indented frames so far
+  // (a first entry of deep stacks with long C++ names may outlast the window).
+  bool bpf_entry = false;
+  bool bpf_header = false;  // "Attaching 2 probes...", even with no map entry after it
+  size_t bpf_frames = 0;
   StackLine sl;
   while (lines.Next(&line) && n < 400) {
     ++n;
     std::string_view t = Trim(line);
-    if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos &&
-        IsWhite(line[0])) {
-      ++counts;
+    if (bpf_entry && !line.empty() && IsWhite(line[0]) && !t.empty()) {
+      ++bpf_frames;
+    } else if (bpf_entry) {
+      bpf_entry = false;
+    }
+    if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos) {
+      if (IsWhite(line[0])) {
+        ++counts;
+      } else {
+        ++bare_counts;  // SystemTap scripts may print their counts with "%d\n"
+      }
       continue;
     }
     if (n == 1 && (StartsWith(line, "Tracing off-CPU time (us)") ||
                    (StartsWith(line, "Sampling at ") && t.find(" stack") != t.npos))) {
       bcc_header = true;
     }
+    if (n == 1 && IsBpftraceHeader(t)) bpf_header = true;
     if (n <= 2 && StartsWith(t, "CPU") && t.find("FUNCTION:NAME") != std::string_view::npos) {
       dtrace_header = true;
     }
@@ -179,7 +210,13 @@ InputFormat SniffTraceStacks(std::string_view head) {
                                  line[i] == '_')) {
         ++i;
       }
-      if (i < line.size() && line[i] == '[') bpf_open = true;
+      if (i < line.size() && line[i] == '[') {
+        bpf_open = true;
+        if (i + 1 == Trim(line).size()) {
+          bpf_entry = true;
+          bpf_frames = 0;
+        }
+      }
     }
     if (bpf_open) {
       size_t end = line.rfind("]: ");
@@ -198,16 +235,23 @@ InputFormat SniffTraceStacks(std::string_view head) {
     }
     if (!line.empty() && IsWhite(line[0]) && MatchStackLine(line, &sl)) ++perf_frames;
   }
-  if (bpf_open && bpf_close) return InputFormat::kBpftrace;
-  if (bcc_comm || (bcc_header && counts)) return InputFormat::kBcc;
+  if (bpf_header || (bpf_open && (bpf_close || (bpf_entry && bpf_frames >= 2)))) {
+    return InputFormat::kBpftrace;
+  }
+  // (Their headers are printed only without -f; a first stack of long C++ names may hide the
+  // comm line and count from the window.)
+  if (bcc_comm || bcc_header) return InputFormat::kBcc;
   if (dtrace_header || (dtrace_frames >= 2 && perf_frames == 0)) return InputFormat::kDtrace;
-  if (perf_frames == 0 && stap_frames >= 2 && counts) return InputFormat::kStap;
+  if (perf_frames == 0 && stap_frames >= 2 && (counts || bare_counts)) return InputFormat::kStap;
   return InputFormat::kEmpty;
 }
 
 }  // namespace
 
 const char* SniffForeignFormat(std::string_view head) {
+  if (LooksBpftraceJson(head)) {
+    return "bpftrace's JSON output (`bpftrace -f json`; pf reads its default text output)";
+  }
   // (A folded stack may start with a bracket: "[[vdso]];f 3".)
   if (LooksJson(head) && !FirstLineIsFolded(head)) {
     return "JSON (a speedscope, Chrome or Firefox profile?)";

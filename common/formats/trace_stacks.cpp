@@ -126,6 +126,16 @@ class TraceStacksReader {
                                  " without frames skipped (weight " +
                                  std::to_string(empty_weight_) + ")");
     }
+    if (stacks_ == 0 && json_) {
+      throw Error(name_, "this is bpftrace's JSON output (`bpftrace -f json`), which pf does not "
+                         "read: run bpftrace without -f json");
+    }
+    if (stacks_ == 0 && empty_) {  // "@[]: 160": a kstack of a program in user space
+      throw Error(name_, std::string("no stack with frames in this ") + FormatName(format_) +
+                             ": " + std::to_string(empty_) +
+                             (empty_ == 1 ? " entry" : " entries") + " without frames (weight " +
+                             std::to_string(empty_weight_) + ")");
+    }
     if (stacks_ == 0) {
       throw Error(name_, std::string("no stack with a count in this ") + FormatName(format_));
     }
@@ -239,7 +249,10 @@ class TraceStacksReader {
   void Bpftrace(std::string_view line, uint64_t number) {
     std::string_view rest = line;
     if (!in_entry_) {
-      if (!line.starts_with("@")) return;  // "Attaching 2 probes...", printf output
+      if (!line.starts_with("@")) {  // "Attaching 2 probes...", printf output
+        json_ = json_ || line.starts_with("{\"type\": \"");
+        return;
+      }
       size_t i = 1;
       while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) ||
                                  line[i] == '_')) {
@@ -254,6 +267,14 @@ class TraceStacksReader {
     } else if (!line.empty() && IsBlank(line[0])) {
       stack_.Push(TrimLeft(line));
       return;
+    } else if (!line.empty() && line[0] != ',' && line[0] != ']') {
+      // Neither a frame, nor a separator, nor the end: the entry was cut short (two runs in
+      // one file, text printed into it). It is skipped and counted; the line may open the
+      // next entry.
+      in_entry_ = false;
+      stack_.Clear();
+      Skip(entry_line_);
+      return Bpftrace(line, number);
     }
     // Separators and inline values, maybe the end "]: N".
     size_t end = rest.rfind("]: ");
@@ -338,6 +359,7 @@ class TraceStacksReader {
   bool microseconds_ = false;  // bcc: offcputime's header
   bool samples_ = false;       // bcc: profile's header
   bool in_entry_ = false;      // bpftrace: inside "@[...]"
+  bool json_ = false;          // bpftrace: a line of its -f json output
   uint64_t entry_line_ = 0;
   std::vector<std::string_view> parts_;  // DTrace: a frame's "->" parts
   std::string scratch_;                  // DTrace: a function rewritten

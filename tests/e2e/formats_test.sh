@@ -55,7 +55,10 @@ grep -qx 'scanner`_start;scanner`main;scanner`scan_file;scanner`hash_block 42' "
 for tool in "$flamegraph" "$dot"; do
   "$tool" "$data/dtrace-ustack.txt" >"$tmp/out" 2>"$tmp/err" || fail "$(basename "$tool") on DTrace: exit $?"
 done
-"$flamegraph" --flamechart "$data/dtrace-ustack.txt" >"$tmp/out" 2>"$tmp/err" || fail "--flamechart on DTrace: exit $?"
+# --flamechart reads folded text only (DTrace's would be frames of blanks).
+"$flamegraph" --flamechart "$data/dtrace-ustack.txt" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q 'DTrace stack aggregations, not folded stacks' "$tmp/err" ||
+  fail "--flamechart on DTrace: want exit 1: $(cat "$tmp/err")"
 # Text that is nothing pf knows.
 printf 'hello\nworld\n' | "$collapse" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q 'nothing in the input parsed' "$tmp/err" || fail "junk text: want exit 1"

@@ -3,13 +3,15 @@
 # equal FlameGraph's collapser for each, on every file:
 # - DTrace (stackcollapse.pl), SystemTap (stackcollapse-stap.pl): byte for byte.
 # - bpftrace (stackcollapse-bpftrace.pl), on the map entries the script reads (a key whose
-#   first line is `@[` alone, or `@[, VALUE]: N`), after two normalisations: the script's
+#   first line is `@[` alone, or `@[, VALUE]: N`), after three normalisations: the script's
 #   lines of a stack are summed and sorted as pf's are (it prints one line per entry), and
 #   the separators bpftrace prints between key elements, which it keeps as frames (", ",
-#   ", callpath"), are taken off (a frame that is only separators goes). pf also reads the
-#   entries the script drops (named maps, keys starting with a value or an empty stack): on
-#   the whole files it must equal results/NAME.pf.folded and keep every count of the file
-#   but those of empty keys (`@[]: 74`), which pf skips with a warning as the script does.
+#   ", callpath"), are taken off (a frame that is only separators goes); a key with no frame
+#   and no value (`@[, ]: 9`, both stacks empty) is a line of an empty stack (" 9") to the
+#   script, which pf skips with a warning (as it skips `@[]: 74`, which the script drops):
+#   those lines go too. pf also reads the entries the script drops (named maps, keys
+#   starting with a value or an empty stack): on the whole files it must equal
+#   results/NAME.pf.folded and keep every count of the file but those of empty keys.
 # - bcc has no collapser: results/NAME.folded is what its own -f would print (README.md).
 # The Perl scripts are taken from PEERS_DIR/FlameGraph when they are there, else the goldens
 # in results/ (made with them) stand in.
@@ -36,7 +38,7 @@ merge() { LC_ALL=C perl -ne 'chomp; /^(.*) (\d+)$/ or next; $h{$1} += $2;
 # stackcollapse-bpftrace.pl's frames without bpftrace's key separators.
 unseparate() { perl -ne 'chomp; /^(.*) (\d+)$/ or next;
   my @f = grep { length } map { s/^(, ?)+//; s/(, ?)+$//; $_ } split /;/, $1, -1;
-  print join(";", @f), " $2\n"'; }
+  print join(";", @f), " $2\n" if @f'; }
 # The entries stackcollapse-bpftrace.pl reads.
 perl_entries() { perl -ne 'if (!$in) { if (/^\@\[$/) { $in = 1; $buf = $_ }
   elsif (/^\@\[,\s.*\]: \d+/) { print } } else { $buf .= $_;
@@ -48,8 +50,12 @@ peer() { # SCRIPT FILE GOLDEN
   if [ $have_fg = 1 ]; then perl "$fg/$1" "$2"; else cat "$3"; fi
 }
 
-# Sums of the map entries' counts of a bpftrace file, but those of empty keys.
-bpf_total() { grep -v '^@[A-Za-z0-9_]*\[\]: ' "$1" | grep -o ']: [0-9]*$' | awk '{ s += $2 } END { print s + 0 }'; }
+# Sums of the map entries' counts of a bpftrace file, but those of keys with no frame and no
+# value (`@[]: 74`, `@[, ]: 9`).
+bpf_total() { perl -ne 'if (!defined $k) { next unless s/^\@\w*\[//; $k = "" }
+  if (s/\]: (\d+)$//) { my $n = $1; $k .= $_; $k =~ s/(, |\s)//g; $s += $n if length $k;
+    undef $k; next }
+  if (/\]: /) { undef $k; next } $k .= $_; END { print $s + 0, "\n" }' "$1"; }
 total() { awk '{ s += $NF } END { print s + 0 }'; }
 
 compare_bpftrace() { # FILE NAME (NAME: results/NAME.*.folded, empty for a live recording)
@@ -120,6 +126,16 @@ files() {
     fail "offcputime: no nanoseconds unit"
   grep -q '^chmod;.*;schedule 13000$' "$data/results/bcc-offcputime-doc.folded" ||
     fail "offcputime golden: 13 us are not 13000 ns"
+  # bpftrace -f json is refused, saying so.
+  if "$collapse" "$data/bpftrace-prog.json" >"$tmp/out" 2>"$tmp/err"; then
+    fail "bpftrace -f json: read (exit 0)"
+  fi
+  grep -q "bpftrace's JSON output" "$tmp/err" || fail "bpftrace -f json: $(cat "$tmp/err")"
+  # --flamechart reads folded stacks only: a bpftrace map is refused, not drawn as "]:" frames.
+  if "$(dirname "$collapse")/pf-flamegraph" --flamechart "$data/bpftrace-dd-k.txt" >"$tmp/fc.svg" 2>"$tmp/err"; then
+    fail "--flamechart drew a bpftrace map"
+  fi
+  grep -q "bpftrace stack maps, not folded stacks" "$tmp/err" || fail "--flamechart: $(cat "$tmp/err")"
   # Every tool reads them (the format sniffed): a flame graph of a bpftrace map.
   "$(dirname "$collapse")/pf-flamegraph" "$data/bpftrace-callpath-ukc.txt" >"$tmp/fg.svg" 2>"$tmp/err" &&
     grep -q 'work_a+14' "$tmp/fg.svg" || fail "pf-flamegraph on bpftrace: $(cat "$tmp/err")"

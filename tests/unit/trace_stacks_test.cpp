@@ -35,6 +35,10 @@ TEST(TraceStacks, RealOutputsAreSniffed) {
       {"bpftrace-dd-perf.txt", InputFormat::kBpftrace},
       {"bpftrace-dd-maps.txt", InputFormat::kBpftrace},
       {"bpftrace-dd-cu.txt", InputFormat::kBpftrace},
+      {"bpftrace-prog-uk.txt", InputFormat::kBpftrace},
+      {"bpftrace-gzip-ukc-hist.txt", InputFormat::kBpftrace},
+      {"bpftrace-xz-kuc.txt", InputFormat::kBpftrace},
+      {"bpftrace-prog-cs-sum.txt", InputFormat::kBpftrace},
       {"bcc-profile-callpath.txt", InputFormat::kBcc},
       {"bcc-profile-d-dd.txt", InputFormat::kBcc},
       {"bcc-offcputime-doc.txt", InputFormat::kBcc},
@@ -72,6 +76,90 @@ TEST(TraceStacks, BpftraceKeysAreReversedWhole) {
   ASSERT_EQ(report.warnings.size(), 1u);
   EXPECT_NE(report.warnings[0].find("1 stack without frames skipped (weight 74)"),
             std::string::npos);
+}
+
+TEST(TraceStacks, BpftraceFirstEntryLongerThanTheSniffWindow) {
+  // bpftrace's header, then one entry whose deep stack of long C++ names outlasts the lines
+  // and bytes the sniffer looks at: still bpftrace, not perf script ("Attaching 1" junk).
+  std::string frame = "    ";
+  for (int i = 0; i < 60; ++i) frame += "std::vector<int>::f";
+  std::string text = "Attaching 1 probe...\n\n\n@[\n";
+  for (int i = 0; i < 300; ++i) text += frame + std::to_string(i) + "+12\n";
+  text += "]: 7\n@[\n    a+1\n]: 2\n";
+  EXPECT_EQ(SniffFormat(text), InputFormat::kBpftrace);
+  std::string deep = "@[\n";
+  for (int i = 0; i < 2000; ++i) deep += "    f" + std::to_string(i) + "+1\n";
+  EXPECT_EQ(SniffFormat(deep + "]: 3\n"), InputFormat::kBpftrace);
+  std::string folded = Fold(deep + "]: 3\n", "auto");
+  EXPECT_EQ(folded.substr(0, 12), "f1999+1;f199");
+  EXPECT_EQ(folded.substr(folded.size() - 8), ";f0+1 3\n");
+  // An indented line alone after "@[" is not enough.
+  EXPECT_NE(SniffFormat("@[\n    f+1\n"), InputFormat::kBpftrace);
+}
+
+TEST(TraceStacks, BpftraceCutShortOrEmpty) {
+  // An entry cut short by the next one (two runs in one file) is skipped and counted, not
+  // read as frames "@[" and the next entry's.
+  ReadReport report;
+  EXPECT_EQ(Fold("@[\n    f+1\n]: 3\n@[\n    g+1\nAttaching 2 probes...\n@[\n    h+1\n"
+                 "    i+2\n]: 2\n@[\n    j+1\n@x[\n    k+1\n, 7]: 4\n",
+                 "auto", &report),
+            "@;f+1 3\n@;i+2;h+1 2\n@x;7;k+1 4\n");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("2 entries without a count skipped (the first at line 4)"),
+            std::string::npos)
+      << report.warnings[0];
+  // A run whose maps stayed empty prints its header alone: an error that says so, not perf
+  // script text of a comm "Attaching".
+  EXPECT_EQ(SniffFormat("Attaching 2 probes...\n\n\n"), InputFormat::kBpftrace);
+  EXPECT_EQ(SniffFormat("Attaching 1 probe...\n"), InputFormat::kBpftrace);
+  try {
+    Fold("Attaching 1 probe...\n\n\n@n: 0\n", "auto");
+    ADD_FAILURE() << "an empty bpftrace output read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no stack with a count in this bpftrace"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TraceStacks, OnlyEmptyStacksSaySo) {
+  // @[kstack] of a program that stayed in user space: the error gives what was there.
+  try {
+    Fold("Attaching 2 probes...\n\n\n@[]: 160\n", "auto");
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1 entry without frames (weight 160)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TraceStacks, BpftraceKeyWithNoFrameAndNoValue) {
+  // @[ustack, kstack] whose stack ids bpftrace failed to look up: "@[, ]: 9". The Perl script
+  // prints an empty stack (" 9"); pf skips it with a warning that gives its weight.
+  ReadReport report;
+  EXPECT_EQ(Fold("@[\n    f+1\n    main+2\n, ]: 1\n@[, ]: 9\n@[, ]: 2\n", "auto", &report),
+            "main+2;f+1 1\n");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("2 stacks without frames skipped (weight 11)"),
+            std::string::npos)
+      << report.warnings[0];
+}
+
+TEST(TraceStacks, BpftraceJsonIsRefused) {
+  // bpftrace -f json (the real output of one run): not read, said so, sniffed or forced.
+  std::string text = Data("bpftrace-prog.json");
+  ASSERT_FALSE(text.empty());
+  std::string foreign;
+  EXPECT_EQ(SniffFormat(text, &foreign), InputFormat::kForeign);
+  EXPECT_NE(foreign.find("bpftrace's JSON output"), std::string::npos) << foreign;
+  try {
+    Fold(text, "bpftrace");
+    ADD_FAILURE() << "read bpftrace's JSON output";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("run bpftrace without -f json"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TraceStacks, BpftraceMapsAreKeptApart) {
@@ -129,6 +217,29 @@ TEST(TraceStacks, StapFramesAsStackcollapseStapPl) {
                  " 0xffffffff81aebbfe : start_kernel+0x3ba/0x3c5 [kernel]\n\t2404\n",
                  "auto"),
             "start_kernel;native_safe_halt 2404\n");
+}
+
+TEST(TraceStacks, BccFirstStackLongerThanTheSniffWindow) {
+  // profile's header, then a first stack whose comm line and count lie past the window.
+  std::string frame = "    ";
+  for (int i = 0; i < 60; ++i) frame += "std::vector<int>::f";
+  std::string text = "Sampling at 49 Hertz of PID [819] by user + kernel stack for 2 secs.\n\n";
+  for (int i = 0; i < 300; ++i) text += frame + std::to_string(i) + "()\n";
+  text += "    -                prog (819)\n        3\n\n    main\n    -                prog (819)\n"
+          "        2\n";
+  EXPECT_EQ(SniffFormat(text), InputFormat::kBcc);
+  EXPECT_EQ(Fold(text, "auto").substr(0, 10), "prog;main ");
+}
+
+TEST(TraceStacks, StapCountsWithoutIndent) {
+  // A script that prints its counts with printf("%d\n"): stackcollapse-stap.pl reads them.
+  const char* text =
+      " 0xffffffff8103ce3b : native_safe_halt+0xb/0x10 [kernel]\n"
+      " 0xffffffff81aebbfe : start_kernel+0x3ba/0x3c5 [kernel]\n2404\n"
+      " 0xffffffff8103ce3b : foo+0xb/0x10 [kernel]\n"
+      " 0xffffffff81aebbfe : start_kernel+0x3ba/0x3c5 [kernel]\n17\n";
+  EXPECT_EQ(SniffFormat(text), InputFormat::kStap);
+  EXPECT_EQ(Fold(text, "auto"), "start_kernel;foo 17\nstart_kernel;native_safe_halt 2404\n");
 }
 
 TEST(TraceStacks, ForcedAndRefused) {
