@@ -24,7 +24,6 @@
 #include "base/thread_name.h"
 #include "collapse/recording.h"
 #include "formats/sniff.h"
-#include "formats/trace_stacks.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
 
@@ -56,32 +55,7 @@ class Collapser::Impl {
     std::string foreign;
     InputFormat format = SniffFormat(head, &foreign);
     ++report_->inputs;
-    // Tracing tools' stack text is text too: -f perf-script or -f folded reads it as that.
-    const InputFormat forced_text = FormatFromName(opt_.format);
-    if (IsTraceStacks(format) &&
-        (forced_text == InputFormat::kPerfScript || forced_text == InputFormat::kFolded)) {
-      foreign = FormatName(format);
-      format = InputFormat::kForeign;
-    }
-    // A forced format (-f) reads any text as that format; a recording stays one.
-    bool text = format == InputFormat::kFolded || format == InputFormat::kPerfScript ||
-                format == InputFormat::kForeign;
-    const InputFormat forced = FormatFromName(opt_.format);
-    if (text && format == InputFormat::kForeign && forced != InputFormat::kEmpty) {
-      report_->warnings.push_back(source.name() + ": this looks like " + foreign +
-                                  ", read as " + opt_.format + " because -f says so");
-    }
-    if ((forced == InputFormat::kPerfScript || forced == InputFormat::kFolded) && text) {
-      format = forced;
-    } else if (forced == InputFormat::kFolded && format == InputFormat::kPerfData) {
-      throw Error(source.name(), "a perf.data recording, not folded stacks (drop -f folded)");
-    } else if (forced == InputFormat::kPerfData && format != InputFormat::kPerfData &&
-               format != InputFormat::kEmpty) {
-      throw Error(source.name(), "not a perf.data recording or pf-record stream (-f perf-data)");
-    } else if (forced != InputFormat::kEmpty && forced != format &&
-               forced != InputFormat::kPerfScript && forced != InputFormat::kPerfData) {
-      format = forced;  // another profiler's format: its reader says if it is not
-    }
+    format = Forced(format, foreign, source.name());
     switch (format) {
       case InputFormat::kEmpty:
         ++report_->empty_inputs;
@@ -109,6 +83,34 @@ class Collapser::Impl {
         AddProfile(format, source);
         return;
     }
+  }
+
+  /// The format an input sniffed as `sniffed` is read as, with -f (opt_.format): perf script
+  /// or folded reads any text as that (warning when it looks like something else), a
+  /// recording stays one, -f perf-data takes only recordings, another profiler's format is
+  /// read as that (its reader says if it is not).
+  InputFormat Forced(InputFormat sniffed, const std::string& foreign, const std::string& name) {
+    const InputFormat forced = FormatFromName(opt_.format);
+    if (forced == InputFormat::kEmpty || sniffed == InputFormat::kEmpty) return sniffed;
+    const bool text = sniffed != InputFormat::kPerfData && sniffed != InputFormat::kBinary &&
+                      sniffed != InputFormat::kPprof && sniffed != InputFormat::kGperftoolsCpu;
+    if (forced == InputFormat::kPerfScript || forced == InputFormat::kFolded) {
+      if (forced == InputFormat::kFolded && sniffed == InputFormat::kPerfData) {
+        throw Error(name, "a perf.data recording, not folded stacks (drop -f folded)");
+      }
+      if (!text) return sniffed;
+      if (sniffed != InputFormat::kPerfScript && sniffed != InputFormat::kFolded) {
+        report_->warnings.push_back(name + ": this looks like " +
+                                    (sniffed == InputFormat::kForeign ? foreign
+                                                                      : FormatName(sniffed)) +
+                                    ", read as " + opt_.format + " because -f says so");
+      }
+      return forced;
+    }
+    if (forced == InputFormat::kPerfData && sniffed != InputFormat::kPerfData) {
+      throw Error(name, "not a perf.data recording or pf-record stream (-f perf-data)");
+    }
+    return forced;
   }
 
   /// The folded result, filtered; notices added to the report.
