@@ -340,6 +340,24 @@ TEST(Callgrind, RecursionLevelIsNotACaller) {
   EXPECT_EQ(t.Total(), gs.Total(0));
 }
 
+TEST(Callgrind, ThreadStartOutcostsTheCallIntoIt) {
+  // A thread's clone: called by pthread_create in the parent (36 Ir until it returns there),
+  // it calls start_thread in the child (2,400,000 Ir), which is not in the call into clone.
+  std::string text =
+      "events: Ir\n"
+      "fn=(1) main\n1 10\ncfn=(2) pthread_create\ncalls=2 1\n1 50\n"
+      "fn=(2)\n1 14\ncfn=(3) clone\ncalls=2 1\n1 36\n"
+      "fn=(3)\n1 36\ncfn=(4) start_thread\ncalls=2 1\n1 2400000\n"
+      "fn=(4)\n1 2400000\n";
+  FunctionGraph g = Callgrind(text);
+  std::vector<uint64_t> incl = g.Inclusive(0);
+  ASSERT_EQ(incl.size(), 4u);
+  EXPECT_EQ(incl[0], 60u);       // main: its own and pthread_create's (as callgrind_annotate)
+  EXPECT_EQ(incl[1], 50u);       // pthread_create: the calls into it
+  EXPECT_EQ(incl[2], 2400036u);  // clone: its own and start_thread's (gprof2dot's 100%)
+  EXPECT_EQ(incl[3], 2400000u);
+}
+
 TEST(Callgrind, CallGraphOfEdges) {
   FunctionGraph g = Callgrind(kCallgrind);
   CallGraphOptions o;
