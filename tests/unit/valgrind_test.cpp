@@ -358,6 +358,18 @@ TEST(Callgrind, ThreadStartOutcostsTheCallIntoIt) {
   EXPECT_EQ(incl[3], 2400000u);
 }
 
+TEST(Callgrind, SelfCostsSummingPastTheLimitAreSaturated) {
+  // Each cost fits, their sum does not: the graph's total stops at UINT64_MAX, and says so.
+  FunctionGraph g = Callgrind(
+      "events: Ir\nfn=(1) main\n1 18446744073709551615\ncfn=(2) f\ncalls=1 1\n"
+      "1 18446744073709551615\nfn=(2)\n1 18446744073709551615\n");
+  EXPECT_EQ(g.saturated(), 0u);
+  CallGraphOptions o;
+  CallGraph cg = BuildFunctionCallGraph(g, o);
+  EXPECT_EQ(cg.total, UINT64_MAX);
+  EXPECT_GT(cg.saturated, 0u);
+}
+
 TEST(Callgrind, CallGraphOfEdges) {
   FunctionGraph g = Callgrind(kCallgrind);
   CallGraphOptions o;
