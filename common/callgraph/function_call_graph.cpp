@@ -71,6 +71,7 @@ CallGraph BuildFunctionCallGraph(const FunctionGraph& graph, const CallGraphOpti
   g.kept_weight = g.total;
   g.unit = graph.sample_types()[column].unit;
   g.saturated = graph.saturated();
+  if (g.total == UINT64_MAX) ++g.saturated;  // the self costs' sum stopped there
   CallCounts fs = CollectFunctions(graph, column);
   g.all_nodes = fs.names.size();
   g.all_edges = graph.calls().size();

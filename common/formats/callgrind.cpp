@@ -290,9 +290,27 @@ class CallgrindParser {
   SkipCount skipped_;
 };
 
-/// `name` cut at its first "'" (a --separate-callers context's function).
+/// `name` cut at its first "'" (a --separate-callers context's function, or a recursion
+/// level's: "f'2").
 std::string_view ContextFunction(std::string_view name) {
   return name.substr(0, name.find('\''));
+}
+
+/// The names of context `name`, innermost first, without callgrind's recursion level: with
+/// --separate-recs (2 by default) the calls a recursive function makes to itself are a
+/// function "f'2" ("f'2'main'..." with --separate-callers), a level of f, not a caller named
+/// "2". Callgrind's contexts hold a run of direct recursion once, so the levels are one frame.
+std::vector<std::string_view> ContextNames(std::string_view name) {
+  std::vector<std::string_view> names;
+  while (true) {
+    size_t q = name.find('\'');
+    std::string_view part = name.substr(0, q);
+    bool level = names.size() == 1 && !part.empty() &&
+                 std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!level) names.push_back(part);
+    if (q == std::string_view::npos) return names;
+    name.remove_prefix(q + 1);
+  }
 }
 
 }  // namespace
@@ -309,7 +327,7 @@ FunctionGraph ReadCallgrind(ByteSource& source, ReadReport* report) {
 
 bool HasCallerContexts(const FunctionGraph& graph) {
   for (const FunctionGraph::Function& f : graph.functions()) {
-    if (f.name.find('\'') != std::string::npos) return true;
+    if (f.name.find('\'') != std::string::npos && ContextNames(f.name).size() > 1) return true;
   }
   return false;
 }
@@ -333,8 +351,9 @@ StackTree CallgrindStacks(const FunctionGraph& graph, const std::string& source_
   for (const FunctionGraph::Call& c : graph.calls()) called[c.callee] = true;
   std::unordered_set<std::string_view> roots;
   for (uint32_t f = 0; f < graph.functions().size(); ++f) {
-    const std::string& name = graph.functions()[f].name;
-    if (!called[f] && name.find('\'') == std::string::npos) roots.insert(name);
+    if (called[f]) continue;
+    std::vector<std::string_view> names = ContextNames(graph.functions()[f].name);
+    if (names.size() == 1) roots.insert(names[0]);
   }
   // The columns: every event, the first (the default) last.
   std::vector<SampleType> types = graph.sample_types();
@@ -347,14 +366,9 @@ StackTree CallgrindStacks(const FunctionGraph& graph, const std::string& source_
   for (uint32_t f = 0; f < graph.functions().size(); ++f) {
     const FunctionGraph::Function& fn = graph.functions()[f];
     stack.clear();
-    std::string_view rest = fn.name, outermost;
-    while (true) {
-      size_t q = rest.find('\'');
-      outermost = rest.substr(0, q);
-      stack.push_back(tree.names().Intern(outermost));
-      if (q == std::string_view::npos) break;
-      rest.remove_prefix(q + 1);
-    }
+    std::vector<std::string_view> names = ContextNames(fn.name);
+    std::string_view outermost = names.back();
+    for (std::string_view name : names) stack.push_back(tree.names().Intern(name));
     bool costs = false;
     for (int e = 0; e < columns && !costs; ++e) costs = graph.self(f, e) != 0;
     if (!costs) continue;

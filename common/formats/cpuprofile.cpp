@@ -132,6 +132,16 @@ void ReadCallFrame(JsonReader& json, Interner& names, Node* node) {
     function += url;
     function += Position(line, column);
   }
+  // A folded line is a stack of frames joined by ';': a ';' in a name (a computed method
+  // name, a URL's query) becomes ':', as stackcollapse-perf.pl's names, and a control
+  // character (a newline would end the line) a blank.
+  for (char& c : function) {
+    if (c == ';') {
+      c = ':';
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      c = ' ';
+    }
+  }
   node->frame = names.Intern(function);
 }
 

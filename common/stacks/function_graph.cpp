@@ -82,8 +82,11 @@ std::vector<uint64_t> FunctionGraph::Inclusive(int column) const {
     in[call.callee] = AddSat(in[call.callee], cost);
     called[call.callee] = true;
   }
+  // A function some of whose runs have no caller (a thread's clone: called in the parent,
+  // the child thread's start_thread called from it) costs its own cost and its calls' more
+  // than the calls into it: the larger of the two.
   for (size_t f = 0; f < functions_.size(); ++f) {
-    if (called[f]) own[f] = in[f];
+    if (called[f]) own[f] = std::max(own[f], in[f]);
   }
   return own;
 }

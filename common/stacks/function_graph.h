@@ -9,7 +9,9 @@
 // with the node and edge selection and the DOT writer of stack trees. A function's inclusive
 // cost is what the calls into it from other functions cost (callgrind measures each call's
 // cost, the callee's last instructions before a program's exit too), or, for a root (never
-// called), its self cost plus its calls' costs. A call f->f is inside f's cost already, so
+// called), its self cost plus its calls' costs; the larger of the two for a function that
+// also runs without a caller (clone: called in the parent thread, it calls start_thread in
+// the child, whose costs are not in the call into clone). A call f->f is inside f's cost already, so
 // direct recursion is exact (callgrind_annotate --inclusive=yes counts it twice); with
 // mutual recursion (f->g->f) the inner activations count again, as callgrind_annotate and
 // kcachegrind (without cycle detection) count them, and pf-dot shows at most 100%.

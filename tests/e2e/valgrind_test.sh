@@ -276,6 +276,24 @@ check_callgrind "$data/callgrind.out.cache"
 check_gprof2dot "$data/callgrind.out.massif_prog" massif_prog
 check_separate "$data/callgrind.out.separate"
 check_refusals "$data/callgrind.out.massif_prog"
+# A recursive program (tests/programs/valgrind_recursion.c): callgrind names the recursive
+# calls "r'2", a recursion level, not a caller. Its plain file is refused as call edges (not
+# as a too small --separate-callers); with --separate-callers a level is one frame with the
+# function, never a frame "2".
+check_refusals "$data/callgrind.out.recursion"
+check_separate "$data/callgrind.out.recursion-separate"
+"$collapse" "$data/callgrind.out.recursion-separate" >"$tmp/rec.folded" 2>&1
+grep -Eq ';[0-9]+(;| [0-9]+$)' "$tmp/rec.folded" && fail "recursion levels as frames" || ok
+grep -Eq ';main;r 59$' "$tmp/rec.folded" && grep -Eq ';main;even;odd;even;odd;even 8$' "$tmp/rec.folded" &&
+  ok || fail "recursion-separate: the stacks of r'2 and even'2: $(grep ';main;' "$tmp/rec.folded")"
+# Threads (tests/programs/valgrind_threads.c): clone is called in the parent (a few Ir) and
+# calls start_thread in the child: its total is that call's, as gprof2dot's (saved labels).
+"$dot" -n 0 -e 0 --nodecount=0 "$data/callgrind.out.threads" >"$tmp/th.dot"
+for fn in clone start_thread worker spin; do
+  want=$(grep -E "^.\"?$fn\"? \[" "$data/callgrind.out.threads.gprof2dot" | sed 's/.*label="[^\\]*\\n[^\\]*\\n\([^\\]*\)\\n.*/\1/')
+  got=$(grep -F "\\n$fn\\n" "$tmp/th.dot" | sed 's/.*label="[^\\]*\\n[^\\]*\\n\([^\\]*\)\\n.*/\1/')
+  [ -n "$want" ] && [ "$want" = "$got" ] && ok || fail "callgrind.out.threads: $fn's total $got, gprof2dot's $want"
+done
 "$dot" "$data/callgrind.out.4242" >/dev/null 2>"$tmp/err"
 grep -q "sum to 110010, the file's totals: line says 248073" "$tmp/err" && ok ||
   fail "callgrind.out.4242: the totals that disagree are not warned"

@@ -188,6 +188,16 @@ TEST(CpuProfile, WithoutSamplesTheSpanIsSpreadOverTheHits) {
   EXPECT_EQ(Folded(tree, 1), "a 6000\na;b 2000\n");
 }
 
+TEST(CpuProfile, NamesStayOneFrameOfOneLine) {
+  // A computed method name with ';', a URL with ';' and a name with a newline: each one
+  // frame, on one folded line.
+  StackTree tree = CpuProfile(R"js({"nodes":[{"id":1,"callFrame":{"functionName":"(root)","url":""},
+    "children":[2]},{"id":2,"callFrame":{"functionName":"a;b c","url":"file:///x;y.js",
+    "lineNumber":0,"columnNumber":0},"hitCount":3,"children":[3]},
+    {"id":3,"callFrame":{"functionName":"q\n\"w\u0000","url":""},"hitCount":1}]})js");
+  EXPECT_EQ(Folded(tree, 0), "a:b c file:///x:y.js:1:1 3\na:b c file:///x:y.js:1:1;q \"w  1\n");
+}
+
 TEST(CpuProfile, NodesMayNameTheirParentInstead) {
   StackTree tree = CpuProfile(R"js({"nodes":[{"id":1,"callFrame":{"functionName":"(root)","url":""}},
     {"id":2,"parent":1,"callFrame":{"functionName":"a","url":""},"hitCount":2},

@@ -297,6 +297,79 @@ TEST(Callgrind, SeparateCallersGiveStacks) {
   }
 }
 
+TEST(Callgrind, RecursionLevelIsNotACaller) {
+  // What valgrind 3.19 writes for r(3) called from main (--separate-recs=2, the default):
+  // the recursive calls are a function "r'2", a level of r, not a context with a caller "2".
+  std::string plain =
+      "events: Ir\n"
+      "fn=(1) main\n1 3\ncfn=(2) r\ncalls=1 1\n1 40\n"
+      "fn=(2)\n1 10\ncfn=(3) r'2\ncalls=1 1\n1 30\n"
+      "fn=(3)\n1 30\ncfn=(3)\ncalls=2 1\n1 20\n";
+  FunctionGraph g = Callgrind(plain);
+  EXPECT_FALSE(HasCallerContexts(g));
+  try {
+    CallgrindStacks(g, "cg");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    // Call edges only: pf-dot, not "--separate-callers smaller than its deepest stack".
+    EXPECT_NE(std::string(e.what()).find("call edges, not call stacks"), std::string::npos)
+        << e.what();
+  }
+  FunctionGraph m = MergeCallerContexts(g);
+  ASSERT_EQ(m.functions().size(), 2u);
+  EXPECT_EQ(m.functions()[1].name, "r");
+  EXPECT_EQ(m.self(1, 0), 40u);
+  // With --separate-callers, callgrind holds a run of direct recursion once ("r'2'main"),
+  // and names mutual recursion's callers ("even'2'odd'even'main").
+  std::string sep =
+      "events: Ir\n"
+      "fn=(1) main\n1 3\ncfn=(2) r'main\ncalls=1 1\n1 40\ncfn=(4) even'main\ncalls=1 1\n1 9\n"
+      "fn=(2)\n1 10\ncfn=(3) r'2'main\ncalls=1 1\n1 30\n"
+      "fn=(3)\n1 30\ncfn=(3)\ncalls=2 1\n1 20\n"
+      "fn=(4)\n1 3\ncfn=(5) odd'even'main\ncalls=1 1\n1 6\n"
+      "fn=(5)\n1 3\ncfn=(6) even'2'odd'even'main\ncalls=1 1\n1 3\n"
+      "fn=(6)\n1 3\n";
+  FunctionGraph gs = Callgrind(sep);
+  EXPECT_TRUE(HasCallerContexts(gs));
+  StackTree t = CallgrindStacks(gs, "cg");
+  EXPECT_EQ(Stacks(t), (std::map<std::string, uint64_t>{{"main", 3},
+                                                       {"main;r", 40},
+                                                       {"main;even", 3},
+                                                       {"main;even;odd", 3},
+                                                       {"main;even;odd;even", 3}}));
+  EXPECT_EQ(t.Total(), gs.Total(0));
+}
+
+TEST(Callgrind, ThreadStartOutcostsTheCallIntoIt) {
+  // A thread's clone: called by pthread_create in the parent (36 Ir until it returns there),
+  // it calls start_thread in the child (2,400,000 Ir), which is not in the call into clone.
+  std::string text =
+      "events: Ir\n"
+      "fn=(1) main\n1 10\ncfn=(2) pthread_create\ncalls=2 1\n1 50\n"
+      "fn=(2)\n1 14\ncfn=(3) clone\ncalls=2 1\n1 36\n"
+      "fn=(3)\n1 36\ncfn=(4) start_thread\ncalls=2 1\n1 2400000\n"
+      "fn=(4)\n1 2400000\n";
+  FunctionGraph g = Callgrind(text);
+  std::vector<uint64_t> incl = g.Inclusive(0);
+  ASSERT_EQ(incl.size(), 4u);
+  EXPECT_EQ(incl[0], 60u);       // main: its own and pthread_create's (as callgrind_annotate)
+  EXPECT_EQ(incl[1], 50u);       // pthread_create: the calls into it
+  EXPECT_EQ(incl[2], 2400036u);  // clone: its own and start_thread's (gprof2dot's 100%)
+  EXPECT_EQ(incl[3], 2400000u);
+}
+
+TEST(Callgrind, SelfCostsSummingPastTheLimitAreSaturated) {
+  // Each cost fits, their sum does not: the graph's total stops at UINT64_MAX, and says so.
+  FunctionGraph g = Callgrind(
+      "events: Ir\nfn=(1) main\n1 18446744073709551615\ncfn=(2) f\ncalls=1 1\n"
+      "1 18446744073709551615\nfn=(2)\n1 18446744073709551615\n");
+  EXPECT_EQ(g.saturated(), 0u);
+  CallGraphOptions o;
+  CallGraph cg = BuildFunctionCallGraph(g, o);
+  EXPECT_EQ(cg.total, UINT64_MAX);
+  EXPECT_GT(cg.saturated, 0u);
+}
+
 TEST(Callgrind, CallGraphOfEdges) {
   FunctionGraph g = Callgrind(kCallgrind);
   CallGraphOptions o;
