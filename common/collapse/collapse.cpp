@@ -172,11 +172,7 @@ class Collapser::Impl {
   }
 
   void NoteOverlong(const BlockReader& reader, const std::string& name) {
-    if (reader.overlong_lines()) {
-      report_->warnings.push_back(Plural(reader.overlong_lines(), "line", "lines") +
-                                  " longer than 16 MiB skipped, first at " +
-                                  Where(name, reader.first_overlong_line()));
-    }
+    if (reader.overlong_lines()) report_->warnings.push_back(OverlongWarning(OverlongLines(reader, name)));
   }
 
   void AddFolded(ByteSource& source) {

@@ -74,19 +74,10 @@ class CallgrindParser {
   CallgrindParser(const std::string& file, ReadReport* report) : file_(file), report_(report) {}
 
   void Parse(ByteSource& source) {
-    BlockReader reader(source, BlockReader::kLineBoundary);
-    Block block;
-    while (reader.Next(&block)) {
-      LineSplitter lines(block.data);
-      std::string_view line;
-      line_no_ = block.first_line - 1;
-      while (lines.Next(&line)) {
-        ++line_no_;
-        Line(line);
-      }
-      if (block.releasable) ReleaseInput(block.data);  // names read are copied
-    }
-    if (reader.overlong_lines()) skipped_.Add(file_, reader.first_overlong_line());
+    skipped_.Merge(ForEachLine(source, [&](std::string_view line, uint64_t number) {
+      line_no_ = number;
+      Line(line);  // (names read are copied)
+    }));
     if (!graph_) {
       throw Error(file_, "no `events:` line: not a callgrind file");
     }

@@ -46,20 +46,11 @@ class MassifParser {
   }
 
   void Parse(ByteSource& source) {
-    BlockReader reader(source, BlockReader::kLineBoundary);
-    Block block;
-    while (reader.Next(&block)) {
-      LineSplitter lines(block.data);
-      std::string_view line;
-      line_no_ = block.first_line - 1;
-      while (lines.Next(&line)) {
-        ++line_no_;
-        Line(line);
-      }
-      if (block.releasable) ReleaseInput(block.data);  // nothing read points into it
-    }
+    skipped_.Merge(ForEachLine(source, [&](std::string_view line, uint64_t number) {
+      line_no_ = number;
+      Line(line);  // (nothing read points into the input)
+    }));
     EndTree();
-    if (reader.overlong_lines()) skipped_.Add(file_, reader.first_overlong_line());
   }
 
   StackTree Take() {

@@ -282,25 +282,10 @@ class JstackRules {
 
 template <typename Rules>
 void ReadLines(ByteSource& source, Rules& rules, ReadReport* report) {
-  BlockReader blocks(source, BlockReader::kLineBoundary);
-  Block block;
-  SkipCount overlong;
-  while (blocks.Next(&block)) {
-    LineSplitter lines(block.data);
-    std::string_view line;
-    while (lines.Next(&line)) {
-      if (line.size() > BlockReader::kMaxLineBytes) continue;  // as a stream's are dropped
-      rules.Line(line);
-    }
-    if (block.releasable) ReleaseInput(block.data);
-  }
+  SkipCount overlong =
+      ForEachLine(source, [&](std::string_view line, uint64_t) { rules.Line(line); });
   rules.Finish(report);
-  if (blocks.overlong_lines()) {
-    report->warnings.push_back(source.name() + ": " +
-                               Plural(blocks.overlong_lines(), "line", "lines") +
-                               " longer than 16 MiB skipped, first at line " +
-                               std::to_string(blocks.first_overlong_line()));
-  }
+  if (overlong.count) report->warnings.push_back(OverlongWarning(overlong));
 }
 
 template <typename Rules>

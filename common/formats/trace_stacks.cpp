@@ -379,21 +379,13 @@ bool IsTraceStacks(InputFormat format) {
 StackTree ReadTraceStacks(InputFormat format, ByteSource& source, ReadReport* report) {
   if (!IsTraceStacks(format)) throw Error(source.name(), "not a tracing tool's stack text");
   TraceStacksReader reader(format, source.name());
-  BlockReader blocks(source, BlockReader::kLineBoundary);
-  Block block;
-  uint64_t number = 0;
-  while (blocks.Next(&block)) {
-    LineSplitter lines(block.data);
-    number = block.first_line;
-    std::string_view line;
-    while (lines.Next(&line)) reader.Line(line, number++);
-  }
-  reader.set_last_line(number);
-  if (blocks.overlong_lines()) {
-    report->warnings.push_back(source.name() + ": " + std::to_string(blocks.overlong_lines()) +
-                               " overlong lines skipped (the first at line " +
-                               std::to_string(blocks.first_overlong_line()) + ")");
-  }
+  uint64_t last = 0;
+  SkipCount overlong = ForEachLine(source, [&](std::string_view line, uint64_t number) {
+    reader.Line(line, number);
+    last = number + 1;
+  });
+  reader.set_last_line(last);
+  if (overlong.count) report->warnings.push_back(OverlongWarning(overlong));
   return reader.Finish(report);
 }
 

@@ -8,6 +8,8 @@
 
 #include "io/line_reader.h"
 
+#include "base/error.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -161,6 +163,21 @@ bool BlockReader::NextStream(Block* block) {
   line_ += CountNewlines(*buf);
   block->owner = std::move(buf);
   return true;
+}
+
+SkipCount OverlongLines(const BlockReader& reader, const std::string& name) {
+  SkipCount s;
+  if (reader.overlong_lines()) {
+    s.count = reader.overlong_lines();
+    s.first_file = name;
+    s.first_line = reader.first_overlong_line();
+  }
+  return s;
+}
+
+std::string OverlongWarning(const SkipCount& overlong) {
+  return Plural(overlong.count, "line", "lines") + " longer than 16 MiB skipped, first at " +
+         Where(overlong.first_file, overlong.first_line);
 }
 
 }  // namespace pf

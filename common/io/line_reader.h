@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/diagnostics.h"
 #include "io/input.h"
 
 namespace pf {
@@ -91,5 +92,38 @@ class BlockReader {
   uint64_t overlong_lines_ = 0;
   uint64_t first_overlong_line_ = 0;
 };
+
+/// The overlong lines a BlockReader dropped, as a count with the first one's place.
+SkipCount OverlongLines(const BlockReader& reader, const std::string& name);
+
+/// "N lines longer than 16 MiB skipped, first at FILE:LINE", for a reader's warnings.
+std::string OverlongWarning(const SkipCount& overlong);
+
+/// The line loop of the line-oriented readers: calls line(text, number) for every line of
+/// `source` (numbered from 1), read in blocks (BlockReader), giving a mapped file's pages
+/// back after each block, so `line` copies what it keeps. Returns the lines skipped as
+/// longer than BlockReader::kMaxLineBytes (OverlongWarning says them).
+template <typename F>
+SkipCount ForEachLine(ByteSource& source, F&& line) {
+  BlockReader blocks(source, BlockReader::kLineBoundary);
+  Block block;
+  SkipCount overlong;
+  while (blocks.Next(&block)) {
+    LineSplitter lines(block.data);
+    std::string_view text;
+    uint64_t number = block.first_line;
+    for (; lines.Next(&text); ++number) {
+      // (A stream's are dropped by the BlockReader; a mapped file's come whole.)
+      if (text.size() > BlockReader::kMaxLineBytes) {
+        overlong.Add(source.name(), number);
+        continue;
+      }
+      line(text, number);
+    }
+    if (block.releasable) ReleaseInput(block.data);
+  }
+  overlong.Merge(OverlongLines(blocks, source.name()));
+  return overlong;
+}
 
 }  // namespace pf
