@@ -1,5 +1,5 @@
 // The callgrind reader (callgrind.h). One pass over the lines, as blocks of whole lines
-// (BlockReader), with the state the format defines: the current object (`ob=`), function
+// (ForEachLine), with the state the format defines: the current object (`ob=`), function
 // (`fn=`) and called function (`cfn=`), and the pending `calls=` line whose next cost line
 // is that call's inclusive cost. Names are compressed (`fn=(12) main` defines id 12,
 // `fn=(12)` uses it; one table for ob/cob, one for fn/cfn); files (fl, fi, fe, cfi, cfl)

@@ -1,5 +1,5 @@
-// Folding thread dumps (formats/thread_dumps.h). One loop reads the lines (BlockReader,
-// LineSplitter) and hands each to the format's rules, a small class per format with Line()
+// Folding thread dumps (formats/thread_dumps.h). One loop reads the lines (ForEachLine,
+// io/line_reader.h) and hands each to the format's rules, a small class per format with Line()
 // and Finish(); they share the stack being read (DumpStack: frames leaf first, interned once,
 // added to the tree root first when the stack ends).
 //
