@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "formats/pprof_schema.h"
 
 namespace pf {
 
@@ -27,24 +28,8 @@ namespace {
 using protozero::pbf_reader;
 using protozero::pbf_wire_type;
 
-// Profile's fields (profile.proto).
-enum ProfileField : uint32_t {
-  kSampleType = 1,
-  kSample = 2,
-  kMapping = 3,
-  kLocation = 4,
-  kFunction = 5,
-  kStringTable = 6,
-  kDropFrames = 7,
-  kKeepFrames = 8,
-  kTimeNanos = 9,
-  kDurationNanos = 10,
-  kPeriodType = 11,
-  kPeriod = 12,
-  kComment = 13,
-  kDefaultSampleType = 14,
-  kDocUrl = 15,
-};
+namespace pb = pprof_schema;
+using namespace pprof_schema::profile;  // Profile's fields, the ones most used
 
 // The wire type Profile's field `tag` has, or -1 for a field Profile does not have.
 int ProfileWireType(uint32_t tag) {
@@ -171,8 +156,8 @@ class Decoder {
     pbf_reader m(v.data(), v.size());
     int64_t type = 0, unit = 0;
     while (m.next()) {
-      if (m.tag() == 1) type = I64(m, "ValueType.type");
-      else if (m.tag() == 2) unit = I64(m, "ValueType.unit");
+      if (m.tag() == pb::value_type::kType) type = I64(m, "ValueType.type");
+      else if (m.tag() == pb::value_type::kUnit) unit = I64(m, "ValueType.unit");
       else m.skip();
     }
     return {String(type), String(unit)};
@@ -213,10 +198,10 @@ class Decoder {
       PprofProfile::Function f;
       while (m.next()) {
         switch (m.tag()) {
-          case 1: f.id = U64(m, "Function.id"); break;
-          case 2: f.name = String(I64(m, "Function.name")); break;
-          case 3: f.system_name = String(I64(m, "Function.system_name")); break;
-          case 4: f.filename = String(I64(m, "Function.filename")); break;
+          case pb::function::kId: f.id = U64(m, "Function.id"); break;
+          case pb::function::kName: f.name = String(I64(m, "Function.name")); break;
+          case pb::function::kSystemName: f.system_name = String(I64(m, "Function.system_name")); break;
+          case pb::function::kFilename: f.filename = String(I64(m, "Function.filename")); break;
           default: m.skip(); break;
         }
       }
@@ -236,12 +221,12 @@ class Decoder {
       PprofProfile::Mapping map;
       while (m.next()) {
         switch (m.tag()) {
-          case 1: map.id = U64(m, "Mapping.id"); break;
-          case 2: map.memory_start = U64(m, "Mapping.memory_start"); break;
-          case 3: map.memory_limit = U64(m, "Mapping.memory_limit"); break;
-          case 4: map.file_offset = U64(m, "Mapping.file_offset"); break;
-          case 5: map.filename = String(I64(m, "Mapping.filename")); break;
-          case 6: map.build_id = String(I64(m, "Mapping.build_id")); break;
+          case pb::mapping::kId: map.id = U64(m, "Mapping.id"); break;
+          case pb::mapping::kMemoryStart: map.memory_start = U64(m, "Mapping.memory_start"); break;
+          case pb::mapping::kMemoryLimit: map.memory_limit = U64(m, "Mapping.memory_limit"); break;
+          case pb::mapping::kFileOffset: map.file_offset = U64(m, "Mapping.file_offset"); break;
+          case pb::mapping::kFilename: map.filename = String(I64(m, "Mapping.filename")); break;
+          case pb::mapping::kBuildId: map.build_id = String(I64(m, "Mapping.build_id")); break;
           default: m.skip(); break;
         }
       }
@@ -263,10 +248,10 @@ class Decoder {
       uint64_t mapping_id = 0;
       while (m.next()) {
         switch (m.tag()) {
-          case 1: loc.id = U64(m, "Location.id"); break;
-          case 2: mapping_id = U64(m, "Location.mapping_id"); break;
-          case 3: loc.address = U64(m, "Location.address"); break;
-          case 4: p_.lines.push_back(Line(View(m, "Location.line"), loc.id)); break;
+          case pb::location::kId: loc.id = U64(m, "Location.id"); break;
+          case pb::location::kMappingId: mapping_id = U64(m, "Location.mapping_id"); break;
+          case pb::location::kAddress: loc.address = U64(m, "Location.address"); break;
+          case pb::location::kLine: p_.lines.push_back(Line(View(m, "Location.line"), loc.id)); break;
           default: m.skip(); break;
         }
       }
@@ -291,8 +276,8 @@ class Decoder {
     PprofProfile::Line line;
     uint64_t function_id = 0;
     while (m.next()) {
-      if (m.tag() == 1) function_id = U64(m, "Line.function_id");
-      else if (m.tag() == 2) line.line = I64(m, "Line.line");
+      if (m.tag() == pb::line::kFunctionId) function_id = U64(m, "Line.function_id");
+      else if (m.tag() == pb::line::kLine) line.line = I64(m, "Line.line");
       else m.skip();
     }
     if (function_id != 0) {
@@ -316,7 +301,7 @@ class Decoder {
       s.first_label = static_cast<uint32_t>(p_.labels.size());
       while (m.next()) {
         switch (m.tag()) {
-          case 1:
+          case pb::sample::kLocationId:
             Repeated<uint64_t>(m, "Sample.location_id", [&](uint64_t id) {
               uint32_t index = locations_.Find(id);
               if (index == IdIndex::kNo) {
@@ -326,10 +311,10 @@ class Decoder {
               p_.location_ids.push_back(index);
             });
             break;
-          case 2:
+          case pb::sample::kValue:
             Repeated<int64_t>(m, "Sample.value", [&](int64_t x) { p_.values.push_back(x); });
             break;
-          case 3: Label(View(m, "Sample.label")); break;
+          case pb::sample::kLabel: Label(View(m, "Sample.label")); break;
           default: m.skip(); break;
         }
       }
@@ -353,10 +338,10 @@ class Decoder {
     PprofProfile::Label l;
     while (m.next()) {
       switch (m.tag()) {
-        case 1: key = I64(m, "Label.key"); break;
-        case 2: str = I64(m, "Label.str"); break;
-        case 3: l.num = I64(m, "Label.num"); break;
-        case 4: num_unit = I64(m, "Label.num_unit"); break;
+        case pb::label::kKey: key = I64(m, "Label.key"); break;
+        case pb::label::kStr: str = I64(m, "Label.str"); break;
+        case pb::label::kNum: l.num = I64(m, "Label.num"); break;
+        case pb::label::kNumUnit: num_unit = I64(m, "Label.num_unit"); break;
         default: m.skip(); break;
       }
     }

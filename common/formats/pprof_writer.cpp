@@ -24,7 +24,7 @@
 namespace pf {
 namespace {
 
-namespace pb = pprof_out;
+namespace pb = pprof_schema;
 
 /// The string table: index 0 is "", every other string once, in the order first asked for.
 class StringTable {

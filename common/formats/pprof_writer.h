@@ -17,36 +17,12 @@
 #include <cstdint>
 #include <string>
 
+#include "formats/pprof_schema.h"
 #include "io/output.h"
 #include "stacks/stack_tree.h"
 
 namespace pf {
 
-/// profile.proto's field numbers, as the writer uses them (one namespace per message).
-namespace pprof_out {
-namespace profile {
-inline constexpr uint32_t kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5,
-                          kStringTable = 6, kDefaultSampleType = 14;
-}
-namespace value_type {
-inline constexpr uint32_t kType = 1, kUnit = 2;
-}
-namespace sample {
-inline constexpr uint32_t kLocationId = 1, kValue = 2;
-}
-namespace mapping {
-inline constexpr uint32_t kId = 1, kFilename = 5, kHasFunctions = 7;
-}
-namespace location {
-inline constexpr uint32_t kId = 1, kMappingId = 2, kLine = 4;
-}
-namespace line {
-inline constexpr uint32_t kFunctionId = 1;
-}
-namespace function {
-inline constexpr uint32_t kId = 1, kName = 2, kSystemName = 3;
-}
-}  // namespace pprof_out
 
 /// pprof's unit for a weight unit: "nanoseconds", "bytes", else "count".
 const char* PprofUnit(WeightUnit unit);

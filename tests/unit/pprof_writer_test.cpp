@@ -19,7 +19,7 @@
 namespace pf {
 namespace {
 
-namespace pb = pprof_out;
+namespace pb = pprof_schema;
 
 /// Adds folded stack `stack` ("a;b;c") with `w` in `column`.
 void Add(StackTree& tree, const std::string& stack, uint64_t w, int column = 0) {
