@@ -17,7 +17,9 @@
 #include "base/error.h"
 #include "formats/pprof.h"
 #include "formats/sniff.h"
+#include "io/gzip_writer.h"
 #include "io/input.h"
+#include "io/output.h"
 #include "test_util.h"
 
 namespace pf {
@@ -413,6 +415,31 @@ TEST(Pprof, DecompressedSizeIsCapped) {
   std::unique_ptr<ByteSource> whole = MemoryInput(gz, "heap.pb.gz");
   storage.clear();
   EXPECT_GT(GatherPprofBytes(*whole, &storage).size(), 5000u);
+}
+
+// Bytes that can never be a profile (zeros: field 0) end the gathering where they start, not
+// at the cap with all of them in memory: a real profile followed by a gzip bomb of zeros.
+TEST(Pprof, GatheringStopsAtTheFirstBadField) {
+  std::string gz = test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/data/pprof/heap.pb.gz");
+  std::string raw;
+  {
+    std::unique_ptr<ByteSource> in = MemoryInput(gz, "heap.pb.gz");
+    raw = std::string(GatherPprofBytes(*in, &raw));
+  }
+  StringSink sink;
+  WriteGzip(raw + std::string(size_t{16} << 20, '\0'), sink);
+  std::unique_ptr<ByteSource> in = MemoryInput(sink.data(), "bomb.pb.gz");
+  std::string storage;
+  try {
+    GatherPprofBytes(*in, &storage);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "bomb.pb.gz");
+    EXPECT_NE(std::string(e.what()).find("no field key at byte " + std::to_string(raw.size())),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LE(storage.size(), size_t{4} << 20);  // the first chunk of the 16 MiB of zeros
 }
 
 TEST(Pprof, SniffedFromItsStructureOnly) {
