@@ -397,6 +397,25 @@ TEST(Pprof, TruncatedAndCorruptInputEndsInAnError) {
   EXPECT_THROW(Read(lying), Error);
 }
 
+// protozero keeps the low 32 bits of a length: a length of 2^40 would read as 0, one of
+// 2^32 + 2 as 2. Both are errors, not a profile misread.
+TEST(Pprof, LengthsPast32BitsAreErrors) {
+  // Field 1 (a sample type) of length 2^40, alone: read as an empty sample type, the
+  // profile was empty, exit 0.
+  EXPECT_THROW(Read(std::string("\x0a\x80\x80\x80\x80\x80\x20", 7)), Error);
+  // A sample whose packed location ids claim 2^32 + 2 bytes, after a valid profile: read
+  // as the two ids 12 and 10 (a stack main;leaf).
+  ProfileWriter w;
+  std::string proto = Basic(w);
+  proto += std::string("\x12\x0b\x0a\x82\x80\x80\x80\x10\x0c\x0a\x12\x01\x05", 13);
+  try {
+    Read(proto);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("end of buffer"), std::string::npos) << e.what();
+  }
+}
+
 // Decompressed input past the cap ends with an error naming it, not with all of it in memory
 // (a gzip bomb); the cap is 2 GiB, 1000 bytes here.
 TEST(Pprof, DecompressedSizeIsCapped) {
