@@ -142,6 +142,21 @@ TEST(GperftoolsCpu, CutAndLyingProfilesKeepWhatCameBefore) {
   EXPECT_EQ(p.values[1], UINT64_MAX);
 }
 
+// A period whose nanoseconds pass 2^64 saturates too (it wrapped: 2^62 us gave 2^64 -
+// 2^62 * 24 ns... a small wrong number), with a warning; a whole profile without the maps
+// text after its samples says its frames are unnamed.
+TEST(GperftoolsCpu, OverflowingPeriodsAndMissingMapsAreWarnings) {
+  CpuProfileWriter w(8, false, uint64_t{1} << 62);
+  w.Record(1, {0x1000});
+  ReadReport report;
+  GperftoolsProfile p = ParseGperftoolsCpu(w.End(""), "odd.prof", &report);
+  ASSERT_EQ(p.values.size(), 2u);
+  EXPECT_EQ(p.values[1], UINT64_MAX);
+  ASSERT_EQ(report.warnings.size(), 2u);
+  EXPECT_NE(report.warnings[0].find("no memory map"), std::string::npos) << report.warnings[0];
+  EXPECT_NE(report.warnings[1].find("passed 2^64-1 ns"), std::string::npos) << report.warnings[1];
+}
+
 TEST(GperftoolsHeap, ValuesAsPprofChoosesThem) {
   std::string with_alloc =
       "heap profile:   3:  300 [   5:  900] @ heapprofile\n"
