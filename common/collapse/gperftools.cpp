@@ -35,14 +35,6 @@ namespace {
 
 constexpr uint32_t kPid = 0;  // the profiled process (0: never looked up under /proc)
 
-// The whole input: a stable source's one chunk, else its chunks copied into `storage`.
-std::string_view WholeInput(ByteSource& source, std::string* storage) {
-  if (source.stable()) return source.Next();
-  for (std::string_view chunk = source.Next(); !chunk.empty(); chunk = source.Next()) {
-    storage->append(chunk);
-  }
-  return *storage;
-}
 
 bool IsFile(const std::string& path) {
   struct stat st;
@@ -167,8 +159,8 @@ StackTree ReadGperftools(InputFormat format, ByteSource& source, const ProfileOp
                          const Symbolizer::Options& symbols, ReadReport* report) {
   // Parse: the stacks as addresses, the values, the maps.
   std::string storage;
-  std::string_view data = WholeInput(source, &storage);
   const bool cpu = format == InputFormat::kGperftoolsCpu;
+  std::string_view data = GatherGperftoolsBytes(source, cpu, &storage);
   GperftoolsProfile profile = cpu ? ParseGperftoolsCpu(data, source.name(), report)
                                   : ParseGperftoolsHeap(data, source.name(), report);
   StackTree tree(profile.types);
@@ -213,6 +205,32 @@ StackTree ReadGperftools(InputFormat format, ByteSource& source, const ProfileOp
                  symbols.symfs, report);
   }
   return tree;
+}
+
+std::string_view GatherGperftoolsBytes(ByteSource& source, bool cpu, std::string* storage,
+                                       uint64_t cap) {
+  if (source.stable()) return source.Next();
+  constexpr size_t kHead = 4096;
+  bool checked = false;
+  for (std::string_view chunk = source.Next(); !chunk.empty(); chunk = source.Next()) {
+    if (storage->size() + chunk.size() > cap) {
+      std::string size = cap % (uint64_t{1} << 30) == 0 ? std::to_string(cap >> 30) + " GiB"
+                                                          : std::to_string(cap) + " bytes";
+      throw Error(source.name(), "more than " + size + " once decompressed: pf reads no more of a " +
+                                     std::string(cpu ? "CPU" : "heap") +
+                                     " profile (a gzip bomb?)");
+    }
+    storage->append(chunk);
+    if (!checked && storage->size() >= kHead) {
+      checked = true;
+      std::string_view head(storage->data(), kHead);
+      // The parsers throw, saying what is wrong.
+      ReadReport ignored;
+      if (cpu && !IsGperftoolsCpu(head)) ParseGperftoolsCpu(head, source.name(), &ignored);
+      if (!cpu && !IsGperftoolsHeap(head)) ParseGperftoolsHeap(head, source.name(), &ignored);
+    }
+  }
+  return *storage;
 }
 
 }  // namespace pf

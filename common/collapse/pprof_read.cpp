@@ -434,15 +434,65 @@ StackTree PprofTree(const PprofProfile& profile, const std::string& name,
   return TreeBuilder(profile, name, tags, symbols).Build(report);
 }
 
+namespace {
+
+// A varint of `data` at *at, stepped over: false when `data` ends first (more may come).
+bool GatheredVarint(std::string_view data, uint64_t* at, uint64_t* value,
+                    const std::string& name) {
+  *value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*at >= data.size()) return false;
+    const auto byte = static_cast<uint8_t>(data[(*at)++]);
+    *value |= uint64_t{byte & 0x7fu} << shift;
+    if (!(byte & 0x80)) return true;
+  }
+  throw Error(name, "not a valid pprof profile.proto: a varint longer than 10 bytes");
+}
+
+// Steps *at over the whole top-level fields of the message gathered so far in `data`. A key
+// of field 0 or of a wire type protobuf lacks, or a length past `cap`, can never become a
+// profile: gathering stops there (zeros after a real profile, a gzip bomb) instead of at the
+// cap, with all of it in memory.
+void CheckGathered(std::string_view data, uint64_t* at, uint64_t cap, const std::string& name) {
+  while (*at < data.size()) {
+    const uint64_t start = *at;
+    uint64_t p = start, key = 0, length = 0;
+    if (!GatheredVarint(data, &p, &key, name)) return;
+    const uint64_t wire = key & 7;
+    if ((key >> 3) == 0 || wire == 3 || wire == 4 || wire > 5) {
+      throw Error(name, "not a valid pprof profile.proto: no field key at byte " +
+                            std::to_string(start) + " (field " + std::to_string(key >> 3) +
+                            ", wire type " + std::to_string(wire) + ")");
+    }
+    if (wire == 0 && !GatheredVarint(data, &p, &length, name)) return;
+    if (wire == 0) length = 0;
+    if (wire == 1) length = 8;
+    if (wire == 5) length = 4;
+    if (wire == 2) {
+      if (!GatheredVarint(data, &p, &length, name)) return;
+      if (length > cap) {
+        throw Error(name, "not a valid pprof profile.proto: a field of " +
+                              std::to_string(length) + " bytes at byte " + std::to_string(start) +
+                              ", more than a profile may hold");
+      }
+    }
+    *at = p + length;  // past `data` when the field is not all there yet
+  }
+}
+
+}  // namespace
+
 std::string_view GatherPprofBytes(ByteSource& source, std::string* storage, uint64_t cap) {
   if (source.stable()) {
     std::string_view all = source.Peek();
     if (all.size() > cap) ThrowPprofTooLarge(source.name(), cap);
     return all;
   }
+  uint64_t checked = 0;  // the top-level fields before this offset are whole and well keyed
   for (std::string_view chunk = source.Next(); !chunk.empty(); chunk = source.Next()) {
     if (storage->size() + chunk.size() > cap) ThrowPprofTooLarge(source.name(), cap);
     storage->append(chunk);
+    CheckGathered(*storage, &checked, cap, source.name());
   }
   return *storage;
 }

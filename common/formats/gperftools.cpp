@@ -233,6 +233,7 @@ GperftoolsProfile ParseGperftoolsCpu(std::string_view data, const std::string& n
   p.period = period;
   p.types = {{"samples", WeightUnit::kSamples}, {"cpu", WeightUnit::kNanoseconds}};
   bool trailer = false;
+  uint64_t saturated = 0;  // records whose cpu time passed 2^64-1 ns
   uint64_t count, depth;
   while (w.Next(&count) && w.Next(&depth)) {
     if (depth > w.WordsLeft()) break;  // cut short, or a lying depth: nothing after is sure
@@ -248,8 +249,12 @@ GperftoolsProfile ParseGperftoolsCpu(std::string_view data, const std::string& n
       break;
     }
     p.stacks.push_back({first, static_cast<uint32_t>(depth)});
-    uint64_t ns = 0;
-    if (__builtin_mul_overflow(count, period * 1000, &ns)) ns = UINT64_MAX;  // saturates
+    uint64_t ns = 0, period_ns = 0;
+    if (__builtin_mul_overflow(period, uint64_t{1000}, &period_ns) ||
+        __builtin_mul_overflow(count, period_ns, &ns)) {
+      ns = UINT64_MAX;  // saturates
+      ++saturated;
+    }
     p.values.push_back(count);
     p.values.push_back(ns);
   }
@@ -260,6 +265,14 @@ GperftoolsProfile ParseGperftoolsCpu(std::string_view data, const std::string& n
                                " before it, and no memory map: frames are unnamed");
   } else {
     ParseMaps(data.substr(w.pos), &p);
+    if (p.mappings.empty() && !p.stacks.empty()) {
+      report->warnings.push_back(name + ": the CPU profile has no memory map after its samples: frames are unnamed");
+    }
+  }
+  if (saturated) {
+    report->warnings.push_back(name + ": " + Plural(saturated, "record's", "records'") +
+                               " cpu time (count times the period of " + std::to_string(period) +
+                               " us) passed 2^64-1 ns and stopped there");
   }
   FixCpuStacks(&p);
   return p;

@@ -45,6 +45,20 @@ int ProfileWireType(uint32_t tag) {
   }
 }
 
+// Steps to the next field of `m`, a reader over `buffer`, as m.next() does, and refuses a
+// length-delimited one longer than what is left: protozero keeps the low 32 bits of a
+// length, so a lying 2^40 would read as 0 (and 2^32 + 5 as 5), the rest misread.
+bool NextField(pbf_reader& m, std::string_view buffer) {
+  if (!m.next()) return false;
+  if (m.wire_type() == pbf_wire_type::length_delimited) {
+    const char* end = buffer.data() + buffer.size();
+    const char* at = end - m.length();
+    const uint64_t length = protozero::decode_varint(&at, end);
+    if (length > static_cast<uint64_t>(end - at)) throw protozero::end_of_buffer_exception();
+  }
+  return true;
+}
+
 class Decoder {
  public:
   Decoder(std::string_view data, const std::string& name) : data_(data), name_(name) {}
@@ -117,7 +131,7 @@ class Decoder {
   // Pass 1: the top-level fields.
   void Collect() {
     pbf_reader m(data_.data(), data_.size());
-    while (m.next()) {
+    while (NextField(m, data_)) {
       uint32_t tag = m.tag();
       int type = ProfileWireType(tag);
       if (type < 0) {
@@ -155,7 +169,7 @@ class Decoder {
   PprofProfile::ValueType ValueType(std::string_view v) const {
     pbf_reader m(v.data(), v.size());
     int64_t type = 0, unit = 0;
-    while (m.next()) {
+    while (NextField(m, v)) {
       if (m.tag() == pb::value_type::kType) type = I64(m, "ValueType.type");
       else if (m.tag() == pb::value_type::kUnit) unit = I64(m, "ValueType.unit");
       else m.skip();
@@ -196,7 +210,7 @@ class Decoder {
     for (std::string_view v : function_views_) {
       pbf_reader m(v.data(), v.size());
       PprofProfile::Function f;
-      while (m.next()) {
+      while (NextField(m, v)) {
         switch (m.tag()) {
           case pb::function::kId: f.id = U64(m, "Function.id"); break;
           case pb::function::kName: f.name = String(I64(m, "Function.name")); break;
@@ -219,7 +233,7 @@ class Decoder {
     for (std::string_view v : mapping_views_) {
       pbf_reader m(v.data(), v.size());
       PprofProfile::Mapping map;
-      while (m.next()) {
+      while (NextField(m, v)) {
         switch (m.tag()) {
           case pb::mapping::kId: map.id = U64(m, "Mapping.id"); break;
           case pb::mapping::kMemoryStart: map.memory_start = U64(m, "Mapping.memory_start"); break;
@@ -246,7 +260,7 @@ class Decoder {
       PprofProfile::Location loc;
       loc.first_line = static_cast<uint32_t>(p_.lines.size());
       uint64_t mapping_id = 0;
-      while (m.next()) {
+      while (NextField(m, v)) {
         switch (m.tag()) {
           case pb::location::kId: loc.id = U64(m, "Location.id"); break;
           case pb::location::kMappingId: mapping_id = U64(m, "Location.mapping_id"); break;
@@ -275,7 +289,7 @@ class Decoder {
     pbf_reader m(v.data(), v.size());
     PprofProfile::Line line;
     uint64_t function_id = 0;
-    while (m.next()) {
+    while (NextField(m, v)) {
       if (m.tag() == pb::line::kFunctionId) function_id = U64(m, "Line.function_id");
       else if (m.tag() == pb::line::kLine) line.line = I64(m, "Line.line");
       else m.skip();
@@ -299,7 +313,7 @@ class Decoder {
       s.first_location = static_cast<uint32_t>(p_.location_ids.size());
       s.first_value = static_cast<uint32_t>(p_.values.size());
       s.first_label = static_cast<uint32_t>(p_.labels.size());
-      while (m.next()) {
+      while (NextField(m, v)) {
         switch (m.tag()) {
           case pb::sample::kLocationId:
             Repeated<uint64_t>(m, "Sample.location_id", [&](uint64_t id) {
@@ -336,7 +350,7 @@ class Decoder {
     pbf_reader m(v.data(), v.size());
     int64_t key = 0, str = 0, num_unit = 0;
     PprofProfile::Label l;
-    while (m.next()) {
+    while (NextField(m, v)) {
       switch (m.tag()) {
         case pb::label::kKey: key = I64(m, "Label.key"); break;
         case pb::label::kStr: str = I64(m, "Label.str"); break;
@@ -371,7 +385,7 @@ class Decoder {
 // 'v' varint, 'l' length-delimited, 'p' packed or varint; tags beyond are rejected.
 bool SubMessageFits(std::string_view v, std::string_view types) {
   pbf_reader m(v.data(), v.size());
-  while (m.next()) {
+  while (NextField(m, v)) {
     uint32_t tag = m.tag();
     char want = tag < types.size() ? types[tag] : '-';
     pbf_wire_type w = m.wire_type();

@@ -216,8 +216,11 @@ std::string EncodePprof(const StackTree& tree) {
   for (size_t i = 0; i < names.functions.size(); ++i) {
     protozero::pbf_writer f(out, pb::profile::kFunction);
     f.add_uint64(pb::function::kId, i + 1);
+    // No system name: pprof takes a function whose system name equals its name for one it
+    // has to demangle, and "simplifies" a C++-looking one by cutting its template arguments
+    // and parentheses (std::vector<int>::push_back, X::operator(), (anonymous
+    // namespace)::f), so the frames would not survive pf -> pprof -> pf.
     f.add_int64(pb::function::kName, function_strings[i]);
-    f.add_int64(pb::function::kSystemName, function_strings[i]);
   }
   for (std::string_view s : strings.strings()) {
     out.add_string(pb::profile::kStringTable, s.data(), s.size());

@@ -3,8 +3,9 @@
 // profiles open in `pprof -top`/`-http`, Pyroscope, Parca and the other tools that read it.
 //
 // What is written from a StackTree: every sample type (column) as a ValueType with pprof's
-// unit ("nanoseconds", "bytes", "count"), one Function per distinct frame name (name and
-// system_name are the name as pf shows it, "[unknown]" and module-qualified names included),
+// unit ("nanoseconds", "bytes", "count"), one Function per distinct frame name (its name as
+// pf shows it, "[unknown]" and module-qualified names included; no system_name, which would
+// make pprof shorten C++ names: std::vector<int>::push_back to std::vector::push_back),
 // one Location per Function (a single Line, no address), a Mapping per distinct module the
 // tree noted for its names (the file name only: no addresses, no build-id, has_functions set),
 // one Sample per distinct stack with its location ids leaf first and a value per sample type,

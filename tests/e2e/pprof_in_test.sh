@@ -123,7 +123,58 @@ printf '\x0a\x7f' | dd of="$raw" bs=1 conv=notrunc status=none
 rc=$?
 [ $rc = 1 ] || fail "lying length: exit $rc (want 1): $(cat "$tmp/err")"
 
-# 4. Profiles made here. gperftools: an address-only proto, named by pf's symbolizer from
+# 4. The round trip pprof -> pf -> pprof: `pf-collapse -o NAME.pb.gz` of each profile keeps
+# every sample type (by name and in pprof's order) and, for each, the stacks and the total:
+# pprof -traces of the written profile equals pprof -traces of the profile read (without Go
+# pprof: pf-collapse reading what it wrote equals its folded output of the profile read).
+# Then C++ names (template arguments, operator(), anonymous namespaces) written from folded
+# text come back from pprof as they were (pprof shortens a function's name when it equals its
+# system name).
+for name in cpu heap allocs gperf gperfheap; do
+  f=$data/$name.pb.gz
+  "$collapse" -o "$tmp/rt.pb.gz" "$f" 2>"$tmp/err" || fail "round trip $name: exit $?: $(cat "$tmp/err")"
+  types=$(ls "$data" | grep -v tagroot | sed -n "s/^$name\.\(.*\)\.folded\$/\1/p")
+  if [ -n "$pprof" ]; then
+    # The sample types (sorted: pf moves the default one last) and the default one (pprof's
+    # [dflt], else the last).
+    st() { "$pprof" -raw "$1" 2>/dev/null | sed -n '/^Samples:/{n;p;q}' | tr ' ' '\n' |
+      awk '/\[dflt\]/ { d = $0 } { l = $0; sub(/\[dflt\]/, ""); print } END { print "default:" (d ? d : l "[dflt]") }' |
+      LC_ALL=C sort | tr '\n' ' '; }
+    [ "$(st "$f")" = "$(st "$tmp/rt.pb.gz")" ] ||
+      fail "round trip $name: sample types $(st "$tmp/rt.pb.gz"), not $(st "$f")"
+    for t in $types; do
+      unit=bytes
+      case $t in *objects | samples) unit=count ;; cpu) unit=nanoseconds ;; esac
+      pprof_fold "$f" "$t" "$unit" >"$tmp/exp"
+      pprof_fold "$tmp/rt.pb.gz" "$t" "$unit" >"$tmp/got"
+      same "$tmp/exp" "$tmp/got" "round trip $name, pprof -sample_index=$t"
+    done
+  fi
+  if has_option --value; then
+    for t in $types; do
+      pf_fold --value="$t" "$f" >"$tmp/exp"
+      pf_fold --value="$t" "$tmp/rt.pb.gz" >"$tmp/got"
+      same "$tmp/exp" "$tmp/got" "round trip $name through pf, --value=$t"
+    done
+  else
+    pf_fold "$f" >"$tmp/exp"
+    pf_fold "$tmp/rt.pb.gz" >"$tmp/got"
+    same "$tmp/exp" "$tmp/got" "round trip $name through pf"
+  fi
+done
+printf '%s\n' 'main;std::vector<int>::push_back;X::operator() 3' \
+  'main;(anonymous namespace)::bar;std::hash<int>::operator();[unknown] 2' \
+  'main;_ZN3foo3barEv 1' >"$tmp/cxx.folded"
+"$collapse" -o "$tmp/cxx.pb.gz" "$tmp/cxx.folded" || fail "C++ names: pf-collapse -o failed"
+LC_ALL=C sort "$tmp/cxx.folded" >"$tmp/cxx.exp"
+if [ -n "$pprof" ]; then
+  "$pprof" -traces "$tmp/cxx.pb.gz" 2>/dev/null | awk -f "$fold_awk" | LC_ALL=C sort >"$tmp/got"
+  same "$tmp/cxx.exp" "$tmp/got" "C++ names written for pprof"
+fi
+pf_fold "$tmp/cxx.pb.gz" >"$tmp/got"
+same "$tmp/cxx.exp" "$tmp/got" "C++ names written and read by pf"
+
+# 5. Profiles made here. gperftools: an address-only proto, named by pf's symbolizer from
 # CALLPATH and libc, against pprof's own symbolization of the legacy profile.
 libprofiler=$(ls /usr/lib/*/libprofiler.so.0 2>/dev/null | head -1)
 if [ -n "$pprof" ] && [ -n "$libprofiler" ] && [ -x "$callpath" ]; then

@@ -10,10 +10,13 @@
 #include <vector>
 
 #include "base/error.h"
+#include "collapse/gperftools.h"
 #include "collapse/profiles.h"
 #include "formats/gperftools.h"
 #include "formats/sniff.h"
+#include "io/gzip_writer.h"
 #include "io/input.h"
+#include "io/output.h"
 
 namespace pf {
 namespace {
@@ -139,6 +142,21 @@ TEST(GperftoolsCpu, CutAndLyingProfilesKeepWhatCameBefore) {
   EXPECT_EQ(p.values[1], UINT64_MAX);
 }
 
+// A period whose nanoseconds pass 2^64 saturates too (it wrapped: 2^62 us gave 2^64 -
+// 2^62 * 24 ns... a small wrong number), with a warning; a whole profile without the maps
+// text after its samples says its frames are unnamed.
+TEST(GperftoolsCpu, OverflowingPeriodsAndMissingMapsAreWarnings) {
+  CpuProfileWriter w(8, false, uint64_t{1} << 62);
+  w.Record(1, {0x1000});
+  ReadReport report;
+  GperftoolsProfile p = ParseGperftoolsCpu(w.End(""), "odd.prof", &report);
+  ASSERT_EQ(p.values.size(), 2u);
+  EXPECT_EQ(p.values[1], UINT64_MAX);
+  ASSERT_EQ(report.warnings.size(), 2u);
+  EXPECT_NE(report.warnings[0].find("no memory map"), std::string::npos) << report.warnings[0];
+  EXPECT_NE(report.warnings[1].find("passed 2^64-1 ns"), std::string::npos) << report.warnings[1];
+}
+
 TEST(GperftoolsHeap, ValuesAsPprofChoosesThem) {
   std::string with_alloc =
       "heap profile:   3:  300 [   5:  900] @ heapprofile\n"
@@ -260,6 +278,55 @@ TEST(GperftoolsRead, HeapValuesDefaultToInuseSpace) {
   EXPECT_EQ(OneValue(tree, "alloc_space").Total(), 900u);
   EXPECT_EQ(OneValue(tree, "alloc_objects").Total(), 5u);
   EXPECT_EQ(OneValue(tree, "inuse_objects").unit(), WeightUnit::kObjects);
+}
+
+}  // namespace
+}  // namespace pf
+
+namespace pf {
+namespace {
+
+std::string Gzipped(const std::string& data) {
+  StringSink sink;
+  WriteGzip(data, sink);
+  return sink.data();
+}
+
+// Decompressed input past the cap ends with an error naming it, not with all of it in memory
+// (a gzip bomb after a real header); the cap is 1 GiB, 10000 bytes here.
+TEST(GperftoolsGather, DecompressedSizeIsCapped) {
+  std::string gz = Gzipped("heap profile:    1:  1024 [    1:  1024] @ heapprofile\n" +
+                           std::string(100000, 'a'));
+  std::unique_ptr<ByteSource> in = MemoryInput(gz, "bomb.heap.gz");
+  std::string storage;
+  try {
+    GatherGperftoolsBytes(*in, false, &storage, 10000);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "bomb.heap.gz");
+    EXPECT_NE(std::string(e.what()).find("more than 10000 bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_LE(storage.size(), 10000u);
+}
+
+// What has no header of the format is refused from its first bytes, before the rest is
+// gathered (gzipped zeros given as -f gperftools-cpu or -heap).
+TEST(GperftoolsGather, NoHeaderStopsAtOnce) {
+  std::string gz = Gzipped(std::string(size_t{16} << 20, '\0'));
+  for (bool cpu : {true, false}) {
+    std::unique_ptr<ByteSource> in = MemoryInput(gz, "zeros.gz");
+    std::string storage;
+    try {
+      GatherGperftoolsBytes(*in, cpu, &storage);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(cpu ? "not a gperftools CPU profile"
+                                               : "not a gperftools heap profile"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_LE(storage.size(), size_t{4} << 20);  // the first chunk of the 16 MiB
+  }
 }
 
 }  // namespace

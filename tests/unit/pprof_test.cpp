@@ -17,7 +17,9 @@
 #include "base/error.h"
 #include "formats/pprof.h"
 #include "formats/sniff.h"
+#include "io/gzip_writer.h"
 #include "io/input.h"
+#include "io/output.h"
 #include "test_util.h"
 
 namespace pf {
@@ -395,6 +397,25 @@ TEST(Pprof, TruncatedAndCorruptInputEndsInAnError) {
   EXPECT_THROW(Read(lying), Error);
 }
 
+// protozero keeps the low 32 bits of a length: a length of 2^40 would read as 0, one of
+// 2^32 + 2 as 2. Both are errors, not a profile misread.
+TEST(Pprof, LengthsPast32BitsAreErrors) {
+  // Field 1 (a sample type) of length 2^40, alone: read as an empty sample type, the
+  // profile was empty, exit 0.
+  EXPECT_THROW(Read(std::string("\x0a\x80\x80\x80\x80\x80\x20", 7)), Error);
+  // A sample whose packed location ids claim 2^32 + 2 bytes, after a valid profile: read
+  // as the two ids 12 and 10 (a stack main;leaf).
+  ProfileWriter w;
+  std::string proto = Basic(w);
+  proto += std::string("\x12\x0b\x0a\x82\x80\x80\x80\x10\x0c\x0a\x12\x01\x05", 13);
+  try {
+    Read(proto);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("end of buffer"), std::string::npos) << e.what();
+  }
+}
+
 // Decompressed input past the cap ends with an error naming it, not with all of it in memory
 // (a gzip bomb); the cap is 2 GiB, 1000 bytes here.
 TEST(Pprof, DecompressedSizeIsCapped) {
@@ -413,6 +434,31 @@ TEST(Pprof, DecompressedSizeIsCapped) {
   std::unique_ptr<ByteSource> whole = MemoryInput(gz, "heap.pb.gz");
   storage.clear();
   EXPECT_GT(GatherPprofBytes(*whole, &storage).size(), 5000u);
+}
+
+// Bytes that can never be a profile (zeros: field 0) end the gathering where they start, not
+// at the cap with all of them in memory: a real profile followed by a gzip bomb of zeros.
+TEST(Pprof, GatheringStopsAtTheFirstBadField) {
+  std::string gz = test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/data/pprof/heap.pb.gz");
+  std::string raw;
+  {
+    std::unique_ptr<ByteSource> in = MemoryInput(gz, "heap.pb.gz");
+    raw = std::string(GatherPprofBytes(*in, &raw));
+  }
+  StringSink sink;
+  WriteGzip(raw + std::string(size_t{16} << 20, '\0'), sink);
+  std::unique_ptr<ByteSource> in = MemoryInput(sink.data(), "bomb.pb.gz");
+  std::string storage;
+  try {
+    GatherPprofBytes(*in, &storage);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "bomb.pb.gz");
+    EXPECT_NE(std::string(e.what()).find("no field key at byte " + std::to_string(raw.size())),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LE(storage.size(), size_t{4} << 20);  // the first chunk of the 16 MiB of zeros
 }
 
 TEST(Pprof, SniffedFromItsStructureOnly) {
