@@ -107,6 +107,7 @@ class TreeBuilder {
       return StackTree();
     }
     StackTree tree(Columns());
+    tree.set_default_column(default_);
     names_ = &tree.names();
     samples_ = p_.samples;
     inner_skip_.assign(p_.locations.size(), 0);
@@ -320,19 +321,17 @@ class TreeBuilder {
     return order;
   }
 
-  // The columns: the sample types in the profile's order, pprof's default one moved last.
+  // The columns: the sample types in the profile's order (so --value's index is
+  // -sample_index's); default_ is pprof's default one (default_sample_type, else the last).
   std::vector<SampleType> Columns() {
     const size_t n = p_.sample_types.size();
-    size_t def = n - 1;
+    default_ = static_cast<int>(n) - 1;
     if (!p_.default_sample_type.empty()) {
       for (size_t i = 0; i < n; ++i) {
-        if (p_.sample_types[i].type == p_.default_sample_type) def = i;
+        if (p_.sample_types[i].type == p_.default_sample_type) default_ = static_cast<int>(i);
       }
     }
-    for (size_t i = 0; i < n; ++i) {
-      if (i != def) order_.push_back(static_cast<int>(i));
-    }
-    order_.push_back(static_cast<int>(def));
+    for (size_t i = 0; i < n; ++i) order_.push_back(static_cast<int>(i));
     std::vector<SampleType> types;
     for (int i : order_) {
       const PprofProfile::ValueType& t = p_.sample_types[i];
@@ -420,6 +419,7 @@ class TreeBuilder {
   std::vector<PprofProfile::Sample> samples_;  // the profile's, pruned (Prune)
   std::vector<uint32_t> inner_skip_;           // by location: inner lines pruned
   std::vector<int> order_;         // column -> sample type index
+  int default_ = 0;                // the default column (Columns)
   std::vector<uint64_t> scale_;    // column -> factor to its unit
   std::vector<StrId> frames_;      // every named location's frames, root first
   std::vector<uint32_t> location_first_, location_count_;

@@ -346,11 +346,11 @@ StackTree CallgrindStacks(const FunctionGraph& graph, const std::string& source_
     std::vector<std::string_view> names = ContextNames(graph.functions()[f].name);
     if (names.size() == 1) roots.insert(names[0]);
   }
-  // The columns: every event, the first (the default) last.
-  std::vector<SampleType> types = graph.sample_types();
-  std::rotate(types.begin(), types.begin() + 1, types.end());
+  // The columns: every event, in the file's order; the first is the default, as
+  // callgrind_annotate shows it.
   int columns = graph.columns();
-  StackTree tree(types);
+  StackTree tree(graph.sample_types());
+  tree.set_default_column(0);
   std::vector<StrId> stack;
   uint64_t cut = 0;
   std::string first_cut;
@@ -371,7 +371,7 @@ StackTree CallgrindStacks(const FunctionGraph& graph, const std::string& source_
     NodeId leaf = tree.AddStack(stack, 0, 0);
     for (int e = 0; e < columns; ++e) {
       uint64_t w = graph.self(f, e);
-      if (w) tree.AddSelf(leaf, w, (e + columns - 1) % columns);
+      if (w) tree.AddSelf(leaf, w, e);
     }
   }
   if (cut) {

@@ -50,10 +50,10 @@ struct Names {
   std::vector<uint64_t> mapping_of;       // function id - 1 -> mapping id (0: none)
 };
 
-/// The root frame with the most weight (of the last column; the first by name among equals):
-/// a recording's heaviest process name.
+/// The root frame with the most weight (of the default column; the first by name among
+/// equals): a recording's heaviest process name.
 std::string_view HeaviestRoot(const StackTree& tree) {
-  int column = tree.columns() - 1;
+  int column = tree.default_column();
   std::vector<NodeId> root_of(tree.size(), StackTree::kRoot);
   std::vector<uint64_t> weight(tree.size(), 0);
   for (NodeId n{1}; n.index() < tree.size(); ++n) {  // parents come before their children
@@ -225,7 +225,7 @@ std::string EncodePprof(const StackTree& tree) {
   for (std::string_view s : strings.strings()) {
     out.add_string(pb::profile::kStringTable, s.data(), s.size());
   }
-  out.add_int64(pb::profile::kDefaultSampleType, types.back().first);
+  out.add_int64(pb::profile::kDefaultSampleType, types[tree.default_column()].first);
   return bytes;
 }
 

@@ -38,7 +38,7 @@ void StackTree::set_unit(WeightUnit u) {
 }
 
 int StackTree::FindSampleType(std::string_view name) const {
-  if (name.empty()) return columns_ - 1;
+  if (name.empty()) return default_column();
   for (int c = 0; c < columns_; ++c) {
     if (types_[c].name == name) return c;
   }
@@ -178,6 +178,7 @@ void StackTree::SetDecimals(int d) {
 StackTree StackTree::EmptyLike() const {
   StackTree out(types_);
   out.differential_ = differential_;
+  out.default_column_ = default_column_;
   out.SetDecimals(decimals_);
   out.NoteSaturated(saturated_);
   return out;
@@ -213,6 +214,7 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
     for (int c = 0; c < columns_; ++c) {
       types_[c] = empty ? other.types_[c] : CombineSampleTypes(types_[c], other.types_[c]);
     }
+    if (empty) default_column_ = other.default_column_;
   }
   saturated_ += other.saturated_;
   std::vector<StrId> name_map(other.names().size());

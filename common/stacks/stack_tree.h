@@ -75,6 +75,10 @@ class StackTree {
   bool differential() const { return differential_; }
   /// What each column holds (for a differential profile, both hold the same type).
   const std::vector<SampleType>& sample_types() const { return types_; }
+  /// The column shown when none is chosen (pprof's default_sample_type): the last unless
+  /// the profile says otherwise (set_default_column).
+  int default_column() const { return default_column_ < 0 ? columns_ - 1 : default_column_; }
+  void set_default_column(int column) { default_column_ = column; }
   const SampleType& sample_type(int column = 0) const { return types_[column]; }
   NodeId parent(NodeId n) const { return links_[n.index()].parent; }
   StrId frame(NodeId n) const { return links_[n.index()].frame; }
@@ -134,8 +138,9 @@ class StackTree {
 
   /// The column of the sample type `name`, as pprof's -sample_index takes it: a sample
   /// type's name (inuse_space and inuse_objects also naming "space" and "objects", as in
-  /// pprof), or its index in decimal; "" is the default, the last column (pprof's default,
-  /// AFTER for a differential profile). -1 when there is none.
+  /// pprof), or its index in decimal; "" is the default column (pprof's default: the
+  /// profile's default sample type, else the last; AFTER for a differential profile). -1
+  /// when there is none.
   int FindSampleType(std::string_view name) const;
 
   /// Children lists in CSR form (children of n: child_index[first[n]..first[n+1])), each
@@ -174,6 +179,7 @@ class StackTree {
   std::vector<SampleType> types_;  // by column
   int columns_;                    // types_.size(), for the hot paths
   bool differential_ = false;
+  int default_column_ = -1;        // default_column(); -1: the last
   int decimals_ = 0;
   mutable uint64_t saturated_ = 0;
   std::unique_ptr<Interner> names_;
@@ -186,7 +192,7 @@ class StackTree {
 };
 
 /// The one-value view of `tree`, as pprof's -sample_index chooses it: the column of sample
-/// type `sample_type` (a name or an index; "" the last, pprof's default) in a tree of its
+/// type `sample_type` (a name or an index; "" the default column) in a tree of its
 /// own, with its modules, decimals and saturations. Folded text, flame graphs and call
 /// graphs show one value per stack. Throws pf::UsageError naming the sample types when none
 /// matches.

@@ -176,7 +176,7 @@ TEST(Pprof, StacksRootFirstWithInlinedFramesAndOneColumnPerSampleType) {
   EXPECT_EQ(OneValue(tree).sample_type().name, "cpu");
 }
 
-TEST(Pprof, DefaultSampleTypeNotLastIsMovedLast) {
+TEST(Pprof, DefaultSampleTypeNotLastIsTheDefaultColumn) {
   ProfileWriter w;
   w.SampleType("alloc_objects", "count");
   w.SampleType("alloc_space", "bytes");
@@ -188,9 +188,11 @@ TEST(Pprof, DefaultSampleTypeNotLastIsMovedLast) {
   w.Sample({1}, {1, 100, 0, 0});
   StackTree tree = Read(w.Done());
   ASSERT_EQ(tree.columns(), 4);
-  EXPECT_EQ(tree.sample_type(3).name, "alloc_space");
+  EXPECT_EQ(tree.sample_type(1).name, "alloc_space");  // the profile's order: -sample_index's
+  EXPECT_EQ(tree.default_column(), 1);
   EXPECT_EQ(tree.sample_type(0), (SampleType{"alloc_objects", WeightUnit::kObjects}));
-  EXPECT_EQ(tree.sample_type(2).unit, WeightUnit::kBytes);
+  EXPECT_EQ(tree.sample_type(3).unit, WeightUnit::kBytes);
+  EXPECT_EQ(OneValue(tree, "1").Total(), 100u);  // -sample_index=1
   StackTree one = OneValue(tree);
   EXPECT_EQ(one.sample_type().name, "alloc_space");
   EXPECT_EQ(one.Total(), 100u);
@@ -493,7 +495,12 @@ TEST(Pprof, RealProfilesGzippedOrNot) {
   std::string raw = test::ReadFile(dir + "allocs.pb.gz");
   std::unique_ptr<ByteSource> gz = MemoryInput(raw, "allocs.pb.gz");
   StackTree allocs = ReadPprof(*gz, {}, Symbolizer::Options{}, nullptr);
-  EXPECT_EQ(allocs.sample_type(3).name, "alloc_space");  // its default_sample_type
+  // Its columns in the profile's order (--value's index is -sample_index's); its
+  // default_sample_type, alloc_space, is the default column though not the last.
+  EXPECT_EQ(allocs.sample_type(1).name, "alloc_space");
+  EXPECT_EQ(allocs.default_column(), 1);
+  EXPECT_EQ(allocs.FindSampleType(""), 1);
+  EXPECT_EQ(OneValue(allocs).sample_type().name, "alloc_space");
 }
 
 }  // namespace

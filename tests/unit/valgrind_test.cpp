@@ -265,16 +265,17 @@ TEST(Callgrind, SeparateCallersGiveStacks) {
   FunctionGraph g = Callgrind(text);
   EXPECT_TRUE(HasCallerContexts(g));
   StackTree t = CallgrindStacks(g, "cg");
-  // The first event is the default one: the last column.
+  // The events in the file's order; the first is the default column.
   ASSERT_EQ(t.columns(), 2);
-  EXPECT_EQ(t.sample_type(1).name, "Ir");
-  EXPECT_EQ(t.sample_type(0).name, "Dr");
-  EXPECT_EQ(Stacks(t, 1), (std::map<std::string, uint64_t>{{"start", 1},
+  EXPECT_EQ(t.sample_type(0).name, "Ir");
+  EXPECT_EQ(t.sample_type(1).name, "Dr");
+  EXPECT_EQ(t.default_column(), 0);
+  EXPECT_EQ(Stacks(t, 0), (std::map<std::string, uint64_t>{{"start", 1},
                                                            {"start;main", 10},
                                                            {"start;main;f", 99},
                                                            {"start;main;f;f", 1}}));
-  EXPECT_EQ(t.Total(1), g.Total(0));
-  EXPECT_EQ(t.Total(0), 4u);
+  EXPECT_EQ(t.Total(0), g.Total(0));
+  EXPECT_EQ(t.Total(1), 4u);
   // Merged into functions for pf-dot.
   FunctionGraph m = MergeCallerContexts(g);
   ASSERT_EQ(m.functions().size(), 3u);
