@@ -95,10 +95,12 @@ void JsonReader::BeginArray() {
   first_.push_back(1);
 }
 
-bool JsonReader::NextMember(std::string* key) {
-  if (kinds_.empty() || kinds_.back() != '{') Fail("not in an object");
+// Steps into the next member or element of the innermost container, which `open` must have
+// opened: false at its end (`close`), which it leaves.
+bool JsonReader::NextIn(char open, char close, const char* not_in) {
+  if (kinds_.empty() || kinds_.back() != open) Fail(not_in);
   SkipSpace();
-  if (pos_ < text_.size() && text_[pos_] == '}') {
+  if (pos_ < text_.size() && text_[pos_] == close) {
     ++pos_;
     kinds_.pop_back();
     first_.pop_back();
@@ -106,6 +108,11 @@ bool JsonReader::NextMember(std::string* key) {
   }
   if (!first_.back()) Expect(',');
   first_.back() = 0;
+  return true;
+}
+
+bool JsonReader::NextMember(std::string* key) {
+  if (!NextIn('{', '}', "not in an object")) return false;
   SkipSpace();
   if (pos_ >= text_.size() || text_[pos_] != '"') Fail("a member name expected");
   ScanString(key);
@@ -113,19 +120,7 @@ bool JsonReader::NextMember(std::string* key) {
   return true;
 }
 
-bool JsonReader::NextElement() {
-  if (kinds_.empty() || kinds_.back() != '[') Fail("not in an array");
-  SkipSpace();
-  if (pos_ < text_.size() && text_[pos_] == ']') {
-    ++pos_;
-    kinds_.pop_back();
-    first_.pop_back();
-    return false;
-  }
-  if (!first_.back()) Expect(',');
-  first_.back() = 0;
-  return true;
-}
+bool JsonReader::NextElement() { return NextIn('[', ']', "not in an array"); }
 
 namespace {
 

@@ -56,6 +56,7 @@ class JsonReader {
   [[noreturn]] void Fail(const std::string& what) const;
 
  private:
+  bool NextIn(char open, char close, const char* not_in);
   void SkipSpace();
   char Expect(char c);
   void ScanString(std::string* out);
