@@ -1,6 +1,7 @@
-// Fuzz target: the gperftools HEAP profile reader (formats/gperftools.h), then the whole read
-// (collapse/gperftools.h: naming through the maps text, folding). Must never crash, hang or
-// leak; a profile's values must add up to the tree's totals.
+// Fuzz target: the gperftools CPU and heap profile readers (formats/gperftools.h), then the
+// whole read (collapse/gperftools.h: naming through the maps text, folding), every input read
+// as both formats. Must never crash, hang or leak; a profile's values must add up to the
+// tree's totals.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -10,12 +11,12 @@
 #include "formats/gperftools.h"
 #include "io/input.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  constexpr pf::InputFormat kFormat = pf::InputFormat::kGperftoolsHeap;
+namespace {
+
+void ReadAs(pf::InputFormat format, std::string_view bytes) {
   try {
     pf::ReadReport report;
-    pf::GperftoolsProfile p = kFormat == pf::InputFormat::kGperftoolsCpu
+    pf::GperftoolsProfile p = format == pf::InputFormat::kGperftoolsCpu
                                   ? pf::ParseGperftoolsCpu(bytes, "fuzz", &report)
                                   : pf::ParseGperftoolsHeap(bytes, "fuzz", &report);
     if (p.values.size() != p.stacks.size() * p.types.size()) std::abort();
@@ -26,9 +27,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pf::Symbolizer::Options symbols;
     symbols.use_build_id_cache = false;
     symbols.kallsyms = "/nonexistent";
-    pf::StackTree tree = pf::ReadProfile(kFormat, *in, {}, symbols, &report);
+    pf::StackTree tree = pf::ReadProfile(format, *in, {}, symbols, &report);
     if (tree.columns() != static_cast<int>(p.types.size())) std::abort();
   } catch (const pf::Error&) {
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  ReadAs(pf::InputFormat::kGperftoolsCpu, bytes);
+  ReadAs(pf::InputFormat::kGperftoolsHeap, bytes);
   return 0;
 }
