@@ -13,17 +13,13 @@
 // libiberty's declarations; the library is C.
 #include <libiberty/demangle.h>
 
+#include "base/hex.h"
+
 namespace pf {
 
 namespace {
 
 bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return c - 'A' + 10;
-}
 
 // Rust legacy escapes, as perf's own Rust pass knows them.
 struct RustEscape {
@@ -52,7 +48,7 @@ bool LooksLikeRustWithHash(std::string_view s) {
   bool seen[16] = {};
   for (char c : hash.substr(3)) {
     if (!IsHex(c)) return false;
-    seen[HexValue(c)] = true;
+    seen[HexDigit(c)] = true;
   }
   int distinct = 0;
   for (bool b : seen) distinct += b;
@@ -136,7 +132,7 @@ bool DemangleOcaml(std::string_view s, std::string* out) {
     } else if (s[i] == '$' && i + 2 < s.size() &&
                std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
                std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      *out += static_cast<char>(HexValue(s[i + 1]) << 4 | HexValue(s[i + 2]));
+      *out += static_cast<char>(HexDigit(s[i + 1]) << 4 | HexDigit(s[i + 2]));
       i += 3;
     } else {
       *out += s[i++];

@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/hex.h"
 #include "base/regular_file.h"
 #include "base/teardown.h"
 #include "symbolize/cache_entry.h"
@@ -33,13 +34,6 @@ namespace {
 // perf reads at most KSYM_NAME_LEN (512) + 1 bytes of a name.
 constexpr size_t kMaxName = 513;
 constexpr size_t kNone = std::string_view::npos;
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // The start of the line holding text[pos] (pos <= size). Searched back in growing windows:
 // lines are short, and a search of everything before pos would cost that much where memory

@@ -9,19 +9,13 @@
 
 
 #include "base/error.h"
+#include "base/hex.h"
 #include "base/regular_file.h"
 #include "io/line_reader.h"
 
 namespace pf {
 
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
