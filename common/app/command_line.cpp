@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "formats/massif.h"
 #include "io/output.h"
 
 namespace pf {
@@ -78,11 +79,7 @@ void ReadReadOptions(const po::variables_map& vm, CollapseOptions* read, const c
   if (vm.count("symfs")) read->symbols.symfs = vm["symfs"].as<std::string>();
   if (vm.count("snapshot")) {
     read->profile.snapshot = vm["snapshot"].as<std::string>();
-    const std::string& s = read->profile.snapshot;
-    if (s != "peak" && s != "last" &&
-        (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)) {
-      throw UsageError("--snapshot: '" + s + "' is not a snapshot number, peak or last");
-    }
+    CheckMassifSnapshot(read->profile.snapshot);  // before any input is read
   }
 }
 

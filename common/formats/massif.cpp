@@ -39,10 +39,8 @@ class MassifParser {
  public:
   MassifParser(const std::string& file, std::string_view want, ReadReport* report)
       : file_(file), want_(want), report_(report) {
-    if (want_ != "peak" && want_ != "last" && !ParseU64(want_, &want_number_)) {
-      throw UsageError("--snapshot must be peak, last or a snapshot number, not '" +
-                       std::string(want) + "'");
-    }
+    CheckMassifSnapshot(want_);
+    if (want_ != "peak" && want_ != "last") ParseU64(want_, &want_number_);
   }
 
   void Parse(ByteSource& source) {
@@ -286,6 +284,14 @@ std::string LastTreeSnapshot(std::string_view all) {
 }
 
 }  // namespace
+
+void CheckMassifSnapshot(std::string_view snapshot) {
+  uint64_t n;
+  if (snapshot != "peak" && snapshot != "last" && !ParseU64(snapshot, &n)) {
+    throw UsageError("--snapshot must be peak, last or a snapshot number, not '" +
+                     std::string(snapshot) + "'");
+  }
+}
 
 StackTree ReadMassif(ByteSource& source, std::string_view snapshot, ReadReport* report) {
   std::string last;

@@ -31,6 +31,10 @@
 
 namespace pf {
 
+/// Throws pf::UsageError unless `snapshot` is "peak", "last" or a snapshot number (what
+/// ReadMassif takes; the tools check --snapshot with it before reading any input).
+void CheckMassifSnapshot(std::string_view snapshot);
+
 /// Reads the heap tree of one snapshot of a massif file: `snapshot` is "peak" (the
 /// snapshot massif marks as the peak), "last" (the last snapshot with a tree) or a snapshot
 /// number. One column, "inuse_space" in bytes. Throws pf::Error (FILE:LINE) for a file that
