@@ -92,6 +92,13 @@ for tool in "$collapse" "$flamegraph" "$dot"; do
       fail "$(basename "$tool") -f $fmt: want exit 2 naming what pf reads"
   done
 done
+# -f perf-data takes recordings only; -f of another profiler's format lets its reader refuse.
+"$collapse" -f perf-data "$tmp/in.folded" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q 'not a perf.data recording' "$tmp/err" ||
+  fail "-f perf-data on folded: want exit 1"
+"$collapse" -f massif "$tmp/in.folded" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q 'not a massif file' "$tmp/err" ||
+  fail "-f massif on folded: want exit 1"
 # --value chooses a sample type by name or index; one the profile lacks is an error naming
 # those it has; --snapshot takes a number, peak or last.
 for tool in "$collapse" "$flamegraph" "$dot"; do
