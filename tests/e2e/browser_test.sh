@@ -161,8 +161,8 @@ near "$(frame "$tmp/zoom.lines" work_a_inner | attr width)" "$want" ||
   fail "zoom: work_a_inner is $(frame "$tmp/zoom.lines" work_a_inner | attr width) wide, want $want"
 want=$(awk -v f="$full" -v p="${gx:-10}" -v a="$xa" -v i="$xi" 'BEGIN { printf "%.2f", p + f * (i - a) / 75 }')
 near "$(frame "$tmp/zoom.lines" work_a_inner | attr x)" "$want" || fail "zoom: work_a_inner not at x=$want"
-tr '\n' ' ' <"$tmp/zoom.dom" | grep -q '<text id="unzoom"[^>]*class="hide"' && fail "zoom: Reset Zoom still hidden"
-tr '\n' ' ' <"$tmp/plain.dom" | grep -q '<text id="unzoom"[^>]*class="hide"' || fail "plain: Reset Zoom shown"
+grep -q '<text id="unzoom"[^>]*class="hide"' <(tr '\n' ' ' <"$tmp/zoom.dom") && fail "zoom: Reset Zoom still hidden"
+grep -q '<text id="unzoom"[^>]*class="hide"' <(tr '\n' ' ' <"$tmp/plain.dom") || fail "plain: Reset Zoom shown"
 # Reset Zoom is drawn as flamegraph.pl draws it: hidden until a zoom, then fully opaque (not
 # faint like Search until hovered). A copy of the SVG reports the computed style after init().
 probe='<script type="text/ecmascript"><![CDATA[
@@ -198,7 +198,7 @@ searched case0 WORK_C && fail "case0: WORK_C matched without ignore-case"
 view case1 "$svg" "?s=work_c&i=1"
 expect_text case1 matched "Matched: 10.00%"
 searched case1 WORK_C || fail "case1: WORK_C lacks the search colour"
-tr '\n' ' ' <"$tmp/case1.dom" | grep -q '<text id="ignorecase"[^>]*class="[^"]*ic-on' ||
+grep -q '<text id="ignorecase"[^>]*class="[^"]*ic-on' <(tr '\n' ' ' <"$tmp/case1.dom") ||
   fail "case1: the ic button is not highlighted"
 view case2 "$svg" "?s=WORK&i=1"
 expect_text case2 matched "Matched: 100.00%"

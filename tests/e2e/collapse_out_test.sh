@@ -83,7 +83,7 @@ if [ -n "$pprof" ]; then
     }' "$tmp/raw.txt" | LC_ALL=C sort >"$tmp/pprof.folded"
   LC_ALL=C sort "$tmp/cp.folded" | diff -u - "$tmp/pprof.folded" >"$tmp/pprof.diff" ||
     fail "pprof -raw's stacks differ from pf-collapse's: $(head -20 "$tmp/pprof.diff")"
-  "$pprof" -top -unit=ns "$tmp/cp.pb.gz" 2>/dev/null | grep -q "of ${total}ns total" ||
+  grep -q "of ${total}ns total" <("$pprof" -top -unit=ns "$tmp/cp.pb.gz" 2>/dev/null) ||
     fail "pprof -top's total is not $total ns: $("$pprof" -top -unit=ns "$tmp/cp.pb.gz" 2>&1 | head -3)"
   echo "pprof: $(wc -l <"$tmp/pprof.folded") stacks and the total equal pf-collapse's"
 else

@@ -143,7 +143,10 @@ if command -v script >/dev/null; then
     [ $rc -eq 2 ] && grep -q "not writing $fmt to a terminal" "$tmp/tty" ||
       fail "pf-dot --format=$fmt on a terminal: exit $rc, want 2"
   done
-  script -qec "'$dot' -q '$tmp/perf.txt'" /dev/null | grep -q digraph || fail "DOT on a terminal"
+  # Into a file, not a pipe: grep -q closing the pipe early would kill
+  # script with SIGPIPE and fail the pipeline for no fault of pf-dot's.
+  script -qec "'$dot' -q '$tmp/perf.txt'" /dev/null >"$tmp/tty" 2>&1
+  grep -q digraph "$tmp/tty" || fail "DOT on a terminal"
 fi
 
 if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi

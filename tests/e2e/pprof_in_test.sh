@@ -183,7 +183,7 @@ if [ -n "$pprof" ] && [ -n "$libprofiler" ] && [ -x "$callpath" ]; then
   if [ -s "$tmp/gperf.prof" ]; then
     PPROF_BINARY_PATH=/nonexistent "$pprof" -proto -symbolize=none "$tmp/gperf.prof" \
       >"$tmp/nosym.pb.gz" 2>/dev/null
-    if "$pprof" -raw "$tmp/nosym.pb.gz" 2>/dev/null | grep -q '^Locations'; then
+    if grep -q '^Locations' <("$pprof" -raw "$tmp/nosym.pb.gz" 2>/dev/null); then
       "$pprof" -traces -unit=ns "$callpath" "$tmp/gperf.prof" 2>/dev/null |
         awk -f "$fold_awk" | LC_ALL=C sort >"$tmp/exp"
       pf_fold "$tmp/nosym.pb.gz" >"$tmp/got"
