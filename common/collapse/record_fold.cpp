@@ -144,6 +144,10 @@ NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view
       frame.name = f.has_sym ? f.sym : StripOffset(f.sym);  // perf prints sym+0xOFF
       frame.dso = f.inlined ? std::string_view("inlined") : f.dso;
       if (fields_.srcline) frame.srcline = f.srcline;
+      if (opt_.note_modules && f.has_sym && !f.inlined && f.symoff <= f.addr) {
+        frame.entry = f.addr - f.symoff;  // for pprof's locations
+        frame.build_id = f.build_id;
+      }
       folder_.AddFrame(frame);
     }
   }

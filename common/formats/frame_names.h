@@ -32,6 +32,12 @@ struct ScriptFrame {
   std::string_view name;     // the symbol, its offset stripped (StripOffset)
   std::string_view dso;      // "inlined" for perf's "(inlined)"
   std::string_view srcline;  // the source line, or "" (only with --srcline)
+  // Only from a recording, for formats that keep addresses (pprof): where the function
+  // starts in its module (a file offset; an address for the kernel and JIT code), and the
+  // module's build-id (hex, or "").
+  static constexpr uint64_t kNoEntry = UINT64_MAX;
+  uint64_t entry = kNoEntry;
+  std::string_view build_id;
 };
 
 /// The Perl script's s/\+0x[\da-f]+$//: a stack line's function without its offset.

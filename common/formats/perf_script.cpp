@@ -603,7 +603,10 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(std::string_view key
     StrId id = tree_.names().Intern(func);
     if (opt_.note_modules && !f.dso.empty() && !func.empty() &&
         (func[0] != '[' || opt_.include_addrs)) {
-      tree_.NoteModule(id, tree_.names().Intern(DsoFile(f.dso)));
+      StrId module = tree_.names().Intern(DsoFile(f.dso));
+      tree_.NoteModule(id, module);
+      if (f.entry != ScriptFrame::kNoEntry) tree_.NoteAddress(id, f.entry);
+      if (!f.build_id.empty()) tree_.NoteBuildId(module, tree_.names().Intern(f.build_id));
     }
     cache.frames.push_back(id);
   }

@@ -3,7 +3,8 @@
 // Passes: collect the frame names the tree's nodes use and number them bytewise (function
 // and location ids, 1-based: a location per function, as the tree knows names only) -> the
 // modules noted for them, numbered bytewise but for the main binary's, first (mapping ids;
-// pprof takes the first mapping for the program) -> the string table's indexes,
+// pprof takes the first mapping for the program), with the pages of the addresses noted for
+// their functions and their build-ids (SpanMappings) -> the string table's indexes,
 // given in the order the message uses them -> write the message in field order: sample types,
 // one sample per weighted node (a depth-first walk over the children sorted by name, so
 // samples come in folded order), mappings, locations, functions, the string table and the
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "formats/frame_names.h"
 #include "io/gzip_writer.h"
 
 namespace pf {
@@ -42,12 +44,19 @@ class StringTable {
   std::vector<std::string_view> strings_;
 };
 
+/// A module's mapping: its file name, and where the addresses noted in it lie.
+struct Mapping {
+  std::string_view file;
+  std::string_view build_id;  // "" when none or two were noted
+  uint64_t start = 0, limit = 0, offset = 0;
+};
+
 /// The frame names the tree uses, sorted bytewise, and the mappings of their modules.
 struct Names {
-  std::vector<StrId> functions;           // function id - 1 -> frame name
-  std::vector<uint64_t> function_of;      // frame name id -> function id (0: unused)
-  std::vector<std::string_view> modules;  // mapping id - 1 -> module file name
-  std::vector<uint64_t> mapping_of;       // function id - 1 -> mapping id (0: none)
+  std::vector<StrId> functions;        // function id - 1 -> frame name
+  std::vector<uint64_t> function_of;   // frame name id -> function id (0: unused)
+  std::vector<Mapping> modules;        // mapping id - 1 -> module
+  std::vector<uint64_t> mapping_of;    // function id - 1 -> mapping id (0: none)
 };
 
 /// The root frame with the most weight (of the default column; the first by name among
@@ -87,6 +96,32 @@ void MainBinaryFirst(const StackTree& tree, std::vector<std::string_view>* modul
   if (it != modules->end()) std::rotate(modules->begin(), it, it + 1);
 }
 
+/// Each mapping's build-id and the pages that hold the addresses noted for its functions. A
+/// binary's addresses are file offsets: its mapping's file offset is its start, so pprof
+/// finds each address at itself in the file. The kernel's and JIT code's are addresses.
+void SpanMappings(const StackTree& tree, Names* n) {
+  constexpr uint64_t kPage = 4096;
+  std::vector<uint64_t> low(n->modules.size(), UINT64_MAX), high(n->modules.size(), 0);
+  for (size_t i = 0; i < n->functions.size(); ++i) {
+    uint64_t m = n->mapping_of[i], address;
+    if (m == 0) continue;
+    if (std::string_view id; n->modules[m - 1].build_id.empty() &&
+                             tree.BuildId(n->functions[i], &id)) {
+      n->modules[m - 1].build_id = id;
+    }
+    if (!tree.Address(n->functions[i], &address)) continue;
+    low[m - 1] = std::min(low[m - 1], address);
+    high[m - 1] = std::max(high[m - 1], address);
+  }
+  for (size_t m = 0; m < n->modules.size(); ++m) {
+    if (low[m] > high[m]) continue;  // no address noted
+    Mapping& map = n->modules[m];
+    map.start = low[m] & ~(kPage - 1);
+    map.limit = high[m] >= UINT64_MAX - kPage ? UINT64_MAX : (high[m] + kPage) & ~(kPage - 1);
+    if (!IsKernelModule(map.file) && !IsJitModule(map.file)) map.offset = map.start;
+  }
+}
+
 Names CollectNames(const StackTree& tree) {
   const Interner& interner = tree.names();
   Names n;
@@ -101,21 +136,26 @@ Names CollectNames(const StackTree& tree) {
   std::sort(n.functions.begin(), n.functions.end(),
             [&](StrId a, StrId b) { return interner.Name(a) < interner.Name(b); });
   std::vector<std::string_view> module_of(n.functions.size());
+  std::vector<std::string_view> files;
   for (size_t i = 0; i < n.functions.size(); ++i) {
     n.function_of[n.functions[i].value] = i + 1;
     if (tree.Module(n.functions[i], &module_of[i]) && !module_of[i].empty()) {
-      n.modules.push_back(module_of[i]);
+      files.push_back(module_of[i]);
     }
   }
-  std::sort(n.modules.begin(), n.modules.end());
-  n.modules.erase(std::unique(n.modules.begin(), n.modules.end()), n.modules.end());
-  MainBinaryFirst(tree, &n.modules);
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  MainBinaryFirst(tree, &files);
   std::unordered_map<std::string_view, uint64_t> mapping_id;
-  for (size_t i = 0; i < n.modules.size(); ++i) mapping_id[n.modules[i]] = i + 1;
+  for (size_t i = 0; i < files.size(); ++i) {
+    mapping_id[files[i]] = i + 1;
+    n.modules.push_back(Mapping{files[i], {}, 0, 0, 0});
+  }
   n.mapping_of.assign(n.functions.size(), 0);
   for (size_t i = 0; i < n.functions.size(); ++i) {
     if (!module_of[i].empty()) n.mapping_of[i] = mapping_id[module_of[i]];
   }
+  SpanMappings(tree, &n);
   return n;
 }
 
@@ -191,8 +231,11 @@ std::string EncodePprof(const StackTree& tree) {
   for (const SampleType& t : tree.sample_types()) {
     types.emplace_back(strings.Index(t.name), strings.Index(PprofUnit(t.unit)));
   }
-  std::vector<int64_t> module_strings;
-  for (std::string_view m : names.modules) module_strings.push_back(strings.Index(m));
+  std::vector<std::pair<int64_t, int64_t>> module_strings;  // file name, build-id
+  for (const Mapping& m : names.modules) {
+    module_strings.emplace_back(strings.Index(m.file),
+                                m.build_id.empty() ? 0 : strings.Index(m.build_id));
+  }
   std::vector<int64_t> function_strings;
   for (StrId f : names.functions) function_strings.push_back(strings.Index(interner.Name(f)));
 
@@ -202,14 +245,26 @@ std::string EncodePprof(const StackTree& tree) {
   WriteSamples(tree, names, out);
   for (size_t i = 0; i < names.modules.size(); ++i) {
     protozero::pbf_writer m(out, pb::profile::kMapping);
+    const Mapping& map = names.modules[i];
     m.add_uint64(pb::mapping::kId, i + 1);
-    m.add_int64(pb::mapping::kFilename, module_strings[i]);
+    if (map.limit) {
+      m.add_uint64(pb::mapping::kMemoryStart, map.start);
+      m.add_uint64(pb::mapping::kMemoryLimit, map.limit);
+      if (map.offset) m.add_uint64(pb::mapping::kFileOffset, map.offset);
+    }
+    m.add_int64(pb::mapping::kFilename, module_strings[i].first);
+    if (module_strings[i].second) m.add_int64(pb::mapping::kBuildId, module_strings[i].second);
     m.add_bool(pb::mapping::kHasFunctions, true);
   }
   for (size_t i = 0; i < names.functions.size(); ++i) {
     protozero::pbf_writer l(out, pb::profile::kLocation);
     l.add_uint64(pb::location::kId, i + 1);
-    if (names.mapping_of[i]) l.add_uint64(pb::location::kMappingId, names.mapping_of[i]);
+    if (names.mapping_of[i]) {
+      l.add_uint64(pb::location::kMappingId, names.mapping_of[i]);
+      if (uint64_t address; tree.Address(names.functions[i], &address)) {
+        l.add_uint64(pb::location::kAddress, address);
+      }
+    }
     protozero::pbf_writer line(l, pb::location::kLine);
     line.add_uint64(pb::line::kFunctionId, i + 1);
   }

@@ -6,8 +6,10 @@
 // unit ("nanoseconds", "bytes", "count"), one Function per distinct frame name (its name as
 // pf shows it, "[unknown]" and module-qualified names included; no system_name, which would
 // make pprof shorten C++ names: std::vector<int>::push_back to std::vector::push_back),
-// one Location per Function (a single Line, no address), a Mapping per distinct module the
-// tree noted for its names (the file name only: no addresses, no build-id, has_functions set),
+// one Location per Function (a single Line; the address noted for the name, where a
+// recording says where the function starts), a Mapping per distinct module the tree noted
+// for its names (the file name, has_functions set; from a recording the pages that hold its
+// functions' addresses and its build-id),
 // one Sample per distinct stack with its location ids leaf first and a value per sample type,
 // and default_sample_type: the last column, the one pf and pprof show by default. pprof's
 // values are integers, so a tree with decimal weights is refused; a differential tree too.

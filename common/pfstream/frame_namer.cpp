@@ -122,6 +122,7 @@ ResolvedFrame FrameNamer::Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEnt
     return f;
   }
   f.dso = m->path;
+  f.build_id = m->build_id;
   uint64_t off = ip - m->start + m->pgoff;
   f.addr = off;
   if (!m->binary_loaded) {

@@ -29,6 +29,7 @@ struct ResolvedFrame {
   uint64_t symoff = 0;
   bool has_sym = false;
   std::string_view dso;  // "[unknown]" when no map holds the address
+  std::string_view build_id;  // the dso's, in hex, when the recording gives it
   bool kernel = false;
   bool inlined = false;      // a function inlined at this address: printed "(inlined)"
   std::string_view srcline;  // "file.c:12" (with SetSrcline), or "" when none is printed

@@ -276,7 +276,20 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
       module_[name_map[f].value] = kAmbiguous;
       continue;
     }
-    NoteModule(name_map[f], names_->Intern(other.names().Name(StrId{m - 1})));
+    StrId module = names_->Intern(other.names().Name(StrId{m - 1}));
+    NoteModule(name_map[f], module);
+    if (uint64_t a; other.Address(StrId(static_cast<uint32_t>(f)), &a)) {
+      NoteAddress(name_map[f], a);
+    }
+    if (m - 1 < other.build_id_.size() && other.build_id_[m - 1] != 0) {
+      uint32_t b = other.build_id_[m - 1];
+      if (b == kAmbiguous) {
+        if (module.value >= build_id_.size()) build_id_.resize(module.value + 1, 0);
+        build_id_[module.value] = kAmbiguous;
+      } else {
+        NoteBuildId(module, names_->Intern(other.names().Name(StrId{b - 1})));
+      }
+    }
   }
 }
 
@@ -295,6 +308,37 @@ bool StackTree::Module(StrId name, std::string_view* module) const {
   uint32_t m = module_[name.value];
   if (m == 0 || m == kAmbiguous) return false;
   *module = names_->Name(StrId{m - 1});
+  return true;
+}
+
+void StackTree::NoteAddress(StrId name, uint64_t address) {
+  if (name.value >= address_.size()) address_.resize(name.value + 1, kNoAddress);
+  address_[name.value] = std::min(address_[name.value], address);
+}
+
+bool StackTree::Address(StrId name, uint64_t* address) const {
+  if (name.value >= address_.size() || address_[name.value] == kNoAddress) return false;
+  *address = address_[name.value];
+  return true;
+}
+
+void StackTree::NoteBuildId(StrId module, StrId build_id) {
+  if (module.value >= build_id_.size()) build_id_.resize(module.value + 1, 0);
+  uint32_t& b = build_id_[module.value];
+  if (b == 0) {
+    b = build_id.value + 1;
+  } else if (b != build_id.value + 1) {
+    b = kAmbiguous;
+  }
+}
+
+bool StackTree::BuildId(StrId name, std::string_view* build_id) const {
+  if (name.value >= module_.size()) return false;
+  uint32_t m = module_[name.value];
+  if (m == 0 || m == kAmbiguous || m - 1 >= build_id_.size()) return false;
+  uint32_t b = build_id_[m - 1];
+  if (b == 0 || b == kAmbiguous) return false;
+  *build_id = names_->Name(StrId{b - 1});
   return true;
 }
 

@@ -110,6 +110,17 @@ class StackTree {
   void NoteModule(StrId name, StrId module);
   /// The module noted for `name`; false when none or more than one was noted.
   bool Module(StrId name, std::string_view* module) const;
+  /// Notes where the function of frame name `name` starts in its module: a file offset in a
+  /// binary, an address for the kernel and JIT code. For formats that keep addresses (pprof's
+  /// locations). Of two addresses noted, the lower stays (the same in any order).
+  void NoteAddress(StrId name, uint64_t address);
+  /// The address noted for `name` (NoteAddress); false when none.
+  bool Address(StrId name, uint64_t* address) const;
+  /// Notes the build-id (hex) of module `module` (a module NoteModule was given); two
+  /// different ones noted leave none (two builds of one file name).
+  void NoteBuildId(StrId module, StrId build_id);
+  /// The build-id of the module noted for `name`; false when none.
+  bool BuildId(StrId name, std::string_view* build_id) const;
 
   /// Adds every stack of `other` (which may intern names elsewhere) into this tree, with the
   /// modules noted for its names. The result keeps the larger number of decimals; the sample
@@ -188,6 +199,9 @@ class StackTree {
   std::vector<Slot> slots_;
   int bits_ = 10;                 // slots_.size() == 1 << bits_, at most 32
   std::vector<uint32_t> module_;  // name id -> module name id + 1; 0 none; kAmbiguous
+  std::vector<uint64_t> address_;   // name id -> NoteAddress's address; kNoAddress none
+  std::vector<uint32_t> build_id_;  // module name id -> build-id name id + 1; 0; kAmbiguous
+  static constexpr uint64_t kNoAddress = UINT64_MAX;
   static constexpr uint32_t kAmbiguous = UINT32_MAX;
 };
 

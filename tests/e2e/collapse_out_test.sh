@@ -58,6 +58,10 @@ gzip -dc "$tmp/cp.pb.gz" | cmp -s - "$tmp/plain.pb" || fail "-o NAME.pb is not t
 pprof=${PPROF:-}
 [ -z "$pprof" ] && [ -n "$peers" ] && [ -x "$peers/bin/pprof" ] && pprof=$peers/bin/pprof
 [ -z "$pprof" ] && pprof=$(command -v pprof || true)
+if [ -z "$pprof" ] && command -v go >/dev/null && go tool -n pprof >/dev/null 2>&1; then
+  pprof=$tmp/pprof  # Debian's golang-go has pprof as a go tool
+  printf '#!/bin/sh\nexec go tool pprof "$@"\n' >"$pprof" && chmod +x "$pprof"
+fi
 if [ -n "$pprof" ]; then
   # -raw prints the samples (value: location ids, leaf first) and each location's function.
   "$pprof" -raw "$tmp/cp.pb.gz" >"$tmp/raw.txt" 2>"$tmp/raw.err" ||
@@ -86,6 +90,19 @@ if [ -n "$pprof" ]; then
   grep -q "of ${total}ns total" <("$pprof" -top -unit=ns "$tmp/cp.pb.gz" 2>/dev/null) ||
     fail "pprof -top's total is not $total ns: $("$pprof" -top -unit=ns "$tmp/cp.pb.gz" 2>&1 | head -3)"
   echo "pprof: $(wc -l <"$tmp/pprof.folded") stacks and the total equal pf-collapse's"
+  # A recording's locations have addresses (a function's start, a file offset in its binary)
+  # and its mappings build-ids: main at nm's address, in callpath's mapping with its build-id.
+  prog=$(basename "$callpath")
+  build_id=$(readelf -n "$callpath" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+  main_at=$(nm "$callpath" | awk '$2 == "T" && $3 == "main" { sub(/^0+/, "", $1); print $1 }')
+  map_id=$(awk -v p="$prog" -v b="$build_id" '
+    /^Mappings/ { m = 1; next } m && $3 == p && $4 == b { sub(/:$/, "", $1); print $1 }' \
+    "$tmp/raw.txt")
+  [ -n "$build_id" ] && [ -n "$map_id" ] ||
+    fail "pprof: no mapping of $prog with build-id $build_id: $(sed -n '/^Mappings/,$p' "$tmp/raw.txt")"
+  grep -Eq "^ +[0-9]+: 0x$main_at M=$map_id main " "$tmp/raw.txt" ||
+    fail "pprof: main is not at 0x$main_at in mapping $map_id: $(grep ' main ' "$tmp/raw.txt")"
+  echo "pprof: main at its address, $prog's mapping has its build-id"
 else
   echo "note: no Go pprof (PPROF, PEERS_DIR/bin/pprof, PATH): its reading is not checked"
 fi

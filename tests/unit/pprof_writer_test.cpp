@@ -9,6 +9,7 @@
 #include <map>
 #include <protozero/pbf_reader.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/error.h"
@@ -39,6 +40,9 @@ struct Decoded {
   std::vector<std::pair<std::string, std::string>> sample_types;
   std::vector<std::pair<std::vector<uint64_t>, std::vector<int64_t>>> samples;
   std::map<uint64_t, std::string> mappings;                           // id -> file name
+  // id -> memory start, limit, file offset and build-id (of the mappings that have them)
+  std::map<uint64_t, std::tuple<uint64_t, uint64_t, uint64_t, std::string>> spans;
+  std::map<uint64_t, uint64_t> addresses;  // location id -> address (where one is written)
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> locations;        // id -> (mapping, function)
   std::map<uint64_t, std::pair<std::string, std::string>> functions;  // name, system name
   std::vector<std::string> strings;
@@ -65,6 +69,7 @@ Decoded Decode(const std::string& bytes) {
   Decoded d;
   std::vector<std::pair<int64_t, int64_t>> types;
   std::vector<std::pair<uint64_t, int64_t>> mappings;
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, int64_t>> spans;
   std::vector<std::tuple<uint64_t, int64_t, int64_t>> functions;
   int64_t default_type = 0;
   protozero::pbf_reader p(bytes);
@@ -104,8 +109,8 @@ Decoded Decode(const std::string& bytes) {
       }
       case pb::profile::kMapping: {
         protozero::pbf_reader m = p.get_message();
-        uint64_t id = 0;
-        int64_t file = 0;
+        uint64_t id = 0, start = 0, limit = 0, offset = 0;
+        int64_t file = 0, build_id = 0;
         bool has_functions = false;
         while (m.next()) {
           if (m.tag() == pb::mapping::kId)
@@ -114,11 +119,20 @@ Decoded Decode(const std::string& bytes) {
             file = m.get_int64();
           else if (m.tag() == pb::mapping::kHasFunctions)
             has_functions = m.get_bool();
+          else if (m.tag() == pb::mapping::kMemoryStart)
+            start = m.get_uint64();
+          else if (m.tag() == pb::mapping::kMemoryLimit)
+            limit = m.get_uint64();
+          else if (m.tag() == pb::mapping::kFileOffset)
+            offset = m.get_uint64();
+          else if (m.tag() == pb::mapping::kBuildId)
+            build_id = m.get_int64();
           else
             m.skip();
         }
         EXPECT_TRUE(has_functions);
         mappings.emplace_back(id, file);
+        if (limit || build_id) spans.emplace_back(id, start, limit, offset, build_id);
         break;
       }
       case pb::profile::kLocation: {
@@ -130,6 +144,8 @@ Decoded Decode(const std::string& bytes) {
             id = l.get_uint64();
           } else if (l.tag() == pb::location::kMappingId) {
             mapping = l.get_uint64();
+          } else if (l.tag() == pb::location::kAddress) {
+            d.addresses[id] = l.get_uint64();  // (the id comes first, in field order)
           } else if (l.tag() == pb::location::kLine) {
             ++lines;
             protozero::pbf_reader line = l.get_message();
@@ -180,6 +196,9 @@ Decoded Decode(const std::string& bytes) {
   auto str = [&](int64_t i) { return d.strings.at(static_cast<size_t>(i)); };
   for (auto [t, u] : types) d.sample_types.emplace_back(str(t), str(u));
   for (auto [id, file] : mappings) d.mappings[id] = str(file);
+  for (auto [id, start, limit, offset, build_id] : spans) {
+    d.spans[id] = {start, limit, offset, str(build_id)};
+  }
   for (auto [id, name, system] : functions) d.functions[id] = {str(name), str(system)};
   d.default_sample_type = str(default_type);
   return d;
@@ -248,6 +267,49 @@ TEST(PprofWriter, WritesAMappingPerModule) {
     uint64_t want = f.first == "memcpy" ? 2 : f.first == "prog" ? 0 : 1;
     EXPECT_EQ(d.locations.at(id).first, want) << f.first;
   }
+}
+
+// A recording's frames note where their functions start and their modules' build-ids: the
+// locations get those addresses, the mappings the pages that hold them (a binary's as file
+// offsets, the kernel's as addresses) and the build-ids.
+TEST(PprofWriter, WritesAddressesAndBuildIdsNotedForFunctions) {
+  StackTree tree;
+  Add(tree, "prog;main;work;sys_read", 2);
+  Add(tree, "prog;main;memcpy", 3);
+  Add(tree, "prog;main;[unknown]", 1);
+  auto id = [&](const char* s) { return tree.names().Intern(s); };
+  tree.NoteModule(id("main"), id("prog"));
+  tree.NoteModule(id("work"), id("prog"));
+  tree.NoteModule(id("memcpy"), id("libc.so.6"));
+  tree.NoteModule(id("sys_read"), id("[kernel.kallsyms]"));
+  tree.NoteAddress(id("main"), 0x1130);
+  tree.NoteAddress(id("work"), 0x2210);
+  tree.NoteAddress(id("work"), 0x2200);  // the lower stays
+  tree.NoteAddress(id("memcpy"), 0x9a000);
+  tree.NoteAddress(id("sys_read"), 0xffffffff81234560);
+  tree.NoteBuildId(id("prog"), id("57d46a9e"));
+  tree.NoteBuildId(id("libc.so.6"), id("93ac61ec"));
+  tree.NoteBuildId(id("libc.so.6"), id("0badc0de"));  // two libcs: none
+  Decoded d = Decode(EncodePprof(tree));
+  ASSERT_EQ(d.mappings, (std::map<uint64_t, std::string>{
+                            {1, "prog"}, {2, "[kernel.kallsyms]"}, {3, "libc.so.6"}}));
+  using Span = std::tuple<uint64_t, uint64_t, uint64_t, std::string>;
+  EXPECT_EQ(d.spans.at(1), (Span{0x1000, 0x3000, 0x1000, "57d46a9e"}));
+  EXPECT_EQ(d.spans.at(2), (Span{0xffffffff81234000, 0xffffffff81235000, 0, ""}));
+  EXPECT_EQ(d.spans.at(3), (Span{0x9a000, 0x9b000, 0x9a000, ""}));
+  std::map<std::string, uint64_t> address_of;
+  for (const auto& [loc, address] : d.addresses) {
+    address_of[d.functions.at(d.locations.at(loc).second).first] = address;
+  }
+  EXPECT_EQ(address_of, (std::map<std::string, uint64_t>{{"main", 0x1130},
+                                                          {"memcpy", 0x9a000},
+                                                          {"sys_read", 0xffffffff81234560},
+                                                          {"work", 0x2200}}));
+  // Noted in another tree, merged: the same.
+  StackTree merged;
+  merged.Merge(tree);
+  EXPECT_EQ(EncodePprof(merged), EncodePprof(tree));
+  EXPECT_EQ(EncodePprof(OneValue(tree)), EncodePprof(tree));
 }
 
 TEST(PprofWriter, SameProfileSameBytesWhateverTheOrderOfInsertion) {
