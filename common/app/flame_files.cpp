@@ -1,7 +1,9 @@
 // pf-flamegraph's inputs (files.h): a single sorted folded file streams into the frame
-// merger without a tree; anything else (several files, recordings, perf script text, unsorted
-// or decimal folded text) is folded by the collapse module into a stack tree first. A flame
-// chart keeps the input order, so its folded inputs are read whole.
+// merger without a tree, and folded files in any other order go there through the list of
+// their distinct stacks, sorted (render/folded_flame.cpp); anything else (recordings, perf
+// script text, stdin, decimal folded text, a transform) is folded by the collapse module
+// into a stack tree first. A flame chart keeps the input order, so its folded inputs are
+// read whole.
 
 #include <algorithm>
 #include <memory>
@@ -16,21 +18,58 @@
 
 namespace pf {
 
+namespace {
+
+// Whether the flame graph of `inputs` is that of folded text as it is (no tool transform,
+// no choice of value): then it may be drawn without a stack tree, from files (not stdin).
+bool FoldedAsItIs(const std::vector<std::string>& inputs, const FlameOptions& options,
+                  const CollapseOptions& read) {
+  if (inputs.empty() || options.reverse || !options.base.empty() || !read.value.empty() ||
+      !read.filter.empty()) {
+    return false;
+  }
+  if (read.format != "auto" && read.format != "folded") return false;
+  return std::none_of(inputs.begin(), inputs.end(), [](const std::string& p) { return p == "-"; });
+}
+
+bool IsMappedFolded(ByteSource& src) {
+  return src.stable() && SniffFormat(src.Peek()) == InputFormat::kFolded;
+}
+
+// Folded files drawn without a stack tree: one sorted file streamed, else every file's
+// distinct stacks sorted (each source opened afresh). False when neither can say it all.
+bool DrawWithoutTree(const std::vector<std::string>& inputs, const FlameOptions& options,
+                     std::vector<std::string>* warnings, FlameLayout* layout) {
+  std::vector<std::string> w;
+  if (inputs.size() == 1) {
+    std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
+    if (!IsMappedFolded(*src)) return false;
+    if (StreamSortedFolded(*src, options, &w, layout)) {
+      warnings->insert(warnings->end(), w.begin(), w.end());
+      return true;
+    }
+  }
+  std::vector<std::unique_ptr<ByteSource>> sources;
+  std::vector<ByteSource*> views;
+  for (const std::string& path : inputs) {
+    sources.push_back(OpenInput(path));
+    if (!IsMappedFolded(*sources.back())) return false;
+    views.push_back(sources.back().get());
+  }
+  if (!DrawFoldedInAnyOrder(views, options, &w, layout)) return false;
+  warnings->insert(warnings->end(), w.begin(), w.end());
+  return true;
+}
+
+}  // namespace
+
 FlameLayout BuildFlameGraphFromFiles(const std::vector<std::string>& inputs,
                                      const FlameOptions& options,
                                      std::vector<std::string>* warnings,
                                      ReadReport* report, const CollapseOptions& read) {
-  if (inputs.size() == 1 && inputs[0] != "-" && !options.reverse && options.base.empty() &&
-      (read.format == "auto" || read.format == "folded") && read.value.empty()) {
-    std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
-    if (src->stable() && SniffFormat(src->Peek()) == InputFormat::kFolded) {
-      FlameLayout layout;
-      std::vector<std::string> w;
-      if (StreamSortedFolded(*src, options, &w, &layout)) {
-        warnings->insert(warnings->end(), w.begin(), w.end());
-        return layout;
-      }
-    }
+  if (FoldedAsItIs(inputs, options, read)) {
+    FlameLayout layout;
+    if (DrawWithoutTree(inputs, options, warnings, &layout)) return layout;
   }
   StackTree tree = CollapseFilesToTree(inputs, read, report);
   FlameOptions o = options;

@@ -520,6 +520,15 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
 
 }  // namespace
 
+double FlameThreshold(const FlameOptions& o) { return ThresholdPerTotal(o); }
+
+FlameLayout FinishFlame(FlowBuilder& flow, bool differential, WeightUnit unit,
+                        const FlameOptions& o, std::vector<std::string>* warnings) {
+  uint64_t timemax = TimeMax(flow.weight_sum(), o, 0, warnings);
+  flow.Finish(timemax);
+  return Lay(flow, timemax, differential, o, WeightInfo{0, unit, 0}, warnings);
+}
+
 FlameLayout BuildFlameGraph(const StackTree& profile, const FlameOptions& o,
                             std::vector<std::string>* warnings, const ReadReport* report) {
   // A profile of several values per stack is drawn by its default one (OneValue).
@@ -735,10 +744,8 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
                         Where(bad.first_file, bad.first_line));
   }
   if (flow.weight_sum() == 0) throw before_any ? AfterAllZero() : NothingToDraw(nullptr, parsed);
-  uint64_t timemax = TimeMax(flow.weight_sum(), o, 0, warnings);
-  flow.Finish(timemax);
   o.diff_names = DiffNames(comment_lines);
-  *layout = Lay(flow, timemax, columns == 2, o, WeightInfo{0, unit.unit(), 0}, warnings);
+  *layout = FinishFlame(flow, columns == 2, unit.unit(), o, warnings);
   return true;
 }
 

@@ -139,6 +139,23 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
 bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
                         std::vector<std::string>* warnings, FlameLayout* layout);
 
+/// Draws folded files whose lines come in any order (profile-bpfcc -f, bpftrace, files of
+/// many hosts) without a stack tree: their distinct stacks are listed (StackList), sorted
+/// frame by frame and streamed into the frame merger, which gives what BuildFlameGraph
+/// gives for their tree. Each source must be stable(). Returns false, having drawn nothing,
+/// when the inputs hold what the tree's readers have more to say about (decimal counts,
+/// malformed lines, sums that saturate, units that disagree, nothing to draw): the caller
+/// folds a stack tree instead.
+bool DrawFoldedInAnyOrder(std::span<ByteSource* const> sources, const FlameOptions& options,
+                          std::vector<std::string>* warnings, FlameLayout* layout);
+
+/// The flow's pruning threshold for a flame graph of `options` (--minwidth over the width).
+double FlameThreshold(const FlameOptions& options);
+/// Finishes a flame graph's flow (its stacks added, integer weights of `unit`) at its total
+/// (or --total) and lays it out.
+FlameLayout FinishFlame(FlowBuilder& flow, bool differential, WeightUnit unit,
+                        const FlameOptions& options, std::vector<std::string>* warnings);
+
 /// "before=A after=B" from pf-diff's comment line among `comments`, as "A \u2192 B" (the
 /// differential graph's title names both profiles); empty when there is none.
 std::string DiffNames(const std::vector<std::string>& comments);

@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <random>
 #include <set>
+#include <sstream>
 
 #include "app/files.h"
 #include "base/error.h"
@@ -267,6 +270,50 @@ std::vector<Case> StreamingCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, FlameStreaming, ::testing::ValuesIn(StreamingCases()),
+                         [](const auto& info) { return info.param.name; });
+
+// Folded files in another order (their lines shuffled, split in two files) are drawn from
+// the list of their distinct stacks: exactly what the tree path draws.
+class FlameAnyOrder : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FlameAnyOrder, EqualsTree) {
+  const Case& c = GetParam();
+  if (!test::FileExists(test::kCorpus + "/" + c.inputs[0])) GTEST_SKIP() << "no corpus";
+  std::vector<std::string> lines;
+  for (const std::string& in : c.inputs) {
+    std::istringstream text(test::ReadFile(test::kCorpus + "/" + in));
+    for (std::string line; std::getline(text, line);) lines.push_back(line);
+  }
+  std::mt19937 rng(7);
+  std::shuffle(lines.begin(), lines.end(), rng);
+  const std::string dir = ::testing::TempDir();
+  std::vector<std::string> files = {dir + "/any_a.folded", dir + "/any_b.folded"};
+  for (int half = 0; half < 2; ++half) {
+    std::ofstream out(files[half], std::ios::binary | std::ios::trunc);
+    for (size_t i = half * lines.size() / 2; i < (half + 1) * lines.size() / 2; ++i) {
+      out << lines[i] << '\n';
+    }
+  }
+  FlameOptions o;
+  c.options(o);
+  o.minwidth = 0.1;
+  auto draw = [&](const std::vector<std::string>& inputs, bool via_tree) {
+    std::vector<std::string> warnings;
+    ReadReport report;
+    FlameLayout layout = via_tree ? BuildFlameGraph(CollapseFilesToTree(inputs, {}, &report), o,
+                                                    &warnings)
+                                  : BuildFlameGraphFromFiles(inputs, o, &warnings, &report);
+    StringSink sink;
+    BufferedWriter w(sink);
+    WriteSvg(layout, o, w);
+    w.Flush();
+    return sink.data();
+  };
+  EXPECT_EQ(draw(files, false), draw(files, true)) << c.name;
+  EXPECT_EQ(draw({files[0]}, false), draw({files[0]}, true)) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, FlameAnyOrder, ::testing::ValuesIn(StreamingCases()),
                          [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(Corpus, FlameGolden, ::testing::ValuesIn(Cases()),

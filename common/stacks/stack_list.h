@@ -1,0 +1,67 @@
+#pragma once
+// The distinct stacks of a profile as a flat list of frame-id sequences, for drawing folded
+// text that comes in any order without a stack tree.
+//
+// A flame graph needs the stacks in frame-by-frame order. Sorted folded text streams into the
+// frame merger as it is read (StreamSortedFolded); text in another order (profile-bpfcc -f,
+// bpftrace, `cat host*.folded`) used to be folded into a StackTree first, a node per
+// distinct prefix, reached through a hash probe per frame: a tree of millions of nodes is a
+// cache miss per frame and tens of bytes per node. A StackList keeps each distinct stack
+// once, as its frames' interned ids (4 bytes a frame, its counts beside it), found again
+// through one hash of the whole sequence; SortedOrder then gives the order a depth-first
+// walk of their tree would visit them in, which the frame merger takes as it takes sorted
+// text. Memory follows the distinct stacks, and no node is made for a prefix.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/intern.h"
+
+namespace pf {
+
+class StackList {
+ public:
+  /// `columns` counts per stack: 1, or 2 for a differential profile (BEFORE, AFTER).
+  explicit StackList(int columns = 1);
+  StackList(const StackList&) = delete;
+  StackList& operator=(const StackList&) = delete;
+
+  Interner& names() { return names_; }
+  const Interner& names() const { return names_; }
+  int columns() const { return columns_; }
+
+  /// Adds `counts` (columns() of them) to the stack `frames` (root first), made when new.
+  /// Sums stop at UINT64_MAX and are counted (saturated()).
+  void Add(std::span<const StrId> frames, const uint64_t* counts);
+
+  size_t size() const { return first_.size() - 1; }
+  std::span<const StrId> frames(uint32_t stack) const {
+    return std::span<const StrId>(ids_).subspan(first_[stack], first_[stack + 1] - first_[stack]);
+  }
+  uint64_t count(uint32_t stack, int column) const { return counts_[stack * columns_ + column]; }
+  uint64_t saturated() const { return saturated_; }
+
+  /// The stacks in frame-by-frame order: frames compared bytewise by name, root first, a
+  /// stack before the stacks it is a prefix of (the order in which a depth-first walk of
+  /// their tree, children sorted by name, visits them).
+  std::vector<uint32_t> SortedOrder() const;
+
+ private:
+  struct Slot {
+    uint32_t stack_plus_one;  // 0: empty
+    uint32_t tag;             // the hash's top half
+  };
+  bool Same(uint32_t stack, std::span<const StrId> frames) const;
+  void Grow();
+
+  int columns_;
+  Interner names_;
+  std::vector<StrId> ids_;         // every stack's frames, one after the other
+  std::vector<uint64_t> first_;    // stack -> its first frame in ids_ (and the end, last)
+  std::vector<uint64_t> counts_;   // stack * columns_ + column
+  std::vector<Slot> slots_;        // open addressing, linear probing, a power of two
+  uint64_t saturated_ = 0;
+};
+
+}  // namespace pf

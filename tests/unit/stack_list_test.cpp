@@ -1,0 +1,169 @@
+// Tests of StackList (the distinct stacks of folded text in any order) and of the flame
+// graphs drawn from it (DrawFoldedInAnyOrder): equal to what the stack tree path draws, on
+// shuffled stacks of every shape, and left to the tree path where it has more to say.
+#include "stacks/stack_list.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/files.h"
+#include "io/input.h"
+#include "io/output.h"
+#include "render/flame.h"
+#include "render/svg_writer.h"
+
+namespace pf {
+namespace {
+
+std::vector<StrId> Ids(StackList& list, const std::vector<std::string>& frames) {
+  std::vector<StrId> ids;
+  for (const std::string& f : frames) ids.push_back(list.names().Intern(f));
+  return ids;
+}
+
+std::string Joined(const StackList& list, uint32_t s) {
+  std::string out;
+  for (StrId id : list.frames(s)) out += (out.empty() ? "" : ";") + std::string(list.names().Name(id));
+  return out;
+}
+
+TEST(StackList, SumsTheCountsOfAStackSeenAgain) {
+  StackList list(2);
+  uint64_t one[2] = {1, 2}, two[2] = {10, 20};
+  list.Add(Ids(list, {"main", "f"}), one);
+  list.Add(Ids(list, {"main"}), one);
+  list.Add(Ids(list, {"main", "f"}), two);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(Joined(list, 0), "main;f");
+  EXPECT_EQ(list.count(0, 0), 11u);
+  EXPECT_EQ(list.count(0, 1), 22u);
+  EXPECT_EQ(list.count(1, 1), 2u);
+  uint64_t big[2] = {UINT64_MAX, 0};
+  list.Add(Ids(list, {"main"}), big);
+  EXPECT_EQ(list.count(1, 0), UINT64_MAX);
+  EXPECT_EQ(list.saturated(), 1u);
+}
+
+TEST(StackList, SortsFrameByFrameWithPrefixesFirst) {
+  StackList list;
+  uint64_t one = 1;
+  // Whole lines sort "foo;baz" after "foo::bar" (';' > ':'); frame by frame, foo's children
+  // come under foo, before the sibling foo::bar.
+  for (auto stack : std::vector<std::vector<std::string>>{{"foo::bar"},
+                                                          {"foo", "baz"},
+                                                          {"b", "x", "y", "z"},
+                                                          {"foo"},
+                                                          {"b", "x", "y"},
+                                                          {"b", "x", "a", "z"},
+                                                          {"a"}}) {
+    list.Add(Ids(list, stack), &one);
+  }
+  std::vector<std::string> got;
+  for (uint32_t s : list.SortedOrder()) got.push_back(Joined(list, s));
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b;x;a;z", "b;x;y", "b;x;y;z", "foo", "foo;baz",
+                                           "foo::bar"}));
+}
+
+TEST(StackList, GrowsAndKeepsEveryStack) {
+  StackList list;
+  uint64_t one = 1;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 5000; ++i) list.Add(Ids(list, {"root", std::to_string(i)}), &one);
+  }
+  ASSERT_EQ(list.size(), 5000u);
+  for (uint32_t s = 0; s < list.size(); ++s) EXPECT_EQ(list.count(s, 0), 2u);
+}
+
+// Random stacks over a small alphabet (so that prefixes, extensions and repeats abound).
+std::vector<std::string> RandomLines(int n, bool differential, std::mt19937& rng) {
+  const std::vector<std::string> names = {"a", "b", "a::b", "b::a", "c", "[unknown]", "x_[k]",
+                                          "", "a b"};
+  std::vector<std::string> lines;
+  for (int i = 0; i < n; ++i) {
+    std::string line;
+    int depth = 1 + static_cast<int>(rng() % 6);
+    for (int d = 0; d < depth; ++d) {
+      line += (d ? ";" : "") + names[rng() % names.size()];
+    }
+    if (line.empty()) line = "e";
+    line += " " + std::to_string(rng() % 5);
+    if (differential) line += " " + std::to_string(rng() % 5);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string Svg(const FlameLayout& layout, const FlameOptions& o) {
+  StringSink sink;
+  BufferedWriter w(sink);
+  WriteSvg(layout, o, w);
+  w.Flush();
+  return sink.data();
+}
+
+void Write(const std::string& path, const std::vector<std::string>& lines, size_t from,
+           size_t to, const std::string& head = "") {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << head;
+  for (size_t i = from; i < to; ++i) out << lines[i] << '\n';
+}
+
+TEST(FoldedInAnyOrder, DrawsWhatTheTreeDraws) {
+  std::mt19937 rng(11);
+  const std::string dir = ::testing::TempDir();
+  const std::vector<std::string> files = {dir + "/list_a.folded", dir + "/list_b.folded"};
+  for (bool differential : {false, true}) {
+    for (int round = 0; round < 20; ++round) {
+      std::vector<std::string> lines = RandomLines(200, differential, rng);
+      std::string head = round % 3 == 0 ? "# pf-unit: nanoseconds\n" : "";
+      Write(files[0], lines, 0, 100, head);
+      Write(files[1], lines, 100, 200, head);
+      FlameOptions o;
+      o.minwidth = round % 2 ? 0.1 : 3;  // pruned frames leave their gaps alike
+      std::vector<std::string> wl, wt;
+      std::vector<std::unique_ptr<ByteSource>> sources;
+      std::vector<ByteSource*> views;
+      for (const std::string& f : files) {
+        sources.push_back(OpenInput(f));
+        views.push_back(sources.back().get());
+      }
+      FlameLayout list_layout;
+      ASSERT_TRUE(DrawFoldedInAnyOrder(views, o, &wl, &list_layout)) << round;
+      ReadReport report;
+      FlameLayout tree_layout = BuildFlameGraph(CollapseFilesToTree(files, {}, &report), o, &wt);
+      EXPECT_EQ(Svg(list_layout, o), Svg(tree_layout, o)) << "round " << round;
+      EXPECT_EQ(wl, wt);
+    }
+  }
+}
+
+// What the tree's readers say more about is left to them, before anything is drawn.
+TEST(FoldedInAnyOrder, LeavesToTheTreeWhatItSaysMoreAbout) {
+  const std::string dir = ::testing::TempDir();
+  const std::string a = dir + "/left_a.folded", b = dir + "/left_b.folded";
+  auto refused = [&](const std::vector<std::string>& a_lines,
+                     const std::vector<std::string>& b_lines) {
+    Write(a, a_lines, 0, a_lines.size());
+    Write(b, b_lines, 0, b_lines.size());
+    std::unique_ptr<ByteSource> sa = OpenInput(a), sb = OpenInput(b);
+    ByteSource* views[2] = {sa.get(), sb.get()};
+    std::vector<std::string> w;
+    FlameLayout layout;
+    return !DrawFoldedInAnyOrder(views, FlameOptions{}, &w, &layout) && w.empty();
+  };
+  EXPECT_TRUE(refused({"m;f 1.5"}, {"m 1"}));                        // decimals
+  EXPECT_TRUE(refused({"m;f 1", "not a stack"}, {"m 1"}));           // malformed
+  EXPECT_TRUE(refused({"m;f 1"}, {"m 1 2"}));                        // columns differ
+  EXPECT_TRUE(refused({"m;f 0"}, {"m 0"}));                          // nothing to draw
+  EXPECT_TRUE(refused({"# pf-unit: bytes", "m 1"}, {"m 1"}));        // units differ
+  EXPECT_TRUE(refused({"m 18446744073709551615"}, {"m 1"}));         // the sum saturates
+  EXPECT_TRUE(refused({"# pf-diff: before=x after=y", "m 1 2"}, {"m 1 1"}));
+  EXPECT_FALSE(refused({"b;f 1", "a 2"}, {"a;g 1"}));
+}
+
+}  // namespace
+}  // namespace pf
