@@ -1,5 +1,6 @@
 // pf-diff's entry point (files.h). Two regular files of sorted folded text (what pf-collapse
-// and pf-diff write) are merged line by line in bounded memory (diff.h's MergeSortedFolded);
+// and pf-diff write) are merged line by line in bounded memory (diff.h's MergeSortedFolded),
+// and in another order listed by distinct stack and written sorted (DiffFoldedInAnyOrder);
 // anything else is collapsed to two stack trees, each with a report of its own so an empty
 // one is said to be, and why, then combined (DiffTrees) and written (WriteDiff).
 
@@ -36,7 +37,8 @@ bool TryMerge(const std::string& before, const std::string& after, const DiffOpt
     data[i] = in[i]->Peek();
     if (SniffFormat(data[i].substr(0, 64 << 10)) != InputFormat::kFolded) return false;
   }
-  return MergeSortedFolded(data, before, after, o, sink, &report->folded_lines);
+  return MergeSortedFolded(data, before, after, o, sink, &report->folded_lines) ||
+         DiffFoldedInAnyOrder(data, before, after, o, sink, &report->folded_lines);
 }
 
 }  // namespace

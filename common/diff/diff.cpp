@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "io/input.h"
 #include "stacks/folded.h"
+#include "stacks/stack_list.h"
 
 namespace pf {
 
@@ -275,7 +276,79 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
   if (rows.empty()) w.Append("(no function changed by that much)\n");
 }
 
+// Reads one side's folded lines into column `side` of `list`; false on what the tree says.
+bool ListSide(std::string_view data, int side, StackList* list, WeightUnit* unit,
+              unsigned __int128* total, uint64_t* lines) {
+  if (FoldedColumns(data) != 1) return false;
+  FoldedLines in(data, 1);
+  FoldedUnit units;
+  std::vector<StrId> ids;
+  size_t released = 0;
+  while (in.Next()) {
+    if (in.kind() == FoldedLines::kPfComment) {
+      if (!units.Take(in.line(), "", in.line_number()) || !units.warning().empty()) return false;
+      continue;
+    }
+    const FoldedLine& fl = in.folded();
+    if (in.kind() != FoldedLines::kStack || fl.fractional || fl.too_large) return false;
+    ids.clear();
+    ForEachFrame(fl.stack, [&](std::string_view f) { ids.push_back(list->Frame(f)); });
+    uint64_t counts[2] = {0, 0};
+    counts[side] = fl.counts[0];
+    list->Add(ids, counts);
+    *total += fl.counts[0];
+    ++*lines;
+    size_t pos = static_cast<size_t>(in.position() - data.data());
+    if (pos - released > (64u << 20)) {  // keep the resident set small
+      ReleaseInput(data.substr(released, pos - released));
+      released = pos;
+    }
+  }
+  *unit = units.unit();
+  return *total > 0;
+}
+
 }  // namespace
+
+bool DiffFoldedInAnyOrder(const std::string_view data[2], const std::string& before,
+                          const std::string& after, const DiffOptions& o, ByteSink& sink,
+                          uint64_t* lines) {
+  StackList list(2);
+  unsigned __int128 total[2] = {0, 0};
+  WeightUnit unit[2];
+  uint64_t read = 0;
+  for (int i = 0; i < 2; ++i) {
+    if (!ListSide(data[i], i, &list, &unit[i], &total[i], &read)) return false;
+  }
+  if (total[0] > UINT64_MAX || total[1] > UINT64_MAX || list.saturated()) return false;
+  if (CombineUnits(unit[0], unit[1]) == WeightUnit::kUnspecified && unit[0] != unit[1]) {
+    return false;
+  }
+  bool scale = o.normalize && total[0] != total[1];
+  BufferedWriter w(sink);
+  w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
+  w.Append(PfUnitLine(CombineUnits(unit[0], unit[1])));
+  for (uint32_t s : list.LineOrder()) {
+    uint64_t nb = list.count(s, 0), na = list.count(s, 1);
+    if (scale) nb = static_cast<uint64_t>(nb * total[1] / total[0]);
+    if (!nb && !na) continue;
+    bool first = true;
+    for (StrId f : list.frames(s)) {
+      if (!first) w.Append(';');
+      w.Append(list.names().Name(f));
+      first = false;
+    }
+    w.Append(' ');
+    w.AppendU64(nb);
+    w.Append(' ');
+    w.AppendU64(na);
+    w.Append('\n');
+  }
+  w.Flush();
+  sink.Commit();
+  *lines += read;
+  return true;
+}
 
 StackTree DiffTrees(const StackTree& before_tree, const StackTree& after_tree,
                     const std::string& before, const std::string& after, const DiffOptions& o,

@@ -45,4 +45,13 @@ bool MergeSortedFolded(const std::string_view data[2], const std::string& before
                        const std::string& after, const DiffOptions& options, ByteSink& out,
                        uint64_t* lines);
 
+/// The same for two folded texts in any order (profile-bpfcc -f, bpftrace, cat): their
+/// distinct stacks listed with a count per side (StackList), then written in line order.
+/// Memory follows the distinct stacks. Returns false, having written nothing, when the
+/// texts hold what the tree path says more about (decimal, differential, malformed or too
+/// large counts, pf's notes, units that disagree, an empty side).
+bool DiffFoldedInAnyOrder(const std::string_view data[2], const std::string& before,
+                          const std::string& after, const DiffOptions& options, ByteSink& out,
+                          uint64_t* lines);
+
 }  // namespace pf

@@ -47,7 +47,7 @@ bool ReadAll(std::span<ByteSource* const> sources, StackList* list, WeightUnit* 
       const FoldedLine& fl = lines.folded();
       if (fl.fractional || fl.cut || fl.too_large) return false;
       ids.clear();
-      ForEachFrame(fl.stack, [&](std::string_view f) { ids.push_back(list->names().Intern(f)); });
+      ForEachFrame(fl.stack, [&](std::string_view f) { ids.push_back(list->Frame(f)); });
       list->Add(ids, fl.counts);
       if (src->releasable() && lines.position() - released > kReleaseEvery) {
         ReleaseInput(std::string_view(released, lines.position() - released));

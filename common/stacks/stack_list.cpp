@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -66,9 +67,32 @@ void StackList::Grow() {
   }
 }
 
+StrId StackList::Frame(std::string_view name) {
+  XXH128_hash_t h = XXH3_128bits(name.data(), name.size());
+  size_t mask = frame_slots_.size() - 1;
+  size_t i = h.low64 & mask;
+  for (; frame_slots_[i].id_plus_one != 0; i = (i + 1) & mask) {
+    const FrameSlot& f = frame_slots_[i];
+    if (f.low == h.low64 && f.high == h.high64) return StrId{f.id_plus_one - 1};
+  }
+  StrId id = names_.Intern(name);
+  frame_slots_[i] = FrameSlot{h.low64, h.high64, id.value + 1};
+  if (++frames_named_ * 2 > frame_slots_.size()) {
+    std::vector<FrameSlot> old(frame_slots_.size() * 2);
+    old.swap(frame_slots_);
+    mask = frame_slots_.size() - 1;
+    for (const FrameSlot& f : old) {
+      if (f.id_plus_one == 0) continue;
+      size_t j = f.low & mask;
+      while (frame_slots_[j].id_plus_one != 0) j = (j + 1) & mask;
+      frame_slots_[j] = f;
+    }
+  }
+  return id;
+}
+
 std::vector<uint32_t> StackList::SortedOrder() const {
-  // Each name's rank in bytewise order; then a stack's first two frames' ranks make a key
-  // that settles most comparisons (0 past a stack's end: a prefix comes first).
+  // Each name's rank in bytewise order, for a frame with frames after it or not alike.
   std::vector<uint32_t> by_name(names_.size());
   for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
   std::sort(by_name.begin(), by_name.end(), [this](uint32_t a, uint32_t b) {
@@ -76,39 +100,92 @@ std::vector<uint32_t> StackList::SortedOrder() const {
   });
   std::vector<uint32_t> rank(names_.size());
   for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r + 1;
+  return Order(rank, rank);
+}
+
+// A line is its frames' names each followed by ';' but the last: pieces "name;" and, last,
+// "name". The pieces ending in ';' hold no other ';', so none is a prefix of another, and
+// lines compare as the sequences of their pieces' ranks among all such pieces.
+std::vector<uint32_t> StackList::LineOrder() const {
+  struct Piece {
+    uint32_t name;
+    bool more;  // "name;"
+  };
+  std::vector<Piece> pieces;
+  pieces.reserve(names_.size() * 2);
+  for (uint32_t i = 0; i < names_.size(); ++i) {
+    pieces.push_back({i, false});
+    pieces.push_back({i, true});
+  }
+  std::sort(pieces.begin(), pieces.end(), [this](const Piece& a, const Piece& b) {
+    std::string_view na = names_.Name(StrId{a.name}), nb = names_.Name(StrId{b.name});
+    size_t m = std::min(na.size(), nb.size());
+    if (int c = na.compare(0, m, nb, 0, m); c != 0) return c < 0;
+    // One name starts the other (or they are one): compare what follows, ';' or the end.
+    auto next = [m](std::string_view n, bool more) -> int {
+      return m < n.size() ? static_cast<unsigned char>(n[m]) : more ? ';' : -1;
+    };
+    int x = next(na, a.more), y = next(nb, b.more);
+    if (x != y) return x < y;
+    return na.size() + a.more < nb.size() + b.more;
+  });
+  std::vector<uint32_t> end_rank(names_.size()), more_rank(names_.size());
+  for (uint32_t r = 0; r < pieces.size(); ++r) {
+    (pieces[r].more ? more_rank : end_rank)[pieces[r].name] = r + 1;
+  }
+  return Order(end_rank, more_rank);
+}
+
+// The stacks ordered by the sequences of their frames' ranks (`more_rank` for a frame with
+// frames after it, `end_rank` for the last), a sequence before its extensions. The first
+// frames' ranks make a key that settles most comparisons (0 past a stack's end), sorted by
+// radix; stacks of one key are then compared frame by frame.
+std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
+                                       const std::vector<uint32_t>& more_rank) const {
+  auto rank_at = [&](std::span<const StrId> f, size_t i) -> uint64_t {
+    if (i >= f.size()) return 0;
+    return (i + 1 < f.size() ? more_rank : end_rank)[f[i].value];
+  };
+  // As many of the first frames' ranks as fit in 64 bits make the key.
+  uint64_t max_rank = 1;
+  for (uint32_t r : end_rank) max_rank = std::max<uint64_t>(max_rank, r);
+  for (uint32_t r : more_rank) max_rank = std::max<uint64_t>(max_rank, r);
+  const int bits = 64 - __builtin_clzll(max_rank);
+  const size_t in_key = bits > 32 ? 1 : static_cast<size_t>(64 / bits);
   struct Key {
-    uint64_t first_two;
+    uint64_t head;  // the first in_key frames' ranks
     uint32_t stack;
   };
   std::vector<Key> keys(size());
   for (uint32_t s = 0; s < size(); ++s) {
     std::span<const StrId> f = frames(s);
-    uint64_t a = f.size() > 0 ? rank[f[0].value] : 0, b = f.size() > 1 ? rank[f[1].value] : 0;
-    keys[s] = Key{a << 32 | b, s};
+    uint64_t key = 0;
+    for (size_t i = 0; i < in_key; ++i) key = (in_key > 1 ? key << bits : 0) | rank_at(f, i);
+    keys[s] = Key{key << (64 - bits * in_key), s};
   }
-  // By key first (a radix sort, 16 bits a pass), then each run of equal keys by the rest.
   std::vector<Key> other(keys.size());
   for (int shift = 0; shift < 64; shift += 16) {
     std::vector<uint32_t> start(1 << 16 | 1, 0);
-    for (const Key& k : keys) ++start[(k.first_two >> shift & 0xffff) + 1];
-    if (start[(keys.empty() ? 0 : keys[0].first_two >> shift & 0xffff) + 1] == keys.size()) {
+    for (const Key& k : keys) ++start[(k.head >> shift & 0xffff) + 1];
+    if (start[(keys.empty() ? 0 : keys[0].head >> shift & 0xffff) + 1] == keys.size()) {
       continue;  // one digit for all: the pass would change nothing
     }
     for (size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
-    for (const Key& k : keys) other[start[k.first_two >> shift & 0xffff]++] = k;
+    for (const Key& k : keys) other[start[k.head >> shift & 0xffff]++] = k;
     keys.swap(other);
   }
   auto rest_less = [&](const Key& x, const Key& y) {
     std::span<const StrId> a = frames(x.stack), b = frames(y.stack);
-    size_t n = std::min(a.size(), b.size());
-    for (size_t i = 2; i < n; ++i) {
-      if (a[i] != b[i]) return rank[a[i].value] < rank[b[i].value];
+    size_t n = std::max(a.size(), b.size());
+    for (size_t i = in_key; i < n; ++i) {
+      uint64_t ra = rank_at(a, i), rb = rank_at(b, i);
+      if (ra != rb) return ra < rb;
     }
-    return a.size() < b.size();
+    return false;
   };
   for (size_t run = 0; run < keys.size();) {
     size_t end = run + 1;
-    while (end < keys.size() && keys[end].first_two == keys[run].first_two) ++end;
+    while (end < keys.size() && keys[end].head == keys[run].head) ++end;
     if (end - run > 1) std::sort(keys.begin() + run, keys.begin() + end, rest_less);
     run = end;
   }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/intern.h"
@@ -31,6 +32,11 @@ class StackList {
   const Interner& names() const { return names_; }
   int columns() const { return columns_; }
 
+  /// The id of frame name `name`, interned in names() when new. Found again by a 128-bit
+  /// hash of its bytes alone (no string compare: the frames of a large profile are read
+  /// tens of millions of times; two names that collide in 128 bits are not to be met).
+  StrId Frame(std::string_view name);
+
   /// Adds `counts` (columns() of them) to the stack `frames` (root first), made when new.
   /// Sums stop at UINT64_MAX and are counted (saturated()).
   void Add(std::span<const StrId> frames, const uint64_t* counts);
@@ -46,14 +52,23 @@ class StackList {
   /// stack before the stacks it is a prefix of (the order in which a depth-first walk of
   /// their tree, children sorted by name, visits them).
   std::vector<uint32_t> SortedOrder() const;
+  /// The stacks in the order of their folded lines, "a;b;c", compared bytewise (as
+  /// LC_ALL=C sort and WriteFolded order them: "foo::bar" before "foo;baz").
+  std::vector<uint32_t> LineOrder() const;
 
  private:
   struct Slot {
     uint32_t stack_plus_one;  // 0: empty
     uint32_t tag;             // the hash's top half
   };
+  struct FrameSlot {
+    uint64_t low = 0, high = 0;  // the name's XXH3-128
+    uint32_t id_plus_one = 0;    // 0: empty
+  };
   bool Same(uint32_t stack, std::span<const StrId> frames) const;
   void Grow();
+  std::vector<uint32_t> Order(const std::vector<uint32_t>& end_rank,
+                              const std::vector<uint32_t>& more_rank) const;
 
   int columns_;
   Interner names_;
@@ -61,6 +76,8 @@ class StackList {
   std::vector<uint64_t> first_;    // stack -> its first frame in ids_ (and the end, last)
   std::vector<uint64_t> counts_;   // stack * columns_ + column
   std::vector<Slot> slots_;        // open addressing, linear probing, a power of two
+  std::vector<FrameSlot> frame_slots_ = std::vector<FrameSlot>(1024);  // the same, Frame's
+  size_t frames_named_ = 0;
   uint64_t saturated_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/files.h"
+#include "diff/diff.h"
 #include "io/input.h"
 #include "io/output.h"
 #include "render/flame.h"
@@ -66,6 +67,30 @@ TEST(StackList, SortsFrameByFrameWithPrefixesFirst) {
   for (uint32_t s : list.SortedOrder()) got.push_back(Joined(list, s));
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b;x;a;z", "b;x;y", "b;x;y;z", "foo", "foo;baz",
                                            "foo::bar"}));
+}
+
+TEST(StackList, SortsLinesBytewise) {
+  StackList list;
+  uint64_t one = 1;
+  // As LC_ALL=C sort orders the lines: ':' (0x3a) < ';' (0x3b) < 'a'.
+  for (auto stack : std::vector<std::vector<std::string>>{{"foo", "baz"},
+                                                          {"foo::bar"},
+                                                          {"foo"},
+                                                          {"foo", "baz", "q"},
+                                                          {"fo"},
+                                                          {"foob"},
+                                                          {"b", "x"},
+                                                          {"a b"},
+                                                          {""}}) {
+    list.Add(Ids(list, stack), &one);
+  }
+  std::vector<std::string> got;
+  for (uint32_t s : list.LineOrder()) got.push_back(Joined(list, s));
+  std::vector<std::string> want = got;
+  std::sort(want.begin(), want.end());  // std::string compares bytewise, as the lines
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got.front(), "");
+  EXPECT_EQ(got[1], "a b");
 }
 
 TEST(StackList, GrowsAndKeepsEveryStack) {
@@ -141,6 +166,34 @@ TEST(FoldedInAnyOrder, DrawsWhatTheTreeDraws) {
   }
 }
 
+// pf-diff of two folded files in any order: what the trees give, with and without -n.
+TEST(FoldedInAnyOrder, DiffsAsTheTreesDo) {
+  std::mt19937 rng(5);
+  const std::string dir = ::testing::TempDir();
+  const std::string before = dir + "/diff_b.folded", after = dir + "/diff_a.folded";
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::string> lines = RandomLines(300, false, rng);
+    std::string head = round % 4 == 0 ? "# pf-unit: bytes\n" : "";
+    Write(before, lines, 0, 180, head);
+    Write(after, lines, 120, 300, head);
+    DiffOptions o;
+    o.normalize = round % 2;
+    std::unique_ptr<ByteSource> in[2] = {OpenInput(before), OpenInput(after)};
+    std::string_view data[2] = {in[0]->Peek(), in[1]->Peek()};
+    StringSink listed;
+    uint64_t lines_read = 0;
+    ASSERT_TRUE(DiffFoldedInAnyOrder(data, "b", "a", o, listed, &lines_read)) << round;
+    EXPECT_EQ(lines_read, 360u);
+    ReadReport r[2];
+    std::vector<std::string> warnings;
+    StackTree t = DiffTrees(CollapseFilesToTree({before}, {}, &r[0]),
+                            CollapseFilesToTree({after}, {}, &r[1]), "b", "a", o, &warnings);
+    StringSink tree;
+    WriteDiff(t, "b", "a", o, tree, &warnings);
+    EXPECT_EQ(listed.data(), tree.data()) << "round " << round;
+  }
+}
+
 // What the tree's readers say more about is left to them, before anything is drawn.
 TEST(FoldedInAnyOrder, LeavesToTheTreeWhatItSaysMoreAbout) {
   const std::string dir = ::testing::TempDir();
@@ -155,7 +208,7 @@ TEST(FoldedInAnyOrder, LeavesToTheTreeWhatItSaysMoreAbout) {
     FlameLayout layout;
     return !DrawFoldedInAnyOrder(views, FlameOptions{}, &w, &layout) && w.empty();
   };
-  EXPECT_TRUE(refused({"m;f 1.5"}, {"m 1"}));                        // decimals
+  EXPECT_TRUE(refused({"m;f 1.5"}, {"m 1"}));  // decimals
   EXPECT_TRUE(refused({"m;f 1", "not a stack"}, {"m 1"}));           // malformed
   EXPECT_TRUE(refused({"m;f 1"}, {"m 1 2"}));                        // columns differ
   EXPECT_TRUE(refused({"m;f 0"}, {"m 0"}));                          // nothing to draw
