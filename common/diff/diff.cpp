@@ -299,7 +299,7 @@ bool ListSide(std::string_view data, int side, StackList* list, WeightUnit* unit
     *total += fl.counts[0];
     ++*lines;
     size_t pos = static_cast<size_t>(in.position() - data.data());
-    if (pos - released > (64u << 20)) {  // keep the resident set small
+    if (pos - released > (8u << 20)) {  // keep the resident set small
       ReleaseInput(data.substr(released, pos - released));
       released = pos;
     }

@@ -18,7 +18,7 @@ uint64_t HashIds(std::span<const StrId> frames) {
 }
 }  // namespace
 
-StackList::StackList(int columns) : columns_(columns), first_{0}, slots_(1024) {}
+StackList::StackList(int columns) : columns_(columns), slots_(1024) {}
 
 bool StackList::Same(uint32_t stack, std::span<const StrId> frames) const {
   std::span<const StrId> have = this->frames(stack);
@@ -40,8 +40,16 @@ void StackList::Add(std::span<const StrId> frames, const uint64_t* counts) {
   } else {
     stack = static_cast<uint32_t>(size());
     slots_[i] = Slot{stack + 1, tag};
-    ids_.insert(ids_.end(), frames.begin(), frames.end());
-    first_.push_back(ids_.size());
+    if (chunks_.empty() || chunk_size_ - chunk_used_ < frames.size()) {
+      chunk_size_ = std::max(kChunk, frames.size());
+      chunks_.push_back(std::make_unique_for_overwrite<StrId[]>(chunk_size_));
+      chunk_used_ = 0;
+    }
+    std::copy(frames.begin(), frames.end(), chunks_.back().get() + chunk_used_);
+    where_.push_back(Where{static_cast<uint32_t>(chunks_.size() - 1),
+                           static_cast<uint32_t>(chunk_used_),
+                           static_cast<uint32_t>(frames.size())});
+    chunk_used_ += frames.size();
     counts_.resize(counts_.size() + static_cast<size_t>(columns_), 0);
     if (size() * 4 > slots_.size() * 3) Grow();
   }

@@ -13,6 +13,7 @@
 // text. Memory follows the distinct stacks, and no node is made for a prefix.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -41,9 +42,10 @@ class StackList {
   /// Sums stop at UINT64_MAX and are counted (saturated()).
   void Add(std::span<const StrId> frames, const uint64_t* counts);
 
-  size_t size() const { return first_.size() - 1; }
+  size_t size() const { return where_.size(); }
   std::span<const StrId> frames(uint32_t stack) const {
-    return std::span<const StrId>(ids_).subspan(first_[stack], first_[stack + 1] - first_[stack]);
+    const Where& w = where_[stack];
+    return std::span<const StrId>(chunks_[w.chunk].get() + w.offset, w.length);
   }
   uint64_t count(uint32_t stack, int column) const { return counts_[stack * columns_ + column]; }
   uint64_t saturated() const { return saturated_; }
@@ -72,8 +74,15 @@ class StackList {
 
   int columns_;
   Interner names_;
-  std::vector<StrId> ids_;         // every stack's frames, one after the other
-  std::vector<uint64_t> first_;    // stack -> its first frame in ids_ (and the end, last)
+  // Every stack's frames, one after the other in chunks that never move (a vector of them
+  // all would hold two copies while it grows); a stack is never split between chunks.
+  struct Where {
+    uint32_t chunk, offset, length;
+  };
+  static constexpr size_t kChunk = 1 << 20;  // frames
+  std::vector<std::unique_ptr<StrId[]>> chunks_;
+  size_t chunk_used_ = 0, chunk_size_ = 0;
+  std::vector<Where> where_;       // by stack
   std::vector<uint64_t> counts_;   // stack * columns_ + column
   std::vector<Slot> slots_;        // open addressing, linear probing, a power of two
   std::vector<FrameSlot> frame_slots_ = std::vector<FrameSlot>(1024);  // the same, Frame's
