@@ -282,7 +282,6 @@ bool ListSide(std::string_view data, int side, StackList* list, WeightUnit* unit
   if (FoldedColumns(data) != 1) return false;
   FoldedLines in(data, 1);
   FoldedUnit units;
-  std::vector<StrId> ids;
   size_t released = 0;
   while (in.Next()) {
     if (in.kind() == FoldedLines::kPfComment) {
@@ -291,11 +290,9 @@ bool ListSide(std::string_view data, int side, StackList* list, WeightUnit* unit
     }
     const FoldedLine& fl = in.folded();
     if (in.kind() != FoldedLines::kStack || fl.fractional || fl.too_large) return false;
-    ids.clear();
-    ForEachFrame(fl.stack, [&](std::string_view f) { ids.push_back(list->Frame(f)); });
     uint64_t counts[2] = {0, 0};
     counts[side] = fl.counts[0];
-    list->Add(ids, counts);
+    list->Add(fl.stack, counts);
     *total += fl.counts[0];
     ++*lines;
     size_t pos = static_cast<size_t>(in.position() - data.data());

@@ -22,7 +22,6 @@ namespace {
 // Reads every source's folded lines into `list`; false on anything the tree path must say.
 bool ReadAll(std::span<ByteSource* const> sources, StackList* list, WeightUnit* unit,
              std::vector<std::string>* comment_lines) {
-  std::vector<StrId> ids;
   bool first = true;
   for (ByteSource* src : sources) {
     if (!src->stable()) return false;
@@ -46,14 +45,13 @@ bool ReadAll(std::span<ByteSource* const> sources, StackList* list, WeightUnit* 
       }
       const FoldedLine& fl = lines.folded();
       if (fl.fractional || fl.cut || fl.too_large) return false;
-      ids.clear();
-      ForEachFrame(fl.stack, [&](std::string_view f) { ids.push_back(list->Frame(f)); });
-      list->Add(ids, fl.counts);
+      list->Add(fl.stack, fl.counts);
       if (src->releasable() && lines.position() - released > kReleaseEvery) {
         ReleaseInput(std::string_view(released, lines.position() - released));
         released = lines.position();
       }
     }
+    if (src->releasable()) ReleaseInput(std::string_view(released, lines.position() - released));
     if (!first && file_unit.unit() != *unit) return false;  // the tree path says how
     *unit = file_unit.unit();
     first = false;

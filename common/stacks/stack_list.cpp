@@ -1,10 +1,11 @@
-// The list of distinct stacks (stack_list.h): a hash of each frame-id sequence finds its
-// stack again; sorting compares names through their ranks, so a comparison reads integers.
+// The list of distinct stacks (stack_list.h): a hash of each stack's text finds it again;
+// sorting compares names through their ranks, so a comparison reads integers.
 
 #include "stacks/stack_list.h"
 
+#include "stacks/folded.h"
+
 #include <algorithm>
-#include <cstring>
 #include <string_view>
 
 #define XXH_INLINE_ALL
@@ -12,49 +13,58 @@
 
 namespace pf {
 
-namespace {
-uint64_t HashIds(std::span<const StrId> frames) {
-  return XXH3_64bits(frames.data(), frames.size() * sizeof(StrId));
-}
-}  // namespace
+StackList::StackList(int columns) : columns_(columns) {}
 
-StackList::StackList(int columns) : columns_(columns), slots_(1024) {}
-
-bool StackList::Same(uint32_t stack, std::span<const StrId> frames) const {
-  std::span<const StrId> have = this->frames(stack);
-  return have.size() == frames.size() &&
-         std::memcmp(have.data(), frames.data(), frames.size() * sizeof(StrId)) == 0;
-}
-
-void StackList::Add(std::span<const StrId> frames, const uint64_t* counts) {
-  uint64_t hash = HashIds(frames);
-  uint32_t tag = static_cast<uint32_t>(hash >> 32);
+uint32_t StackList::FindOrAdd(const XXH128_hash_t& hash, bool* fresh) {
+  const uint32_t tag = static_cast<uint32_t>(hash.high64 >> 32);
   size_t mask = slots_.size() - 1;
-  size_t i = hash & mask;
+  size_t i = hash.low64 & mask;
   for (; slots_[i].stack_plus_one != 0; i = (i + 1) & mask) {
-    if (slots_[i].tag == tag && Same(slots_[i].stack_plus_one - 1, frames)) break;
+    const Slot& slot = slots_[i];
+    if (slot.tag == tag && hash_[slot.stack_plus_one - 1].low64 == hash.low64 &&
+        hash_[slot.stack_plus_one - 1].high64 == hash.high64) {
+      *fresh = false;
+      return slot.stack_plus_one - 1;
+    }
   }
-  uint32_t stack;
-  if (slots_[i].stack_plus_one != 0) {
-    stack = slots_[i].stack_plus_one - 1;
-  } else {
-    stack = static_cast<uint32_t>(size());
-    slots_[i] = Slot{stack + 1, tag};
-    if (chunks_.empty() || chunk_size_ - chunk_used_ < frames.size()) {
-      chunk_size_ = std::max(kChunk, frames.size());
+  *fresh = true;
+  const uint32_t stack = static_cast<uint32_t>(hash_.size());
+  hash_.push_back(hash);
+  slots_[i] = Slot{stack + 1, tag};
+  if (hash_.size() * 4 > slots_.size() * 3) {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask = slots_.size() - 1;
+    for (const Slot& o : old) {
+      if (o.stack_plus_one == 0) continue;
+      size_t j = hash_[o.stack_plus_one - 1].low64 & mask;
+      while (slots_[j].stack_plus_one != 0) j = (j + 1) & mask;
+      slots_[j] = o;
+    }
+  }
+  return stack;
+}
+
+void StackList::Add(std::string_view stack, const uint64_t* counts) {
+  bool fresh;
+  const uint32_t s = FindOrAdd(XXH3_128bits(stack.data(), stack.size()), &fresh);
+  if (fresh) {
+    split_.clear();
+    ForEachFrame(stack, [this](std::string_view f) { split_.push_back(Frame(f)); });
+    if (chunks_.empty() || chunk_size_ - chunk_used_ < split_.size()) {
+      chunk_size_ = std::max(kChunk, split_.size());
       chunks_.push_back(std::make_unique_for_overwrite<StrId[]>(chunk_size_));
       chunk_used_ = 0;
     }
-    std::copy(frames.begin(), frames.end(), chunks_.back().get() + chunk_used_);
+    std::copy(split_.begin(), split_.end(), chunks_.back().get() + chunk_used_);
     where_.push_back(Where{static_cast<uint32_t>(chunks_.size() - 1),
                            static_cast<uint32_t>(chunk_used_),
-                           static_cast<uint32_t>(frames.size())});
-    chunk_used_ += frames.size();
+                           static_cast<uint32_t>(split_.size())});
+    chunk_used_ += split_.size();
     counts_.resize(counts_.size() + static_cast<size_t>(columns_), 0);
-    if (size() * 4 > slots_.size() * 3) Grow();
   }
   for (int c = 0; c < columns_; ++c) {
-    uint64_t& sum = counts_[stack * columns_ + c];
+    uint64_t& sum = counts_[s * columns_ + c];
     if (__builtin_add_overflow(sum, counts[c], &sum)) {
       sum = UINT64_MAX;
       ++saturated_;
@@ -62,40 +72,10 @@ void StackList::Add(std::span<const StrId> frames, const uint64_t* counts) {
   }
 }
 
-void StackList::Grow() {
-  std::vector<Slot> old(slots_.size() * 2);
-  old.swap(slots_);
-  size_t mask = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.stack_plus_one == 0) continue;
-    // The low bits of the hash are not kept: hash the stack again.
-    size_t i = HashIds(frames(s.stack_plus_one - 1)) & mask;
-    while (slots_[i].stack_plus_one != 0) i = (i + 1) & mask;
-    slots_[i] = s;
-  }
-}
-
 StrId StackList::Frame(std::string_view name) {
-  XXH128_hash_t h = XXH3_128bits(name.data(), name.size());
-  size_t mask = frame_slots_.size() - 1;
-  size_t i = h.low64 & mask;
-  for (; frame_slots_[i].id_plus_one != 0; i = (i + 1) & mask) {
-    const FrameSlot& f = frame_slots_[i];
-    if (f.low == h.low64 && f.high == h.high64) return StrId{f.id_plus_one - 1};
-  }
-  StrId id = names_.Intern(name);
-  frame_slots_[i] = FrameSlot{h.low64, h.high64, id.value + 1};
-  if (++frames_named_ * 2 > frame_slots_.size()) {
-    std::vector<FrameSlot> old(frame_slots_.size() * 2);
-    old.swap(frame_slots_);
-    mask = frame_slots_.size() - 1;
-    for (const FrameSlot& f : old) {
-      if (f.id_plus_one == 0) continue;
-      size_t j = f.low & mask;
-      while (frame_slots_[j].id_plus_one != 0) j = (j + 1) & mask;
-      frame_slots_[j] = f;
-    }
-  }
+  bool fresh;
+  StrId& id = frame_of_.TryEmplace(XXH3_128bits(name.data(), name.size()), StrId{}, &fresh);
+  if (fresh) id = names_.Intern(name);
   return id;
 }
 

@@ -8,9 +8,11 @@
 // distinct prefix, reached through a hash probe per frame: a tree of millions of nodes is a
 // cache miss per frame and tens of bytes per node. A StackList keeps each distinct stack
 // once, as its frames' interned ids (4 bytes a frame, its counts beside it), found again
-// through one hash of the whole sequence; SortedOrder then gives the order a depth-first
-// walk of their tree would visit them in, which the frame merger takes as it takes sorted
-// text. Memory follows the distinct stacks, and no node is made for a prefix.
+// through one hash of its text, so a stack seen before (a fleet's files repeat each one
+// thousands of times) costs no work per frame; SortedOrder then gives the order a
+// depth-first walk of their tree would visit them in, which the frame merger takes as it
+// takes sorted text (LineOrder, the order pf-diff writes). Memory follows the distinct
+// stacks, and no node is made for a prefix.
 
 #include <cstdint>
 #include <memory>
@@ -18,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/flat_map.h"
 #include "base/intern.h"
 
 namespace pf {
@@ -33,14 +36,12 @@ class StackList {
   const Interner& names() const { return names_; }
   int columns() const { return columns_; }
 
-  /// The id of frame name `name`, interned in names() when new. Found again by a 128-bit
-  /// hash of its bytes alone (no string compare: the frames of a large profile are read
-  /// tens of millions of times; two names that collide in 128 bits are not to be met).
-  StrId Frame(std::string_view name);
-
-  /// Adds `counts` (columns() of them) to the stack `frames` (root first), made when new.
-  /// Sums stop at UINT64_MAX and are counted (saturated()).
-  void Add(std::span<const StrId> frames, const uint64_t* counts);
+  /// Adds `counts` (columns() of them) to the stack whose folded text is `stack` ("a;b;c",
+  /// root first), made when new: only then are its frames split and named. A stack, and a
+  /// frame name, are found again by a 128-bit hash of their bytes alone (no string compare:
+  /// a fleet's files repeat each stack thousands of times; two texts that collide in 128
+  /// bits are not to be met). Sums stop at UINT64_MAX and are counted (saturated()).
+  void Add(std::string_view stack, const uint64_t* counts);
 
   size_t size() const { return where_.size(); }
   std::span<const StrId> frames(uint32_t stack) const {
@@ -59,16 +60,7 @@ class StackList {
   std::vector<uint32_t> LineOrder() const;
 
  private:
-  struct Slot {
-    uint32_t stack_plus_one;  // 0: empty
-    uint32_t tag;             // the hash's top half
-  };
-  struct FrameSlot {
-    uint64_t low = 0, high = 0;  // the name's XXH3-128
-    uint32_t id_plus_one = 0;    // 0: empty
-  };
-  bool Same(uint32_t stack, std::span<const StrId> frames) const;
-  void Grow();
+  StrId Frame(std::string_view name);
   std::vector<uint32_t> Order(const std::vector<uint32_t>& end_rank,
                               const std::vector<uint32_t>& more_rank) const;
 
@@ -84,9 +76,17 @@ class StackList {
   size_t chunk_used_ = 0, chunk_size_ = 0;
   std::vector<Where> where_;       // by stack
   std::vector<uint64_t> counts_;   // stack * columns_ + column
-  std::vector<Slot> slots_;        // open addressing, linear probing, a power of two
-  std::vector<FrameSlot> frame_slots_ = std::vector<FrameSlot>(1024);  // the same, Frame's
-  size_t frames_named_ = 0;
+  // The stacks by their text's XXH3-128: 8-byte slots (a stack and 32 bits of its hash) at
+  // most three quarters full, the whole hash kept by stack (a FlatMap's slot would be 24).
+  struct Slot {
+    uint32_t stack_plus_one;  // 0: empty
+    uint32_t tag;             // the hash's high half's top bits
+  };
+  uint32_t FindOrAdd(const XXH128_hash_t& hash, bool* fresh);
+  std::vector<Slot> slots_ = std::vector<Slot>(1024);
+  std::vector<XXH128_hash_t> hash_;  // by stack
+  FlatMap<XXH128_hash_t, StrId, Hash128Key, Equal128Key> frame_of_;      // name's hash
+  std::vector<StrId> split_;  // a new stack's frames
   uint64_t saturated_ = 0;
 };
 

@@ -20,10 +20,11 @@
 namespace pf {
 namespace {
 
-std::vector<StrId> Ids(StackList& list, const std::vector<std::string>& frames) {
-  std::vector<StrId> ids;
-  for (const std::string& f : frames) ids.push_back(list.names().Intern(f));
-  return ids;
+// The folded text of a stack's frames.
+std::string Text(const std::vector<std::string>& frames) {
+  std::string out;
+  for (const std::string& f : frames) out += (out.empty() ? "" : ";") + f;
+  return out;
 }
 
 std::string Joined(const StackList& list, uint32_t s) {
@@ -35,16 +36,16 @@ std::string Joined(const StackList& list, uint32_t s) {
 TEST(StackList, SumsTheCountsOfAStackSeenAgain) {
   StackList list(2);
   uint64_t one[2] = {1, 2}, two[2] = {10, 20};
-  list.Add(Ids(list, {"main", "f"}), one);
-  list.Add(Ids(list, {"main"}), one);
-  list.Add(Ids(list, {"main", "f"}), two);
+  list.Add(Text({"main", "f"}), one);
+  list.Add(Text({"main"}), one);
+  list.Add(Text({"main", "f"}), two);
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(Joined(list, 0), "main;f");
   EXPECT_EQ(list.count(0, 0), 11u);
   EXPECT_EQ(list.count(0, 1), 22u);
   EXPECT_EQ(list.count(1, 1), 2u);
   uint64_t big[2] = {UINT64_MAX, 0};
-  list.Add(Ids(list, {"main"}), big);
+  list.Add(Text({"main"}), big);
   EXPECT_EQ(list.count(1, 0), UINT64_MAX);
   EXPECT_EQ(list.saturated(), 1u);
 }
@@ -61,7 +62,7 @@ TEST(StackList, SortsFrameByFrameWithPrefixesFirst) {
                                                           {"b", "x", "y"},
                                                           {"b", "x", "a", "z"},
                                                           {"a"}}) {
-    list.Add(Ids(list, stack), &one);
+    list.Add(Text(stack), &one);
   }
   std::vector<std::string> got;
   for (uint32_t s : list.SortedOrder()) got.push_back(Joined(list, s));
@@ -82,7 +83,7 @@ TEST(StackList, SortsLinesBytewise) {
                                                           {"b", "x"},
                                                           {"a b"},
                                                           {""}}) {
-    list.Add(Ids(list, stack), &one);
+    list.Add(Text(stack), &one);
   }
   std::vector<std::string> got;
   for (uint32_t s : list.LineOrder()) got.push_back(Joined(list, s));
@@ -97,7 +98,7 @@ TEST(StackList, GrowsAndKeepsEveryStack) {
   StackList list;
   uint64_t one = 1;
   for (int round = 0; round < 2; ++round) {
-    for (int i = 0; i < 5000; ++i) list.Add(Ids(list, {"root", std::to_string(i)}), &one);
+    for (int i = 0; i < 5000; ++i) list.Add(Text({"root", std::to_string(i)}), &one);
   }
   ASSERT_EQ(list.size(), 5000u);
   for (uint32_t s = 0; s < list.size(); ++s) EXPECT_EQ(list.count(s, 0), 2u);
