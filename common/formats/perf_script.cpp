@@ -13,6 +13,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 
@@ -119,15 +120,35 @@ bool MatchEventTail(std::string_view l, std::string_view* period, std::string_vi
 }
 
 bool MatchStackLine(std::string_view l, StackLine* out) {
+  static constexpr auto kWord = [] {  // IsWord as a table: the address is scanned per line
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 256; ++c) {
+      t[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    }
+    return t;
+  }();
   size_t n = l.size();
   size_t i = 0;
   while (i < n && IsSpace(l[i])) ++i;
   size_t j = i;
-  while (j < n && IsWord(l[j])) ++j;
+  while (j < n && kWord[static_cast<unsigned char>(l[j])]) ++j;
   if (j == i) return false;
-  size_t r = l.rfind(')');
-  if (r == std::string_view::npos || r < 2) return false;
-  size_t s = l.rfind(" (", r - 2);
+  // The last ')' (usually the line's last byte), and the last " (" that ends before it.
+  size_t r = n;
+  while (r > j && l[r - 1] != ')') --r;
+  if (r <= j || r < 3) return false;
+  --r;
+  size_t s = std::string_view::npos;
+  for (size_t lim = r; lim > 1;) {  // the last '(' in [1, lim) after a space
+    const void* q = memrchr(l.data() + 1, '(', lim - 1);
+    if (!q) break;
+    size_t pos = static_cast<const char*>(q) - l.data();
+    if (l[pos - 1] == ' ') {
+      s = pos - 1;
+      break;
+    }
+    lim = pos;
+  }
   if (s == std::string_view::npos) return false;
   size_t k = j;
   while (k < n && IsSpace(l[k])) ++k;
@@ -244,7 +265,7 @@ struct PerfScriptFolder::SampleCache {
   Table128 table;
   std::string key;                   // scratch: the sample's frame keys, one after the other
   std::vector<size_t> ends;          // where each frame's key ends in `key`
-  std::vector<ScriptFrame> frames;   // the sample's frames, leaf first
+  std::vector<StackLine> frames;     // the sample's frames, leaf first, offsets stripped
 };
 
 PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter)
@@ -339,9 +360,10 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
       continue;
     }
     if (!MatchStackLine(line, &sl)) return;
-    sc.frames.push_back(ScriptFrame{sl.pc, StripOffset(sl.func), sl.dso, {}});
-    AppendFrameKey(sc.frames.back(), &sc.key);
+    sl.func = StripOffset(sl.func);
+    AppendFrameKey(sl.func, sl.dso, {}, sl.pc, &sc.key);
     sc.ends.push_back(sc.key.size());
+    sc.frames.push_back(sl);
   }
   XXH128_hash_t key = XXH3_128bits_withSeed(sc.key.data(), sc.key.size(), pname_.value);
   bool found;
@@ -375,7 +397,10 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
     const uint64_t seed = java_ ? 3 : 2;
     for (size_t i = 0, begin = 0; i < sc.frames.size() && !skip_remaining_; begin = sc.ends[i++]) {
       std::string_view frame_key(sc.key.data() + begin, sc.ends[i] - begin);
-      Push(Transform(frame_key, seed, [&sc, i] { return sc.frames[i]; }));
+      Push(Transform(frame_key, seed, [&sc, i] {
+        const StackLine& f = sc.frames[i];
+        return ScriptFrame{f.pc, f.func, f.dso, {}};
+      }));
     }
     *lines = at;
     *line_no += n;
@@ -476,8 +501,23 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
     if (c == ' ') c = '_';
     if (c == ';') c = ':';
   }
-  java_ = scratch_.compare(0, 4, "java") == 0;
-  pname_ = tree_.names().Intern(scratch_);
+  // The roots of the last few threads sampled (a capture interleaves the CPUs' samples).
+  RecentRoot* hit = nullptr;
+  for (RecentRoot& r : recent_roots_) {
+    if (r.named && r.name == scratch_) {
+      hit = &r;
+      break;
+    }
+  }
+  if (!hit) {
+    hit = &recent_roots_[next_root_++ % recent_roots_.size()];
+    hit->named = true;
+    hit->name = scratch_;
+    hit->java = scratch_.compare(0, 4, "java") == 0;
+    hit->id = tree_.names().Intern(scratch_);
+  }
+  java_ = hit->java;
+  pname_ = hit->id;
   in_sample_ = true;
   return true;
 }
@@ -559,24 +599,31 @@ void PerfScriptFolder::OnStack(const StackLine& sl, std::string_view srcline) {
   AddFrame(ScriptFrame{sl.pc, StripOffset(sl.func), sl.dso, srcline});
 }
 
-// A frame's key: the fields its names depend on (NameFrame), each after its length.
-void PerfScriptFolder::AppendFrameKey(const ScriptFrame& f, std::string* key) const {
-  auto add = [key](std::string_view part) {
+void PerfScriptFolder::AppendFrameKey(std::string_view name, std::string_view dso,
+                                      std::string_view srcline, std::string_view pc,
+                                      std::string* key) const {
+  if (!opt_.srcline) srcline = {};
+  if (!opt_.include_addrs) pc = {};
+  size_t at = key->size();
+  key->resize(at + 4 * sizeof(uint32_t) + name.size() + dso.size() + srcline.size() + pc.size());
+  char* out = key->data() + at;
+  auto put = [&out](std::string_view part) {
     uint32_t n = static_cast<uint32_t>(part.size());
-    key->append(reinterpret_cast<const char*>(&n), sizeof n);
-    key->append(part);
+    std::memcpy(out, &n, sizeof n);
+    std::memcpy(out + sizeof n, part.data(), n);
+    out += sizeof n + n;
   };
-  add(f.name);
-  add(f.dso);
-  add(opt_.srcline ? f.srcline : std::string_view());
-  add(opt_.include_addrs ? f.pc : std::string_view());
+  put(name);
+  put(dso);
+  put(srcline);
+  put(pc);
 }
 
 void PerfScriptFolder::AddFrame(const ScriptFrame& f) {
   if (skip_remaining_) return;
   std::string& key = cache_->key;
   key.clear();
-  AppendFrameKey(f, &key);
+  AppendFrameKey(f.name, f.dso, f.srcline, f.pc, &key);
   Push(Transform(key, java_ ? 3 : 2, [&f] { return f; }));
 }
 

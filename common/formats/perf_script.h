@@ -31,6 +31,7 @@
 // no naming and no tree walk. Otherwise each distinct frame is named once and cached (key: the
 // frame's fields), so the per-line cost is a hash, a probe and a tree step.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -158,7 +159,9 @@ class PerfScriptFolder {
   // After an event line: the sample's stack lines, folded at once (from the sample cache when
   // they were seen before), unless one of them needs AddBlock's line-by-line rules.
   void FoldStackLines(LineSplitter* lines, uint64_t* line_no, const std::string& file);
-  void AppendFrameKey(const ScriptFrame& f, std::string* key) const;
+  // A frame's key: the fields its names depend on (NameFrame), each after its length.
+  void AppendFrameKey(std::string_view name, std::string_view dso, std::string_view srcline,
+                      std::string_view pc, std::string* key) const;
   void Push(const Cached& c);
   // The cached names of the frame keyed by the hash of `key` with `seed`; on a miss, the
   // names of make_frame()'s frame (a ScriptFrame), cached.
@@ -177,6 +180,14 @@ class PerfScriptFolder {
   bool skip_remaining_ = false;
   bool java_ = false;
   StrId pname_;
+  struct RecentRoot {
+    std::string name;
+    StrId id;
+    bool java = false;
+    bool named = false;
+  };
+  std::array<RecentRoot, 8> recent_roots_;  // BeginSample's last root frames, interned
+  size_t next_root_ = 0;
   uint64_t period_ = 1;
   uint64_t with_period_ = 0, without_period_ = 0;  // event lines kept, for Unit()
   std::vector<StrId> rev_frames_;  // leaf first, each line's group reversed

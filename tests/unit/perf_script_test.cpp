@@ -74,6 +74,17 @@ TEST(PerfScriptRegex, StackLineAgreesWithTheRegex) {
   }
 }
 
+TEST(PerfScriptRegex, StripOffsetAgreesWithTheRegex) {
+  const re2::RE2 offset("\\+0x[\\da-f]+$");
+  std::mt19937 rng(4);
+  for (int i = 0; i < 300000; ++i) {
+    std::string l = RandomLine(rng, "+0xa1Fg(", 12);
+    std::string want = l;
+    re2::RE2::Replace(&want, offset, "");
+    ASSERT_EQ(std::string(StripOffset(l)), want) << "[" << l << "]";
+  }
+}
+
 TEST(PerfScriptRegex, RealLines) {
   EventHead h;
   ASSERT_TRUE(MatchEventHead("V8 WorkerThread 24636/25607 [000] 94564.109216: 100 cycles:", &h));
