@@ -192,13 +192,11 @@ void AppendSrcline(std::string_view srcline, std::string* func) {
 }  // namespace
 
 std::string_view StripOffset(std::string_view f) {
-  // Perl: s/\+0x[\da-f]+$//
-  size_t p = f.rfind("+0x");
-  if (p == std::string_view::npos || p + 3 == f.size()) return f;
-  for (size_t i = p + 3; i < f.size(); ++i) {
-    if (!IsLowerHex(f[i])) return f;
-  }
-  return f.substr(0, p);
+  // Perl: s/\+0x[\da-f]+$// (the hex digits at the end, then "+0x" before them)
+  size_t i = f.size();
+  while (i > 0 && IsLowerHex(f[i - 1])) --i;
+  if (i == f.size() || i < 3 || f.substr(i - 3, 3) != "+0x") return f;
+  return f.substr(0, i - 3);
 }
 
 bool IsKernelModule(std::string_view mod) {

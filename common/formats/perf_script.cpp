@@ -4,15 +4,16 @@
 // takes the rare line that needs backtracking); what they read of a line is handed, as fields,
 // to the fold a recording's samples take too (BeginSample: the event filter, the period, the
 // root frame; AddFrame: the frame's names from frame_names.h, once per distinct frame, cached by
-// the line's text or the frame's fields; EndSample: the stack into the tree). A whole sample
-// seen before under the same comm is recognised by a hash of its text and added to its leaf
-// directly: a line then costs about a hash and a probe.
+// the frame's fields; EndSample: the stack into the tree). A whole sample whose frames were seen
+// before under the same root frame is recognised by a hash of its frames' fields (not of its
+// addresses and offsets, on which no name depends) and added to its leaf directly.
 
 #include "formats/perf_script.h"
 
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 
@@ -119,15 +120,35 @@ bool MatchEventTail(std::string_view l, std::string_view* period, std::string_vi
 }
 
 bool MatchStackLine(std::string_view l, StackLine* out) {
+  static constexpr auto kWord = [] {  // IsWord as a table: the address is scanned per line
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 256; ++c) {
+      t[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    }
+    return t;
+  }();
   size_t n = l.size();
   size_t i = 0;
   while (i < n && IsSpace(l[i])) ++i;
   size_t j = i;
-  while (j < n && IsWord(l[j])) ++j;
+  while (j < n && kWord[static_cast<unsigned char>(l[j])]) ++j;
   if (j == i) return false;
-  size_t r = l.rfind(')');
-  if (r == std::string_view::npos || r < 2) return false;
-  size_t s = l.rfind(" (", r - 2);
+  // The last ')' (usually the line's last byte), and the last " (" that ends before it.
+  size_t r = n;
+  while (r > j && l[r - 1] != ')') --r;
+  if (r <= j || r < 3) return false;
+  --r;
+  size_t s = std::string_view::npos;
+  for (size_t lim = r; lim > 1;) {  // the last '(' in [1, lim) after a space
+    const void* q = memrchr(l.data() + 1, '(', lim - 1);
+    if (!q) break;
+    size_t pos = static_cast<const char*>(q) - l.data();
+    if (l[pos - 1] == ' ') {
+      s = pos - 1;
+      break;
+    }
+    lim = pos;
+  }
   if (s == std::string_view::npos) return false;
   size_t k = j;
   while (k < n && IsSpace(l[k])) ++k;
@@ -226,8 +247,8 @@ struct Table128 {
   }
 };
 
-// Frames already named: hash of a stack line's text (seeded by the Java flag), or of a
-// frame's fields (AddFrame: seeded by the Java flag + 2) -> entry.
+// Frames already named: hash of a frame's fields (AppendFrameKey; seeded by 2, or 3 under a
+// Java comm) -> entry.
 struct PerfScriptFolder::Cache {
   static constexpr size_t kMaxEntries = 1 << 22;
   Table128 lines;
@@ -237,41 +258,15 @@ struct PerfScriptFolder::Cache {
   std::string key;   // scratch for AddFrame
 };
 
-// Whole samples already folded: hash of the stack lines' text, seeded by the comm's id -> leaf.
+// Whole samples already folded: hash of what the fold reads of their stack lines (FoldStackLines),
+// seeded by the root frame's id -> leaf.
 struct PerfScriptFolder::SampleCache {
   static constexpr size_t kMaxEntries = 1 << 22;
   Table128 table;
+  std::string key;                   // scratch: the sample's frame keys, one after the other
+  std::vector<size_t> ends;          // where each frame's key ends in `key`
+  std::vector<StackLine> frames;     // the sample's frames, leaf first, offsets stripped
 };
-
-namespace {
-
-// The stack lines that follow an event line: from `p` up to the empty (or whitespace-only)
-// line that ends the sample, or the end of the data. Clean when every line in between is
-// indented and not blank, i.e. a candidate stack line; `end` is where the terminating line
-// starts and `lines` how many lines precede it.
-struct Region {
-  const char* end;
-  uint64_t lines;
-  bool clean;
-};
-
-Region ScanRegion(const char* p, const char* limit) {
-  uint64_t n = 0;
-  while (p < limit) {
-    // p starts a line
-    if (!IsSpace(*p)) return {p, n, false};  // an event line or garbage: not a plain sample
-    const char* q = p;
-    while (q < limit && *q != '\n' && IsSpace(*q)) ++q;
-    if (q == limit || *q == '\n') return {p, n, true};  // an empty or blank line ends it
-    const char* nl = static_cast<const char*>(std::memchr(q, '\n', limit - q));
-    ++n;
-    if (!nl) return {limit, n, true};
-    p = nl + 1;
-  }
-  return {p, n, true};
-}
-
-}  // namespace
 
 PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter)
     : opt_(options),
@@ -312,52 +307,10 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
     if (!IsSpace(line[0])) {
       if (MatchEventHead(line, &head)) {
         OnEvent(line, head);
-        if (in_sample_ && rev_frames_.empty()) {
-          // A fresh sample: if its stack text was folded before under this comm, reuse
-          // that leaf; otherwise fold it line by line and remember the leaf.
-          const char* start = lines.position();
-          Region r = ScanRegion(start, data.data() + data.size());
-          if (r.clean) {
-            XXH128_hash_t key = XXH3_128bits_withSeed(start, r.end - start, pname_.value);
-            bool found;
-            Table128::Slot* slot = samples_cache_->table.Find(key, &found);
-            if (found) {
-              const NodeId leaf(slot->value);
-              if (leaf != kNoLeaf) {
-                tree_.AddSelf(leaf, period_);
-                ++samples_;
-              }
-              last_leaf_ = leaf;
-              in_sample_ = false;
-              period_ = 1;
-              line_no += r.lines;
-              lines = LineSplitter(std::string_view(r.end, data.data() + data.size() - r.end));
-              continue;
-            }
-            uint64_t skipped_before = skipped_.count;
-            for (uint64_t i = 0; i < r.lines && lines.Next(&line); ++i) {
-              ++line_no;
-              if (line.size() > BlockReader::kMaxLineBytes) {
-                skipped_.Add(file, line_no);
-              } else if (TakeSrcline(line)) {
-              } else if (MatchStackLine(line, &sl)) {
-                OnStackLine(line, sl);
-              } else if (!TakeBareFrame(line)) {
-                skipped_.Add(file, line_no);
-              }
-            }
-            NodeId leaf = EndSample();
-            if (skipped_.count == skipped_before) {
-              if (samples_cache_->table.used >= SampleCache::kMaxEntries) {
-                samples_cache_ = std::make_unique<SampleCache>();  // bound memory: start over
-              }
-              slot = samples_cache_->table.Find(key, &found);
-              if (!found) samples_cache_->table.Insert(slot, key, leaf.value);
-            }
-          }
-        }
+        if (in_sample_ && rev_frames_.empty()) FoldStackLines(&lines, &line_no, file);
         continue;
-      }    } else if (!in_sample_ && !after_filtered_) {
+      }
+    } else if (!in_sample_ && !after_filtered_) {
       // An indented event line (inferno accepts these; Perl would ignore the sample).
       std::string_view t = TrimLeft(line);
       if (MatchEventHead(t, &head)) {
@@ -378,6 +331,87 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
     skipped_.Add(file, line_no);
   }
   EndSample();  // the end of a block is the end of the input (Perl would drop the sample)
+}
+
+// A fresh sample's stack lines, up to the empty line that ends it (left to the caller). The key
+// of a sample is what the fold reads of each line, seeded by its root frame's id (the comm, and
+// PID/TID for --pid/--tid; Java's rule follows from it): each frame's fields as AddFrame keys
+// them (the name without its offset, the dso, the address only for --addrs), so samples whose
+// stacks differ only in addresses and offsets, as most of a capture's do, share one entry; with
+// --srcline, where a frame spans lines, the lines' text. A sample seen before adds its period to
+// the remembered leaf with no per-frame work; a new one is named frame by frame and its leaf
+// remembered. A sample with a line that is not a plain stack line (an event line, a comment, an
+// overlong or unmatched line) is left to AddBlock's line-by-line fold, `*lines` untouched.
+void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
+                                      const std::string& file) {
+  SampleCache& sc = *samples_cache_;
+  sc.key.clear();
+  sc.ends.clear();
+  sc.frames.clear();
+  LineSplitter at = *lines;
+  std::string_view line;
+  StackLine sl;
+  uint64_t n = 0;
+  for (LineSplitter next = at; next.Next(&line) && !IsBlankLine(line); at = next, ++n) {
+    if (!IsSpace(line[0]) || line.size() > BlockReader::kMaxLineBytes) return;
+    if (opt_.srcline) {
+      sc.key.append(line);
+      sc.key += '\n';
+      continue;
+    }
+    if (!MatchStackLine(line, &sl)) return;
+    sl.func = StripOffset(sl.func);
+    AppendFrameKey(sl.func, sl.dso, {}, sl.pc, &sc.key);
+    sc.ends.push_back(sc.key.size());
+    sc.frames.push_back(sl);
+  }
+  XXH128_hash_t key = XXH3_128bits_withSeed(sc.key.data(), sc.key.size(), pname_.value);
+  bool found;
+  Table128::Slot* slot = sc.table.Find(key, &found);
+  if (found) {
+    const NodeId leaf(slot->value);
+    if (leaf != kNoLeaf) {
+      tree_.AddSelf(leaf, period_);
+      ++samples_;
+    }
+    ++cached_samples_;
+    last_leaf_ = leaf;
+    in_sample_ = false;
+    period_ = 1;
+    *lines = at;
+    *line_no += n;
+    return;
+  }
+  uint64_t skipped_before = skipped_.count;
+  if (opt_.srcline) {
+    for (uint64_t i = 0; i < n && lines->Next(&line); ++i) {
+      ++*line_no;
+      if (TakeSrcline(line)) {
+      } else if (MatchStackLine(line, &sl)) {
+        OnStackLine(line, sl);
+      } else if (!TakeBareFrame(line)) {
+        skipped_.Add(file, *line_no);
+      }
+    }
+  } else {
+    const uint64_t seed = java_ ? 3 : 2;
+    for (size_t i = 0, begin = 0; i < sc.frames.size() && !skip_remaining_; begin = sc.ends[i++]) {
+      std::string_view frame_key(sc.key.data() + begin, sc.ends[i] - begin);
+      Push(Transform(frame_key, seed, [&sc, i] {
+        const StackLine& f = sc.frames[i];
+        return ScriptFrame{f.pc, f.func, f.dso, {}};
+      }));
+    }
+    *lines = at;
+    *line_no += n;
+  }
+  NodeId leaf = EndSample();
+  if (skipped_.count != skipped_before) return;  // its warnings are given each time
+  if (samples_cache_->table.used >= SampleCache::kMaxEntries) {
+    samples_cache_ = std::make_unique<SampleCache>();  // bound memory: start over
+  }
+  slot = samples_cache_->table.Find(key, &found);
+  if (!found) samples_cache_->table.Insert(slot, key, leaf.value);
 }
 
 NodeId PerfScriptFolder::FoldSample(std::string_view text, const std::string& file) {
@@ -420,7 +454,7 @@ void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
   if (!single_stack.empty()) {
     StackLine sl;
     MatchStackLine(single_stack, &sl);
-    OnStack(sl, single_stack);
+    OnStack(sl);
     EndSample();
   }
 }
@@ -467,8 +501,23 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
     if (c == ' ') c = '_';
     if (c == ';') c = ':';
   }
-  java_ = scratch_.compare(0, 4, "java") == 0;
-  pname_ = tree_.names().Intern(scratch_);
+  // The roots of the last few threads sampled (a capture interleaves the CPUs' samples).
+  RecentRoot* hit = nullptr;
+  for (RecentRoot& r : recent_roots_) {
+    if (r.named && r.name == scratch_) {
+      hit = &r;
+      break;
+    }
+  }
+  if (!hit) {
+    hit = &recent_roots_[next_root_++ % recent_roots_.size()];
+    hit->named = true;
+    hit->name = scratch_;
+    hit->java = scratch_.compare(0, 4, "java") == 0;
+    hit->id = tree_.names().Intern(scratch_);
+  }
+  java_ = hit->java;
+  pname_ = hit->id;
   in_sample_ = true;
   return true;
 }
@@ -491,7 +540,7 @@ bool PerfScriptFolder::BeginSampleLine(std::string_view line) {
 
 void PerfScriptFolder::OnStackLine(std::string_view line, const StackLine& sl) {
   if (!opt_.srcline) {
-    OnStack(sl, TrimLeft(line));
+    OnStack(sl);
     return;
   }
   pending_.assign(line);
@@ -540,37 +589,41 @@ void PerfScriptFolder::FlushPending(std::string_view srcline) {
   if (pending_bare_) pending_ += inlined ? kInlined : std::string_view(" ()");
   StackLine sl;
   if (MatchStackLine(pending_, &sl)) {
-    pending_key_.assign(TrimLeft(pending_));
-    pending_key_ += '\n';
-    pending_key_ += srcline;
-    OnStack(sl, pending_key_, srcline);
+    OnStack(sl, srcline);
   }
   pending_.clear();
   pending_bare_ = false;
 }
 
-void PerfScriptFolder::OnStack(const StackLine& sl, std::string_view key,
-                               std::string_view srcline) {
-  if (skip_remaining_) return;
-  Push(Transform(key, java_ ? 1 : 0, [&] {
-    return ScriptFrame{sl.pc, StripOffset(sl.func), sl.dso, srcline};
-  }));
+void PerfScriptFolder::OnStack(const StackLine& sl, std::string_view srcline) {
+  AddFrame(ScriptFrame{sl.pc, StripOffset(sl.func), sl.dso, srcline});
 }
 
-// A frame's fields, each after its length, make its key.
+void PerfScriptFolder::AppendFrameKey(std::string_view name, std::string_view dso,
+                                      std::string_view srcline, std::string_view pc,
+                                      std::string* key) const {
+  if (!opt_.srcline) srcline = {};
+  if (!opt_.include_addrs) pc = {};
+  size_t at = key->size();
+  key->resize(at + 4 * sizeof(uint32_t) + name.size() + dso.size() + srcline.size() + pc.size());
+  char* out = key->data() + at;
+  auto put = [&out](std::string_view part) {
+    uint32_t n = static_cast<uint32_t>(part.size());
+    std::memcpy(out, &n, sizeof n);
+    std::memcpy(out + sizeof n, part.data(), n);
+    out += sizeof n + n;
+  };
+  put(name);
+  put(dso);
+  put(srcline);
+  put(pc);
+}
+
 void PerfScriptFolder::AddFrame(const ScriptFrame& f) {
   if (skip_remaining_) return;
   std::string& key = cache_->key;
   key.clear();
-  auto add = [&key](std::string_view part) {
-    uint32_t n = static_cast<uint32_t>(part.size());
-    key.append(reinterpret_cast<const char*>(&n), sizeof n);
-    key.append(part);
-  };
-  add(f.name);
-  add(f.dso);
-  add(opt_.srcline ? f.srcline : std::string_view());
-  add(opt_.include_addrs ? f.pc : std::string_view());
+  AppendFrameKey(f.name, f.dso, f.srcline, f.pc, &key);
   Push(Transform(key, java_ ? 3 : 2, [&f] { return f; }));
 }
 

@@ -25,11 +25,13 @@
 // from its samples' named frames; both fold through BeginSample, AddFrame and EndSample, so
 // the Perl script's per-sample and per-frame rules (frame_names.h) are written once.
 //
-// Speed: two caches. A sample whose stack lines were seen before, under the same comm, is
-// recognised by one 128-bit hash of its text and lands on its tree leaf directly, with no
-// per-line parsing. Otherwise each distinct frame is named once and cached (key: the stack
-// line's text, or the frame's fields), so the per-line cost is a hash, a probe and a tree step.
+// Speed: two caches. A sample whose frames were seen before, under the same root frame, is
+// recognised by one 128-bit hash of its frames' fields (addresses and offsets left out, as the
+// names do not depend on them) and lands on its tree leaf directly: its lines cost a scan each,
+// no naming and no tree walk. Otherwise each distinct frame is named once and cached (key: the
+// frame's fields), so the per-line cost is a hash, a probe and a tree step.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +42,8 @@
 #include "stacks/stack_tree.h"
 
 namespace pf {
+
+class LineSplitter;
 
 struct PerfScriptOptions {
   bool include_pid = false;     // --pid: root frame "comm-PID"
@@ -121,6 +125,8 @@ class PerfScriptFolder {
 
   StackTree& tree() { return tree_; }
   uint64_t samples() const { return samples_; }
+  /// Samples whose stack was seen before under the same root frame, folded from the cache.
+  uint64_t cached_samples() const { return cached_samples_; }
   /// Samples dropped because of their event type, and those types.
   uint64_t other_event_samples() const { return other_event_samples_; }
   const std::vector<std::string>& other_events() const { return other_events_; }
@@ -149,7 +155,13 @@ class PerfScriptFolder {
   bool TakeSrcline(std::string_view line);
   bool TakeBareFrame(std::string_view line);
   void FlushPending(std::string_view srcline);
-  void OnStack(const StackLine& sl, std::string_view key, std::string_view srcline = {});
+  void OnStack(const StackLine& sl, std::string_view srcline = {});
+  // After an event line: the sample's stack lines, folded at once (from the sample cache when
+  // they were seen before), unless one of them needs AddBlock's line-by-line rules.
+  void FoldStackLines(LineSplitter* lines, uint64_t* line_no, const std::string& file);
+  // A frame's key: the fields its names depend on (NameFrame), each after its length.
+  void AppendFrameKey(std::string_view name, std::string_view dso, std::string_view srcline,
+                      std::string_view pc, std::string* key) const;
   void Push(const Cached& c);
   // The cached names of the frame keyed by the hash of `key` with `seed`; on a miss, the
   // names of make_frame()'s frame (a ScriptFrame), cached.
@@ -168,23 +180,31 @@ class PerfScriptFolder {
   bool skip_remaining_ = false;
   bool java_ = false;
   StrId pname_;
+  struct RecentRoot {
+    std::string name;
+    StrId id;
+    bool java = false;
+    bool named = false;
+  };
+  std::array<RecentRoot, 8> recent_roots_;  // BeginSample's last root frames, interned
+  size_t next_root_ = 0;
   uint64_t period_ = 1;
   uint64_t with_period_ = 0, without_period_ = 0;  // event lines kept, for Unit()
   std::vector<StrId> rev_frames_;  // leaf first, each line's group reversed
   std::vector<StrId> path_;
   std::string scratch_;
   std::string pending_;      // --srcline: the frame line waiting for its source line
-  std::string pending_key_;
   bool pending_bare_ = false;
 
   // Cache of transformed stack lines: key -> frames.
   struct Cache;
   std::unique_ptr<Cache> cache_;
-  // Cache of whole samples: hash of (comm, stack text) -> leaf.
+  // Cache of whole samples: hash of (root frame, frames' keys) -> leaf.
   struct SampleCache;
   std::unique_ptr<SampleCache> samples_cache_;
 
   uint64_t samples_ = 0;
+  uint64_t cached_samples_ = 0;
   NodeId last_leaf_ = kNoLeaf;
   uint64_t other_event_samples_ = 0;
   std::vector<std::string> other_events_;

@@ -74,6 +74,17 @@ TEST(PerfScriptRegex, StackLineAgreesWithTheRegex) {
   }
 }
 
+TEST(PerfScriptRegex, StripOffsetAgreesWithTheRegex) {
+  const re2::RE2 offset("\\+0x[\\da-f]+$");
+  std::mt19937 rng(4);
+  for (int i = 0; i < 300000; ++i) {
+    std::string l = RandomLine(rng, "+0xa1Fg(", 12);
+    std::string want = l;
+    re2::RE2::Replace(&want, offset, "");
+    ASSERT_EQ(std::string(StripOffset(l)), want) << "[" << l << "]";
+  }
+}
+
 TEST(PerfScriptRegex, RealLines) {
   EventHead h;
   ASSERT_TRUE(MatchEventHead("V8 WorkerThread 24636/25607 [000] 94564.109216: 100 cycles:", &h));
@@ -318,6 +329,87 @@ TEST(PerfScriptFolder, CachedSamplesEqualFreshOnes) {
   std::string text = one + two + one + two + l + j + l + j;
   EXPECT_EQ(test::Collapse(text),
             "aa;Lpkg/C:.m 10\naa;main;f 20\njava;pkg/C:.m 14\njavaxx;main;f 40\n");
+}
+
+// A capture's repeated stacks differ in their addresses and offsets, which no name depends on
+// (but an unknown frame's name with --addrs): the sample cache takes them as repeats, each with
+// its own period, and keeps apart what the names tell apart.
+TEST(PerfScriptFolder, SampleCacheIgnoresAddressesAndOffsetsOnly) {
+  auto sample = [](std::string head, std::string leaf, std::string unknown) {
+    return head + "\n\t    " + leaf + "\n\t    400200 main+0x20 (/bin/p)\n\t  " + unknown +
+           "\n\n";
+  };
+  std::string a = sample("prog 10/11 [000] 1.000001:     100 cpu-clock:ppp: ",
+                         "400100 leaf+0x10 (/bin/p)", "7f00 [unknown] ([unknown])");
+  std::string b = sample("prog 10/11 [001] 2.500000:     250 cpu-clock:ppp: ",
+                         "400184 leaf+0x94 (/bin/p)", "7f88 [unknown] ([unknown])");
+  std::string c = sample("prog 10/12 [001] 2.600000:       7 cpu-clock:ppp: ",
+                         "400184 leaf+0x94 (/bin/p)", "7f88 [unknown] (/lib/libz.so)");
+  // Not an offset (Perl strips lowercase hex only): another name.
+  std::string d = sample("prog 10/11 [001] 2.700000:      40 cpu-clock:ppp: ",
+                         "400184 leaf+0x9A (/bin/p)", "7f88 [unknown] ([unknown])");
+  std::string text = a + b + c + d + a + c;
+  PerfScriptOptions o;
+  PerfScriptFolder folder(o, "");
+  folder.AddBlock(text, 1, "t");
+  EXPECT_EQ(folder.samples(), 6u);
+  EXPECT_EQ(folder.cached_samples(), 3u);  // b, the second a and the second c
+  EXPECT_EQ(test::Collapse(text),
+            "prog;[libz.so];main;leaf 14\n"
+            "prog;[unknown];main;leaf 450\n"
+            "prog;[unknown];main;leaf+0x9A 40\n");
+  CollapseOptions addrs;
+  addrs.perf.include_addrs = true;
+  EXPECT_EQ(test::Collapse(text, addrs),
+            "prog;[libz.so <7f88>];main;leaf 14\n"
+            "prog;[unknown <7f00>];main;leaf 200\n"
+            "prog;[unknown <7f88>];main;leaf 250\n"
+            "prog;[unknown <7f88>];main;leaf+0x9A 40\n");
+  CollapseOptions tid;
+  tid.perf.include_tid = true;
+  EXPECT_EQ(test::Collapse(text, tid),
+            "prog-10/11;[unknown];main;leaf 450\n"
+            "prog-10/11;[unknown];main;leaf+0x9A 40\n"
+            "prog-10/12;[libz.so];main;leaf 14\n");
+}
+
+// The Perl pattern's comm can take the ids and the time (a one-letter comm), a comm can hold
+// whitespace, a period can be missing or 0: repeats of one stack under such event lines fold
+// as stackcollapse-perf.pl folds them (its output, and with --pid).
+TEST(PerfScriptFolder, SampleCacheUnderOddEventLines) {
+  const std::string stack = "\t 400100 leaf+0x10 (/bin/p)\n\t 400200 main+0x20 (/bin/p)\n\n";
+  std::string text;
+  for (const char* head :
+       {"a 123/456 [000] 12345.678901: 100 cpu-clock:", "a 123/456 [000] 1.678901: 200 cpu-clock:",
+        "a 12 3 4: 300 cpu-clock:", "a 12 3: 400 cpu-clock:", "x y 7 8.5: 500 cpu-clock:",
+        "x y 7 8.5:  cpu-clock:", "x\ty 7 9.5: 0 cpu-clock:"}) {
+    text += head + ("\n" + stack);
+  }
+  EXPECT_EQ(test::Collapse(text),
+            "a_123/456_[000]_1.678901:;main;leaf 200\n"
+            "a_123/456_[000]_12345.678901:;main;leaf 100\n"
+            "a_12;main;leaf 300\n"
+            "a_12_3:;main;leaf 400\n"
+            "x\ty;main;leaf 1\n"
+            "x_y;main;leaf 501\n");
+  CollapseOptions pid;
+  pid.perf.include_pid = true;
+  EXPECT_EQ(test::Collapse(text, pid),
+            "a_12-?;main;leaf 300\n"
+            "a_123/456_[000]_1.678901:-?;main;leaf 200\n"
+            "a_123/456_[000]_12345.678901:-?;main;leaf 100\n"
+            "a_12_3:-?;main;leaf 400\n"
+            "x\ty-?;main;leaf 1\n"
+            "x_y-?;main;leaf 501\n");
+}
+
+// A repeated sample with a line the fold skips is warned about each time.
+TEST(PerfScriptFolder, SampleCacheKeepsWarningsOfRepeats) {
+  std::string s = "pp 1 1.0: 10 cycles:\n\t1 f (x)\n\tnot a frame\n\t2 main (x)\n\n";
+  ReadReport report;
+  EXPECT_EQ(test::Collapse(s + s + s, {}, &report), "pp;main;f 30\n");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0], "3 lines skipped, first at in.txt:3");
 }
 
 }  // namespace
