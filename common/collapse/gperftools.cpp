@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <charconv>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/diagnostics.h"
 #include "base/error.h"
@@ -52,6 +53,7 @@ class AddressNamer {
     for (const GperftoolsProfile::Mapping& m : profile.mappings) {
       if (!m.path.empty()) maps_.AddUserMap(kPid, m.start, m.limit, m.offset, m.path, "");
     }
+    Prefetch(profile, perf.inline_frames);
   }
 
   /// The frames of `addr`, root-first.
@@ -82,6 +84,26 @@ class AddressNamer {
   }
 
  private:
+  // Starts loading, on another thread, the symbols and DWARF of the binaries the samples hit,
+  // in the order the fold below first needs them: on a first run (nothing in the cache on
+  // disk) reading them is most of the time, and this thread names addresses meanwhile.
+  void Prefetch(const GperftoolsProfile& profile, bool inline_frames) {
+    std::vector<std::pair<std::string, std::string>> binaries;
+    std::unordered_set<const MapEntry*> seen;
+    for (const GperftoolsProfile::Stack& st : profile.stacks) {
+      for (uint32_t i = st.depth; i-- > 0;) {
+        const MapEntry* m = maps_.FindUser(kPid, profile.addresses[st.first + i]);
+        if (m == nullptr || !seen.insert(m).second || m->path.empty() || m->path.front() != '/')
+          continue;
+        if (std::none_of(binaries.begin(), binaries.end(),
+                         [m](const auto& b) { return b.first == m->path; })) {
+          binaries.emplace_back(std::string(m->path), std::string());
+        }
+      }
+    }
+    tables_.PrefetchBinaries(binaries, false, inline_frames);
+  }
+
   std::pair<uint32_t, uint32_t> Name(uint64_t addr) {
     frames_.clear();
     namer_.UserFrames(kPid, addr, &frames_);

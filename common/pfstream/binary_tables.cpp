@@ -47,24 +47,33 @@ void BinaryTables::Prefetch(const PerfDataReader& reader, bool inline_frames, bo
   // (see FrameNamer::Frames): a frame-pointer recording needs DWARF for source lines alone.
   bool stack_copies = false;
   for (const EventAttr& a : reader.attrs()) stack_copies |= a.sample_stack_user != 0;
-  prefetch_plan_.unwind_tables = stack_copies;
-  prefetch_plan_.dwarf = (inline_frames && stack_copies) || srclines;
-  std::vector<BinaryPrefetch*> jobs;
+  std::vector<std::pair<std::string, std::string>> binaries;
   for (const PerfDataReader::BuildId& b : reader.build_ids()) {
     if (b.path.empty() || b.path[0] != '/') continue;  // the kernel, [vdso]
-    std::string id = maps_.BuildIdOf(reader, b.path);
-    Symbolizer::BinaryPrefetch* from_symbolizer = sym_.PrefetchBinary(b.path, id);
-    if (from_symbolizer == nullptr) continue;
-    auto prefetch = std::make_unique<BinaryPrefetch>();
-    prefetch->from_symbolizer = from_symbolizer;
-    jobs.push_back(prefetch.get());
-    binary_prefetches_.emplace(b.path + '\0' + id, std::move(prefetch));
+    binaries.emplace_back(b.path, maps_.BuildIdOf(reader, b.path));
   }
-  prefetch_plan_.binaries = jobs.size();
   // Kernel symbols on a thread of their own: the first kernel frame may come at once, and
   // /proc/kallsyms takes the kernel tens of milliseconds to print.
   prefetch_plan_.kernel = KernelSampled(reader);
   if (prefetch_plan_.kernel) sym_.PrefetchKernelSymbols();
+  PrefetchBinaries(binaries, stack_copies, (inline_frames && stack_copies) || srclines);
+}
+
+void BinaryTables::PrefetchBinaries(const std::vector<std::pair<std::string, std::string>>& binaries,
+                                    bool unwind_tables, bool dwarf) {
+  if (prefetch_worker_.joinable() || !binary_prefetches_.empty()) return;
+  prefetch_plan_.unwind_tables = unwind_tables;
+  prefetch_plan_.dwarf = dwarf;
+  std::vector<BinaryPrefetch*> jobs;
+  for (const auto& [path, id] : binaries) {
+    Symbolizer::BinaryPrefetch* from_symbolizer = sym_.PrefetchBinary(path, id);
+    if (from_symbolizer == nullptr) continue;
+    auto prefetch = std::make_unique<BinaryPrefetch>();
+    prefetch->from_symbolizer = from_symbolizer;
+    jobs.push_back(prefetch.get());
+    binary_prefetches_.emplace(path + '\0' + id, std::move(prefetch));
+  }
+  prefetch_plan_.binaries = jobs.size();
   if (jobs.empty()) return;
   try {
     prefetch_worker_ = std::thread(

@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "base/claim.h"
 #include "pfstream/perf_data.h"
@@ -35,6 +37,12 @@ class BinaryTables {
   /// symbols, and DWARF and addr2line's names (when `inline_frames` of stack copies or
   /// `srclines` will be read: inflating and indexing a large debug file).
   void Prefetch(const PerfDataReader& reader, bool inline_frames, bool srclines);
+  /// The same for the binaries (path, build-id: "" when unknown) of a profile that lists no
+  /// build-id table (gperftools), in the order they will first be needed: their unwind
+  /// tables when `unwind_tables`, their symbols, and their DWARF and addr2line's names when
+  /// `dwarf`. Once per BinaryTables (a second Prefetch does nothing).
+  void PrefetchBinaries(const std::vector<std::pair<std::string, std::string>>& binaries,
+                        bool unwind_tables, bool dwarf);
   /// Ends Prefetch's thread (what it has not begun is made when first needed).
   void StopPrefetch();
 
