@@ -5,7 +5,8 @@
 // it. They can be made ahead: Prefetch reads the recording's build-id table (perf lists the
 // binaries samples hit) and starts a thread that loads what those binaries will need, in the
 // order the first samples need it: unwind tables (for stack copies), symbols (the
-// symbolizer's part), then DWARF and addr2line's names (for inline frames or source lines).
+// symbolizer's part), then addr2line's names; and one that loads their DWARF (for inline
+// frames or source lines), whose inflating of a compressed debug file is the longest job.
 // Each item is a Claim shared by that thread and the one that needs it: taken if made,
 // waited for if begun, else made by the needing thread itself. So prefetching only ever
 // saves time, and what fails on the thread is made, and fails and is reported, where it is
@@ -39,10 +40,11 @@ BinaryTables::~BinaryTables() { StopPrefetch(); }
 void BinaryTables::StopPrefetch() {
   stop_prefetch_ = true;
   if (prefetch_worker_.joinable()) prefetch_worker_.join();
+  if (dwarf_worker_.joinable()) dwarf_worker_.join();
 }
 
 void BinaryTables::Prefetch(const PerfDataReader& reader, bool inline_frames, bool srclines) {
-  if (prefetch_worker_.joinable() || !binary_prefetches_.empty()) return;
+  if (prefetch_worker_.joinable() || dwarf_worker_.joinable() || !binary_prefetches_.empty()) return;
   // Unwind tables for stack copies; inline frames are added to frames unwound from them only
   // (see FrameNamer::Frames): a frame-pointer recording needs DWARF for source lines alone.
   bool stack_copies = false;
@@ -61,7 +63,7 @@ void BinaryTables::Prefetch(const PerfDataReader& reader, bool inline_frames, bo
 
 void BinaryTables::PrefetchBinaries(const std::vector<std::pair<std::string, std::string>>& binaries,
                                     bool unwind_tables, bool dwarf) {
-  if (prefetch_worker_.joinable() || !binary_prefetches_.empty()) return;
+  if (prefetch_worker_.joinable() || dwarf_worker_.joinable() || !binary_prefetches_.empty()) return;
   prefetch_plan_.unwind_tables = unwind_tables;
   prefetch_plan_.dwarf = dwarf;
   std::vector<BinaryPrefetch*> jobs;
@@ -76,6 +78,7 @@ void BinaryTables::PrefetchBinaries(const std::vector<std::pair<std::string, std
   prefetch_plan_.binaries = jobs.size();
   if (jobs.empty()) return;
   try {
+    if (dwarf) dwarf_worker_ = std::thread([this, jobs] { RunDwarfPrefetch(jobs); });
     prefetch_worker_ = std::thread(
         [this, jobs = std::move(jobs), plan = prefetch_plan_] { RunPrefetch(jobs, plan); });
   } catch (const std::system_error&) {  // no thread to be had: each is made when needed
@@ -99,12 +102,25 @@ void BinaryTables::RunPrefetch(const std::vector<BinaryPrefetch*>& jobs, Prefetc
   if (plan.unwind_tables) each([](BinaryPrefetch& p) { p.cfi.Offer([&] { return MakeCfi(p); }); });
   each([](BinaryPrefetch& p) { p.from_symbolizer->LoadSymbols(); });
   if (plan.dwarf) {
-    each([this](BinaryPrefetch& p) { p.dwarf.Offer([&] { return MakeDwarf(p); }); });
     // addr2line's names are asked for every frame of a binary without DWARF, and for few
     // of one with it (where DWARF does not place an address): left to the main thread.
     each([](BinaryPrefetch& p) {
       if (p.from_symbolizer->DebugInfoPath().empty()) p.names.Offer([&] { return MakeNames(p); });
     });
+  }
+}
+
+// The DWARF thread: each binary's DWARF, in the same order, beside the thread above. A first
+// run's longest job is inflating a compressed debug file (glibc's: 7 MB, 10 ms), which needs
+// no symbols: begun at once, it is ready about when the first samples need it.
+void BinaryTables::RunDwarfPrefetch(const std::vector<BinaryPrefetch*>& jobs) {
+  NameThisThread("pf-prefetch-dw");
+  for (BinaryPrefetch* p : jobs) {
+    if (stop_prefetch_) return;
+    try {
+      p->dwarf.Offer([&] { return MakeDwarf(*p); });
+    } catch (...) {  // made again, and reported, where it is needed
+    }
   }
 }
 

@@ -31,7 +31,7 @@ class BinaryTables {
   /// DWARF is opened with line tables (for source lines) or without; call before Prefetch.
   void SetSrcline(bool on) { srcline_ = on; }
 
-  /// Starts loading, on another thread, the kernel's symbols (when samples hit the kernel:
+  /// Starts loading, on other threads (DWARF on one of its own), the kernel's symbols (when samples hit the kernel:
   /// KernelSampled) and what the binaries of the recording's build-id table (perf lists the
   /// ones samples hit) will need: their unwind tables (for a recording with stack copies),
   /// symbols, and DWARF and addr2line's names (when `inline_frames` of stack copies or
@@ -90,6 +90,7 @@ class BinaryTables {
   friend struct SessionTestPeer;  // tests/unit/unwind_test.cpp
 
   void RunPrefetch(const std::vector<BinaryPrefetch*>& jobs, PrefetchPlan plan);
+  void RunDwarfPrefetch(const std::vector<BinaryPrefetch*>& jobs);
   BinaryPrefetch* FindBinaryPrefetch(uint32_t pid, const MapEntry& m);
   static BinaryPrefetch::Cfi MakeCfi(BinaryPrefetch& p);
   BinaryPrefetch::Dwarf MakeDwarf(BinaryPrefetch& p) const;
@@ -108,6 +109,7 @@ class BinaryTables {
   std::string binary_prefetch_key_;  // FindBinaryPrefetch's key, reused
   PrefetchPlan prefetch_plan_;
   std::thread prefetch_worker_;
+  std::thread dwarf_worker_;  // DWARF, beside prefetch_worker_
   std::atomic<bool> stop_prefetch_{false};
 };
 
