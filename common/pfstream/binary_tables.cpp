@@ -132,6 +132,11 @@ BinaryTables::BinaryPrefetch* BinaryTables::FindBinaryPrefetch(uint32_t pid, con
   return it == binary_prefetches_.end() ? nullptr : it->second.get();
 }
 
+bool BinaryTables::Busy(uint32_t pid, const MapEntry& m) {
+  BinaryPrefetch* p = FindBinaryPrefetch(pid, m);
+  return p && (p->from_symbolizer->Busy() || p->cfi.Busy() || p->dwarf.Busy() || p->names.Busy());
+}
+
 BinaryTables::BinaryPrefetch::Cfi BinaryTables::MakeCfi(BinaryPrefetch& p) {
   BinaryPrefetch::Cfi c;
   c.image = p.from_symbolizer->RuntimeImage();

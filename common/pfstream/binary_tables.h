@@ -46,6 +46,10 @@ class BinaryTables {
   /// Ends Prefetch's thread (what it has not begun is made when first needed).
   void StopPrefetch();
 
+  /// True while a prefetch thread loads something of map `m`'s binary: asking for it now
+  /// would wait (a caller with other work may do that first).
+  bool Busy(uint32_t pid, const MapEntry& m);
+
   /// The unwind table of map `m` of process `pid` (null: none, or JIT code).
   CfiTable* CfiFor(uint32_t pid, MapEntry& m);
   /// The DWARF of the map's binary (its debug file's), or null.
