@@ -24,6 +24,8 @@ class Claim {
     if (state_.compare_exchange_strong(expected, kMaking, std::memory_order_acquire)) Fill(make);
   }
 
+  /// True while another thread makes the value (Get would wait for it).
+  bool Busy() const { return state_.load(std::memory_order_acquire) == kMaking; }
   /// The value: made here with `make` when no thread has claimed it, else the other thread's,
   /// waited for. Throws what the making threw.
   template <typename Make>

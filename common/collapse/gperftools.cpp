@@ -19,7 +19,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <deque>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/diagnostics.h"
 #include "base/error.h"
@@ -52,6 +54,7 @@ class AddressNamer {
     for (const GperftoolsProfile::Mapping& m : profile.mappings) {
       if (!m.path.empty()) maps_.AddUserMap(kPid, m.start, m.limit, m.offset, m.path, "");
     }
+    Prefetch(profile, perf.inline_frames);
   }
 
   /// The frames of `addr`, root-first.
@@ -82,6 +85,62 @@ class AddressNamer {
   }
 
  private:
+  // Starts loading, on other threads, the symbols and DWARF of the binaries the samples hit,
+  // in the order the fold first needs them: on a first run (nothing in the cache on disk)
+  // reading them is most of the time. Notes each binary's distinct addresses for NameAhead.
+  void Prefetch(const GperftoolsProfile& profile, bool inline_frames) {
+    std::unordered_set<uint64_t> seen;
+    std::unordered_map<std::string_view, size_t> group_of;
+    for (const GperftoolsProfile::Stack& st : profile.stacks) {
+      for (uint32_t i = st.depth; i-- > 0;) {
+        const uint64_t addr = profile.addresses[st.first + i];
+        if (!seen.insert(addr).second) continue;
+        const MapEntry* m = maps_.FindUser(kPid, addr);
+        if (m == nullptr || m->path.empty() || m->path.front() != '/') continue;
+        auto [it, fresh] = group_of.try_emplace(m->path, groups_.size());
+        if (fresh) groups_.push_back({m, {}});
+        groups_[it->second].addresses.push_back(addr);
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> binaries;
+    for (const Group& g : groups_) binaries.emplace_back(std::string(g.map->path), std::string());
+    tables_.PrefetchBinaries(binaries, false, inline_frames);
+  }
+
+ public:
+  /// Names every sampled address ahead of the fold, a binary at a time, taking first the
+  /// binaries no prefetch thread is loading just then: while glibc's debug file is inflated,
+  /// libpython's addresses are named. Within a binary the addresses are asked in the fold's
+  /// order, the one addr2line's answers depend on (FrameNamer::NameWithoutLinkage); the fold
+  /// then takes the frames the namer keeps, and interns them in its own order.
+  void NameAhead() {
+    std::deque<size_t> queue;
+    for (size_t g = 0; g < groups_.size(); ++g) queue.push_back(g);
+    size_t skipped = 0;  // in a row: when every binary left is busy, wait for the first
+    while (!queue.empty()) {
+      const size_t g = queue.front();
+      queue.pop_front();
+      if (skipped < queue.size() + 1 && tables_.Busy(kPid, *groups_[g].map)) {
+        queue.push_back(g);
+        ++skipped;
+        continue;
+      }
+      skipped = 0;
+      for (uint64_t addr : groups_[g].addresses) {
+        frames_.clear();
+        namer_.UserFrames(kPid, addr, &frames_);
+      }
+    }
+  }
+
+ private:
+  // A binary's distinct sampled addresses, in the order the fold first asks for them.
+  struct Group {
+    const MapEntry* map;
+    std::vector<uint64_t> addresses;
+  };
+  std::vector<Group> groups_;
+
   std::pair<uint32_t, uint32_t> Name(uint64_t addr) {
     frames_.clear();
     namer_.UserFrames(kPid, addr, &frames_);
@@ -166,6 +225,7 @@ StackTree ReadGperftools(InputFormat format, ByteSource& source, const ProfileOp
   StackTree tree(profile.types);
   const PerfScriptOptions default_perf;
   AddressNamer namer(profile, symbols, options.perf ? *options.perf : default_perf, &tree);
+  namer.NameAhead();
   // Fold: each stack root-first, each address named once.
   const size_t columns = profile.types.size();
   std::vector<StrId> path;

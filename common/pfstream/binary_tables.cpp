@@ -5,7 +5,8 @@
 // it. They can be made ahead: Prefetch reads the recording's build-id table (perf lists the
 // binaries samples hit) and starts a thread that loads what those binaries will need, in the
 // order the first samples need it: unwind tables (for stack copies), symbols (the
-// symbolizer's part), then DWARF and addr2line's names (for inline frames or source lines).
+// symbolizer's part), then addr2line's names; and one that loads their DWARF (for inline
+// frames or source lines), whose inflating of a compressed debug file is the longest job.
 // Each item is a Claim shared by that thread and the one that needs it: taken if made,
 // waited for if begun, else made by the needing thread itself. So prefetching only ever
 // saves time, and what fails on the thread is made, and fails and is reported, where it is
@@ -39,34 +40,45 @@ BinaryTables::~BinaryTables() { StopPrefetch(); }
 void BinaryTables::StopPrefetch() {
   stop_prefetch_ = true;
   if (prefetch_worker_.joinable()) prefetch_worker_.join();
+  if (dwarf_worker_.joinable()) dwarf_worker_.join();
 }
 
 void BinaryTables::Prefetch(const PerfDataReader& reader, bool inline_frames, bool srclines) {
-  if (prefetch_worker_.joinable() || !binary_prefetches_.empty()) return;
+  if (prefetch_worker_.joinable() || dwarf_worker_.joinable() || !binary_prefetches_.empty()) return;
   // Unwind tables for stack copies; inline frames are added to frames unwound from them only
   // (see FrameNamer::Frames): a frame-pointer recording needs DWARF for source lines alone.
   bool stack_copies = false;
   for (const EventAttr& a : reader.attrs()) stack_copies |= a.sample_stack_user != 0;
-  prefetch_plan_.unwind_tables = stack_copies;
-  prefetch_plan_.dwarf = (inline_frames && stack_copies) || srclines;
-  std::vector<BinaryPrefetch*> jobs;
+  std::vector<std::pair<std::string, std::string>> binaries;
   for (const PerfDataReader::BuildId& b : reader.build_ids()) {
     if (b.path.empty() || b.path[0] != '/') continue;  // the kernel, [vdso]
-    std::string id = maps_.BuildIdOf(reader, b.path);
-    Symbolizer::BinaryPrefetch* from_symbolizer = sym_.PrefetchBinary(b.path, id);
-    if (from_symbolizer == nullptr) continue;
-    auto prefetch = std::make_unique<BinaryPrefetch>();
-    prefetch->from_symbolizer = from_symbolizer;
-    jobs.push_back(prefetch.get());
-    binary_prefetches_.emplace(b.path + '\0' + id, std::move(prefetch));
+    binaries.emplace_back(b.path, maps_.BuildIdOf(reader, b.path));
   }
-  prefetch_plan_.binaries = jobs.size();
   // Kernel symbols on a thread of their own: the first kernel frame may come at once, and
   // /proc/kallsyms takes the kernel tens of milliseconds to print.
   prefetch_plan_.kernel = KernelSampled(reader);
   if (prefetch_plan_.kernel) sym_.PrefetchKernelSymbols();
+  PrefetchBinaries(binaries, stack_copies, (inline_frames && stack_copies) || srclines);
+}
+
+void BinaryTables::PrefetchBinaries(const std::vector<std::pair<std::string, std::string>>& binaries,
+                                    bool unwind_tables, bool dwarf) {
+  if (prefetch_worker_.joinable() || dwarf_worker_.joinable() || !binary_prefetches_.empty()) return;
+  prefetch_plan_.unwind_tables = unwind_tables;
+  prefetch_plan_.dwarf = dwarf;
+  std::vector<BinaryPrefetch*> jobs;
+  for (const auto& [path, id] : binaries) {
+    Symbolizer::BinaryPrefetch* from_symbolizer = sym_.PrefetchBinary(path, id);
+    if (from_symbolizer == nullptr) continue;
+    auto prefetch = std::make_unique<BinaryPrefetch>();
+    prefetch->from_symbolizer = from_symbolizer;
+    jobs.push_back(prefetch.get());
+    binary_prefetches_.emplace(path + '\0' + id, std::move(prefetch));
+  }
+  prefetch_plan_.binaries = jobs.size();
   if (jobs.empty()) return;
   try {
+    if (dwarf) dwarf_worker_ = std::thread([this, jobs] { RunDwarfPrefetch(jobs); });
     prefetch_worker_ = std::thread(
         [this, jobs = std::move(jobs), plan = prefetch_plan_] { RunPrefetch(jobs, plan); });
   } catch (const std::system_error&) {  // no thread to be had: each is made when needed
@@ -90,12 +102,25 @@ void BinaryTables::RunPrefetch(const std::vector<BinaryPrefetch*>& jobs, Prefetc
   if (plan.unwind_tables) each([](BinaryPrefetch& p) { p.cfi.Offer([&] { return MakeCfi(p); }); });
   each([](BinaryPrefetch& p) { p.from_symbolizer->LoadSymbols(); });
   if (plan.dwarf) {
-    each([this](BinaryPrefetch& p) { p.dwarf.Offer([&] { return MakeDwarf(p); }); });
     // addr2line's names are asked for every frame of a binary without DWARF, and for few
     // of one with it (where DWARF does not place an address): left to the main thread.
     each([](BinaryPrefetch& p) {
       if (p.from_symbolizer->DebugInfoPath().empty()) p.names.Offer([&] { return MakeNames(p); });
     });
+  }
+}
+
+// The DWARF thread: each binary's DWARF, in the same order, beside the thread above. A first
+// run's longest job is inflating a compressed debug file (glibc's: 7 MB, 10 ms), which needs
+// no symbols: begun at once, it is ready about when the first samples need it.
+void BinaryTables::RunDwarfPrefetch(const std::vector<BinaryPrefetch*>& jobs) {
+  NameThisThread("pf-prefetch-dw");
+  for (BinaryPrefetch* p : jobs) {
+    if (stop_prefetch_) return;
+    try {
+      p->dwarf.Offer([&] { return MakeDwarf(*p); });
+    } catch (...) {  // made again, and reported, where it is needed
+    }
   }
 }
 
@@ -105,6 +130,11 @@ BinaryTables::BinaryPrefetch* BinaryTables::FindBinaryPrefetch(uint32_t pid, con
   binary_prefetch_key_.append(m.build_id);
   auto it = binary_prefetches_.find(binary_prefetch_key_);
   return it == binary_prefetches_.end() ? nullptr : it->second.get();
+}
+
+bool BinaryTables::Busy(uint32_t pid, const MapEntry& m) {
+  BinaryPrefetch* p = FindBinaryPrefetch(pid, m);
+  return p && (p->from_symbolizer->Busy() || p->cfi.Busy() || p->dwarf.Busy() || p->names.Busy());
 }
 
 BinaryTables::BinaryPrefetch::Cfi BinaryTables::MakeCfi(BinaryPrefetch& p) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "base/claim.h"
 #include "pfstream/perf_data.h"
@@ -29,14 +31,24 @@ class BinaryTables {
   /// DWARF is opened with line tables (for source lines) or without; call before Prefetch.
   void SetSrcline(bool on) { srcline_ = on; }
 
-  /// Starts loading, on another thread, the kernel's symbols (when samples hit the kernel:
+  /// Starts loading, on other threads (DWARF on one of its own), the kernel's symbols (when samples hit the kernel:
   /// KernelSampled) and what the binaries of the recording's build-id table (perf lists the
   /// ones samples hit) will need: their unwind tables (for a recording with stack copies),
   /// symbols, and DWARF and addr2line's names (when `inline_frames` of stack copies or
   /// `srclines` will be read: inflating and indexing a large debug file).
   void Prefetch(const PerfDataReader& reader, bool inline_frames, bool srclines);
+  /// The same for the binaries (path, build-id: "" when unknown) of a profile that lists no
+  /// build-id table (gperftools), in the order they will first be needed: their unwind
+  /// tables when `unwind_tables`, their symbols, and their DWARF and addr2line's names when
+  /// `dwarf`. Once per BinaryTables (a second Prefetch does nothing).
+  void PrefetchBinaries(const std::vector<std::pair<std::string, std::string>>& binaries,
+                        bool unwind_tables, bool dwarf);
   /// Ends Prefetch's thread (what it has not begun is made when first needed).
   void StopPrefetch();
+
+  /// True while a prefetch thread loads something of map `m`'s binary: asking for it now
+  /// would wait (a caller with other work may do that first).
+  bool Busy(uint32_t pid, const MapEntry& m);
 
   /// The unwind table of map `m` of process `pid` (null: none, or JIT code).
   CfiTable* CfiFor(uint32_t pid, MapEntry& m);
@@ -82,6 +94,7 @@ class BinaryTables {
   friend struct SessionTestPeer;  // tests/unit/unwind_test.cpp
 
   void RunPrefetch(const std::vector<BinaryPrefetch*>& jobs, PrefetchPlan plan);
+  void RunDwarfPrefetch(const std::vector<BinaryPrefetch*>& jobs);
   BinaryPrefetch* FindBinaryPrefetch(uint32_t pid, const MapEntry& m);
   static BinaryPrefetch::Cfi MakeCfi(BinaryPrefetch& p);
   BinaryPrefetch::Dwarf MakeDwarf(BinaryPrefetch& p) const;
@@ -100,6 +113,7 @@ class BinaryTables {
   std::string binary_prefetch_key_;  // FindBinaryPrefetch's key, reused
   PrefetchPlan prefetch_plan_;
   std::thread prefetch_worker_;
+  std::thread dwarf_worker_;  // DWARF, beside prefetch_worker_
   std::atomic<bool> stop_prefetch_{false};
 };
 

@@ -58,6 +58,8 @@ class EntryWriter {
   /// Bytes as they are: fields another entry held (copied unchanged).
   void Append(std::string_view bytes) { out_.append(bytes); }
 
+  /// Room for `n` bytes in all, so that a large entry is built without being moved.
+  void Reserve(size_t n) { out_.reserve(n); }
   size_t size() const { return out_.size(); }
   /// The entry; the writer is empty after.
   std::string Take() { return std::move(out_); }

@@ -141,20 +141,32 @@ std::unique_ptr<ElfSymbols> ElfSymbols::Load(std::string_view path, const ElfLoa
   std::unique_ptr<ElfSymbols> out = Search(path, options, &probed);
   if (!key.empty()) {
     EntryWriter w;
+    size_t header = 8;
+    for (const std::string& file : probed) header += 4 + file.size() + sizeof(std::array<uint64_t, 8>);
+    w.Reserve(header);  // (SaveTo reserves the rest)
     w.Put(static_cast<uint32_t>(probed.size()));
     for (const std::string& file : probed) {
       w.Str(file);
       w.Put(FileState(file));
     }
     w.Pad8();  // the table's arrays are read in place: 8-aligned in the mapped entry
-    w.Append(out->Saved());
-    StoreCachedImage(dir, key, w.Take());
+    out->SaveTo(w, w.size());
+    // Trimmed now and then, not after each of a run's tables (a trim stats every entry).
+    if (StoreCachedImageUntrimmed(dir, key, w.Take())) TrimCacheNowAndThen(dir, kCacheBytes);
   }
   return out;
 }
 
 std::string ElfSymbols::Saved() const {
   EntryWriter w;
+  SaveTo(w);
+  return w.Take();
+}
+
+void ElfSymbols::SaveTo(EntryWriter& w, size_t before) const {
+  w.Reserve(before + 64 + build_id_.size() + debuglink_.size() + symbols_path_.size() +
+            names_.size() + segments_.size() * sizeof(Segment) + symbols_.size() * sizeof(Sym) +
+            ranges_.SavedSize());
   for (std::string_view s : {std::string_view(build_id_), std::string_view(debuglink_),
                              std::string_view(symbols_path_), names_}) {
     w.Str(s);
@@ -168,7 +180,6 @@ std::string ElfSymbols::Saved() const {
   w.Pad8();
   w.Array(symbols_);
   ranges_.Save(w);
-  return w.Take();
 }
 
 std::unique_ptr<ElfSymbols> ElfSymbols::Restored(std::string_view bytes) {

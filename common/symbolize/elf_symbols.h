@@ -90,6 +90,12 @@ class SymbolRanges {
   SymbolRanges(SymbolRanges&&) = default;  // a vector moved keeps its elements where they are
   SymbolRanges& operator=(SymbolRanges&&) = default;
 
+  /// Room for `n` insertions (and as many erasures).
+  void Reserve(size_t n) {
+    symbols_.reserve(n);
+    index_.reserve(n);
+    ops_.reserve(2 * n);
+  }
   /// perf inserts `s` (equal starts go after the existing ones); ids are unique.
   void Insert(const TableSymbol& s);
   /// perf erases the symbol inserted with `id`.
@@ -105,6 +111,8 @@ class SymbolRanges {
   /// this, and start 8-aligned): false when the bytes are not such a table with ids below
   /// `id_limit`.
   void Save(EntryWriter& w) const;
+  /// The bytes Save writes, at most.
+  size_t SavedSize() const { return 16 + ranges_.size() * sizeof(Range) + nodes_.size() * sizeof(Node); }
   bool Restore(EntryReader& r, uint32_t id_limit);
 
  private:
@@ -167,6 +175,9 @@ class ElfSymbols {
   /// checked, and each tree node's children, and a tree search takes at most 128 steps, so
   /// no bytes make a lookup crash or loop.
   std::string Saved() const;
+  /// The same, appended to `w` (at an offset that is a multiple of 8), with room reserved for
+  /// `before` bytes more: one buffer for a cache entry of megabytes (libpython's).
+  void SaveTo(EntryWriter& w, size_t before = 0) const;
   static std::unique_ptr<ElfSymbols> Restored(std::string_view bytes);
   /// Reads one ELF file only: no debug-file search, no build-id check.
   static std::unique_ptr<ElfSymbols> FromFile(const std::string& path, bool demangle = true);

@@ -128,6 +128,8 @@ class Symbolizer {
     void LoadSymbols();
     std::shared_ptr<const elf::ElfImage> RuntimeImage();
     std::string DebugInfoPath();
+    /// True while a thread makes one of them (asking now would wait).
+    bool Busy() const { return symbols_.Busy() || image_.Busy() || debug_path_.Busy(); }
 
    private:
     friend class Symbolizer;

@@ -98,7 +98,8 @@ class ScopedCacheDir {
     std::vector<std::string> names;
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(cache() + "/dwarf", ec)) {
-      names.push_back(e.path().string());
+      // (Not the stamp of the last trim, TrimCacheNowAndThen's: no entry.)
+      if (e.path().extension() == ".img") names.push_back(e.path().string());
     }
     return names;
   }
