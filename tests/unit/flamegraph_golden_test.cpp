@@ -3,6 +3,7 @@
 // count, read back from our SVG — and their tooltips equal the expected ones. inferno's
 // default --minwidth is 0.01%, so the cases run with that; layout and script are our own.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <re2/re2.h>
 
 #include <algorithm>
@@ -287,7 +288,9 @@ TEST_P(FlameAnyOrder, EqualsTree) {
   std::mt19937 rng(7);
   std::shuffle(lines.begin(), lines.end(), rng);
   const std::string dir = ::testing::TempDir();
-  std::vector<std::string> files = {dir + "/any_a.folded", dir + "/any_b.folded"};
+  // (ctest runs each case in a process of its own, some at once: a file each.)
+  const std::string stem = dir + "/any_" + c.name + "_" + std::to_string(getpid());
+  std::vector<std::string> files = {stem + "_a.folded", stem + "_b.folded"};
   for (int half = 0; half < 2; ++half) {
     std::ofstream out(files[half], std::ios::binary | std::ios::trunc);
     for (size_t i = half * lines.size() / 2; i < (half + 1) * lines.size() / 2; ++i) {
@@ -311,6 +314,7 @@ TEST_P(FlameAnyOrder, EqualsTree) {
   };
   EXPECT_EQ(draw(files, false), draw(files, true)) << c.name;
   EXPECT_EQ(draw({files[0]}, false), draw({files[0]}, true)) << c.name;
+  for (const std::string& f : files) std::remove(f.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, FlameAnyOrder, ::testing::ValuesIn(StreamingCases()),

@@ -4,7 +4,9 @@
 #include "stacks/stack_list.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -104,6 +106,16 @@ TEST(StackList, GrowsAndKeepsEveryStack) {
   for (uint32_t s = 0; s < list.size(); ++s) EXPECT_EQ(list.count(s, 0), 2u);
 }
 
+// A directory of this process's own (ctest runs tests at once), removed at exit.
+std::string ScratchDir() {
+  static const struct Dir {
+    std::string path = ::testing::TempDir() + "/pf_list_" + std::to_string(getpid());
+    Dir() { std::filesystem::create_directories(path); }
+    ~Dir() { std::filesystem::remove_all(path); }
+  } dir;
+  return dir.path;
+}
+
 // Random stacks over a small alphabet (so that prefixes, extensions and repeats abound).
 std::vector<std::string> RandomLines(int n, bool differential, std::mt19937& rng) {
   const std::vector<std::string> names = {"a", "b", "a::b", "b::a", "c", "[unknown]", "x_[k]",
@@ -140,7 +152,7 @@ void Write(const std::string& path, const std::vector<std::string>& lines, size_
 
 TEST(FoldedInAnyOrder, DrawsWhatTheTreeDraws) {
   std::mt19937 rng(11);
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = ScratchDir();
   const std::vector<std::string> files = {dir + "/list_a.folded", dir + "/list_b.folded"};
   for (bool differential : {false, true}) {
     for (int round = 0; round < 20; ++round) {
@@ -170,7 +182,7 @@ TEST(FoldedInAnyOrder, DrawsWhatTheTreeDraws) {
 // pf-diff of two folded files in any order: what the trees give, with and without -n.
 TEST(FoldedInAnyOrder, DiffsAsTheTreesDo) {
   std::mt19937 rng(5);
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = ScratchDir();
   const std::string before = dir + "/diff_b.folded", after = dir + "/diff_a.folded";
   for (int round = 0; round < 20; ++round) {
     std::vector<std::string> lines = RandomLines(300, false, rng);
@@ -197,7 +209,7 @@ TEST(FoldedInAnyOrder, DiffsAsTheTreesDo) {
 
 // What the tree's readers say more about is left to them, before anything is drawn.
 TEST(FoldedInAnyOrder, LeavesToTheTreeWhatItSaysMoreAbout) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = ScratchDir();
   const std::string a = dir + "/left_a.folded", b = dir + "/left_b.folded";
   auto refused = [&](const std::vector<std::string>& a_lines,
                      const std::vector<std::string>& b_lines) {
