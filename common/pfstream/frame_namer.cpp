@@ -212,16 +212,17 @@ void FrameNamer::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
     ResolveUserFrame(pid, ip, expand, out);
     return;
   }
-  auto [it, added] = user_frame_at_.try_emplace(UserFrameKey{pid, expand, m->serial, ip});
+  bool added;
+  auto& at = user_frame_at_.TryEmplace(UserFrameKey{pid, expand, m->serial, ip}, {}, &added);
   if (!added) {
-    out->insert(out->end(), user_frames_.begin() + it->second.first,
-                user_frames_.begin() + it->second.first + it->second.second);
+    out->insert(out->end(), user_frames_.begin() + at.first,
+                user_frames_.begin() + at.first + at.second);
     return;
   }
   size_t before = out->size();
-  ResolveUserFrame(pid, ip, expand, out);
-  it->second = {static_cast<uint32_t>(user_frames_.size()),
-                static_cast<uint32_t>(out->size() - before)};
+  at.first = static_cast<uint32_t>(user_frames_.size());
+  ResolveUserFrame(pid, ip, expand, out);  // (adds nothing to user_frame_at_)
+  at.second = static_cast<uint32_t>(out->size() - before);
   user_frames_.insert(user_frames_.end(), out->begin() + before, out->end());
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/flat_map.h"
 #include "base/intern.h"
 #include "pfstream/binary_tables.h"
 #include "pfstream/perf_data.h"
@@ -107,11 +108,10 @@ class FrameNamer {
   };
   struct UserFrameKeyHash {
     size_t operator()(const UserFrameKey& k) const {
-      return std::hash<uint64_t>()(k.ip * 0x9e3779b97f4a7c15ull ^ k.serial.value << 20 ^
-                                   uint64_t{k.pid} << 1 ^ k.expand);
+      return MixU64(k.ip ^ k.serial.value << 20 ^ uint64_t{k.pid} << 1 ^ k.expand);
     }
   };
-  std::unordered_map<UserFrameKey, std::pair<uint32_t, uint32_t>, UserFrameKeyHash> user_frame_at_;
+  FlatMap<UserFrameKey, std::pair<uint32_t, uint32_t>, UserFrameKeyHash> user_frame_at_;
   std::vector<ResolvedFrame> user_frames_;
   Interner strings_;  // names, dsos and source lines made here
 };
