@@ -41,6 +41,8 @@ class SampleKeys {
     bytes_.append(reinterpret_cast<const char*>(chain.data()), chain.size() * 8);
     return XXH3_128bits(bytes_.data(), bytes_.size());
   }
+  /// Asks the CPU to load where Number will look `key` up.
+  void Prefetch(const XXH128_hash_t& key) const { ids_.Prefetch(key); }
   uint32_t Number(const XXH128_hash_t& key, bool* fresh) {
     return ids_.TryEmplace(key, static_cast<uint32_t>(ids_.size()), fresh);
   }
