@@ -1,25 +1,69 @@
 #!/usr/bin/env bash
 # Benchmark: folding a perf.data recording. pf-collapse reads it directly; the classic way is
-# `perf script | stackcollapse-perf.pl`. Also pf-script against perf script (text out).
-#   bench/recording_bench.sh [--input perf.data] [--seconds N] [--freq HZ]
+# `perf script | stackcollapse-perf.pl`, the fastest `perf script | inferno-collapse-perf`.
+# Also pf-script against perf script (text out).
+#   bench/recording_bench.sh [--input perf.data] [--seconds N] [--freq HZ] [--runs N]
+#   bench/recording_bench.sh --cpu-only [--runs N] FILE...
 # Without --input it records N seconds (default 20) of a mixed workload with
-# `perf record -F 999 -g -a` (needs perf and perf_event_open). Not a ctest test.
+# `perf record -F 999 -g -a` (needs perf and perf_event_open). --cpu-only prints, for each
+# recording, the CPU time (user+sys of the process and its children: perf stat's
+# task-clock, else GNU time's) of pf-collapse and of perf script | inferno-collapse-perf,
+# medians of --runs paired runs (default 5), and their ratio. Not a ctest test.
 set -u -o pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-input="" secs=20 freq=999
+input="" secs=20 freq=999 runs=5 cpu_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --input) input=$2; shift 2 ;;
     --seconds) secs=$2; shift 2 ;;
     --freq) freq=$2; shift 2 ;;
-    *) echo "usage: $0 [--input perf.data] [--seconds N] [--freq HZ]" >&2; exit 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --cpu-only) cpu_only=1; shift; break ;;
+    *) echo "usage: $0 [--input perf.data] [--seconds N] [--freq HZ] [--runs N] | --cpu-only FILE..." >&2; exit 2 ;;
   esac
 done
+if [ $cpu_only -eq 1 ] && [ "${1:-}" = --runs ]; then runs=$2; shift 2; fi
 PF_COLLAPSE=${PF_COLLAPSE:-$repo/build/bin/pf-collapse}
 PF_SCRIPT=${PF_SCRIPT:-$repo/build/bin/pf-script}
 SC=${STACKCOLLAPSE_PL:-$(command -v stackcollapse-perf.pl || true)}
+INFERNO=${INFERNO_COLLAPSE_PERF:-$(command -v inferno-collapse-perf || true)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# CPU seconds (user+sys, children included) of `bash -c CMD`, its output to $work/cpu.out.
+cpu() {
+  if perf stat -x, -e task-clock -o "$work/stat" bash -c "$1" >"$work/cpu.out" 2>/dev/null &&
+     grep -q task-clock "$work/stat"; then
+    awk -F, '/task-clock/ { printf "%.4f\n", $1 / 1000 }' "$work/stat"
+  else
+    /usr/bin/time -f "%U %S" -o "$work/stat" bash -c "$1" >"$work/cpu.out" 2>/dev/null
+    awk '{ printf "%.4f\n", $1 + $2 }' "$work/stat"
+  fi
+}
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# pf-collapse against perf script | inferno-collapse-perf on FILE: runs paired, interleaved
+# (the machine's load moves both alike), after one warm-up of each (page cache, pf's caches).
+cpu_row() {
+  local in=$1 i ours=() theirs=() a b
+  cpu "'$PF_COLLAPSE' '$in'" >/dev/null
+  cpu "perf script -i '$in' | '$INFERNO'" >/dev/null
+  for ((i = 0; i < runs; i++)); do
+    ours+=("$(cpu "'$PF_COLLAPSE' '$in'")")
+    theirs+=("$(cpu "perf script -i '$in' | '$INFERNO'")")
+  done
+  a=$(printf '%s\n' "${ours[@]}" | median)
+  b=$(printf '%s\n' "${theirs[@]}" | median)
+  awk -v f="$(basename "$in")" -v m="$(stat -c %s "$in")" -v a="$a" -v b="$b" \
+    'BEGIN { printf "%-24s %8.1f MB %10.3f s %10.3f s %7.1fx\n", f, m / 1e6, a, b, b / a }'
+}
+if [ $cpu_only -eq 1 ]; then
+  [ -n "$INFERNO" ] || { echo "inferno-collapse-perf not found (set INFERNO_COLLAPSE_PERF)" >&2; exit 1; }
+  [ $# -gt 0 ] || { echo "--cpu-only needs recordings" >&2; exit 2; }
+  echo "CPU seconds (user+sys), medians of $runs paired runs"
+  printf "%-24s %11s %12s %12s %8s\n" recording size pf-collapse "perf|inferno" ratio
+  for f in "$@"; do cpu_row "$f"; done
+  exit 0
+fi
 if [ -z "$input" ]; then
   input=$work/rec.data
   prog=$repo/build/programs/callpath
@@ -53,6 +97,13 @@ if [ -n "$SC" ]; then
     'BEGIN { printf "pf-collapse is %.1fx faster than perf script | stackcollapse-perf.pl\n", b / a }'
 else
   echo "stackcollapse-perf.pl not found (set STACKCOLLAPSE_PL): skipped"
+fi
+if [ -n "$INFERNO" ]; then
+  echo
+  printf "%-24s %11s %12s %12s %8s\n" recording size pf-collapse "perf|inferno" ratio
+  cpu_row "$input"
+else
+  echo "inferno-collapse-perf not found (set INFERNO_COLLAPSE_PERF): skipped"
 fi
 cmp -s "$work/pf-script perf.data.out" "$work/perf script.out" && echo "pf-script output identical to perf script" ||
   echo "pf-script differs from perf script: $(diff "$work/pf-script perf.data.out" "$work/perf script.out" | grep -c '^[<>]') lines"

@@ -86,9 +86,9 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   XXH128_hash_t named_key{};
   if (fresh) {
     named_key = NamedKey(s, comm);
-    if (auto n = named_.find(named_key); n != named_.end()) {
-      Add(key, Cached{n->second.leaf, n->second.filtered, true});
-      fold_as(n->second.leaf, n->second.filtered);
+    if (const Named* n = named_.Find(named_key)) {
+      Add(key, Cached{n->leaf, n->filtered, true});
+      fold_as(n->leaf, n->filtered);
       return;
     }
   }
@@ -98,7 +98,8 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   ++named_folds_;
   if (fresh) {
     Cached c{leaf, folder_.other_event_samples() != filtered_before, reuse};
-    if (reuse) named_.emplace(named_key, Named{c.leaf, c.filtered});
+    bool inserted;
+    if (reuse) named_.TryEmplace(named_key, Named{c.leaf, c.filtered}, &inserted);
     Add(key, c);
   }
   if (leaf != PerfScriptFolder::kNoLeaf) counted();

@@ -8,26 +8,14 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "base/flat_map.h"
 #include "formats/perf_script.h"
 #include "pfstream/session.h"
 #include "pfstream/script_output.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 namespace pf {
-
-struct Hash128 {
-  size_t operator()(const XXH128_hash_t& k) const { return k.low64; }
-};
-struct Equal128 {
-  bool operator()(const XXH128_hash_t& a, const XXH128_hash_t& b) const {
-    return a.low64 == b.low64 && a.high64 == b.high64;
-  }
-};
 
 // The key of a sample's fold by its addresses: event, thread, comm, maps generation and call
 // chain. Keys are numbered in the order they first appear.
@@ -53,15 +41,15 @@ class SampleKeys {
     bytes_.append(reinterpret_cast<const char*>(chain.data()), chain.size() * 8);
     return XXH3_128bits(bytes_.data(), bytes_.size());
   }
+  /// Asks the CPU to load where Number will look `key` up.
+  void Prefetch(const XXH128_hash_t& key) const { ids_.Prefetch(key); }
   uint32_t Number(const XXH128_hash_t& key, bool* fresh) {
-    auto [it, inserted] = ids_.try_emplace(key, static_cast<uint32_t>(ids_.size()));
-    *fresh = inserted;
-    return it->second;
+    return ids_.TryEmplace(key, static_cast<uint32_t>(ids_.size()), fresh);
   }
 
  private:
   std::string bytes_;
-  std::unordered_map<XXH128_hash_t, uint32_t, Hash128, Equal128> ids_;
+  FlatMap<XXH128_hash_t, uint32_t, Hash128Key, Equal128Key> ids_;
 };
 
 // Folds samples keyed by SampleKeys, in their order: a key's first sample is named and folded
@@ -114,7 +102,7 @@ class RecordFold {
   std::string source_name_;
   ScriptFields fields_;
   std::vector<Cached> cache_;  // by key
-  std::unordered_map<XXH128_hash_t, Named, Hash128, Equal128> named_;
+  FlatMap<XXH128_hash_t, Named, Hash128Key, Equal128Key> named_;
   std::vector<ResolvedFrame> frames_;
   std::string text_, ids_text_, bytes_;
   uint64_t samples_ = 0, filtered_hits_ = 0, named_folds_ = 0;

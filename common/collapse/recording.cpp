@@ -461,7 +461,18 @@ class RecordingFolder {
   // One batch, in order: records replayed, samples folded.
   void Fold(const FoldBatch& batch, SampleRun& run) {
     Session& session = *session_;
+    // The keys' table is big and each sample looks up a key seldom seen: the lookups of the
+    // samples a few items on are asked for ahead.
+    constexpr size_t kAhead = 8;
+    auto prefetch = [&](size_t i) {
+      if (i < batch.items.size() && batch.items[i].type == kRecordSample && !batch.items[i].raw &&
+          !batch.items[i].not_selected) {
+        keys_.Prefetch(batch.items[i].key);
+      }
+    };
+    for (size_t i = 0; i < kAhead; ++i) prefetch(i);
     for (size_t i = 0; i < batch.items.size(); ++i) {
+      prefetch(i + kAhead);
       const FoldBatch::Item& item = batch.items[i];
       if (item.raw) {
         // A run of samples left whole is unwound together, then folded in order.

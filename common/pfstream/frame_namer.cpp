@@ -80,34 +80,53 @@ FrameNamer::FrameNamer(ProcessMaps& maps, BinaryTables& tables, Symbolizer& symb
     : maps_(maps), tables_(tables), sym_(symbolizer) {}
 FrameNamer::~FrameNamer() = default;
 
-ResolvedFrame FrameNamer::Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry** map) {
-  if (map) *map = nullptr;
+const ResolvedFrame& FrameNamer::KernelFrame(uint64_t ip) {
+  if (maps_.KernelGeneration() != kernel_generation_) {
+    kernel_frame_at_ = {};
+    kernel_frames_.clear();
+    kernel_generation_ = maps_.KernelGeneration();
+  }
+  bool added;
+  uint32_t& at = kernel_frame_at_.TryEmplace(ip, 0, &added);
+  if (added) {
+    at = static_cast<uint32_t>(kernel_frames_.size());
+    kernel_frames_.push_back(ResolveKernel(ip));
+  }
+  return kernel_frames_[at];
+}
+
+ResolvedFrame FrameNamer::ResolveKernel(uint64_t ip) {
   ResolvedFrame f;
-  f.kernel = kernel;
+  f.kernel = true;
   f.addr = ip;
   f.sym = "[unknown]";
   f.dso = "[unknown]";
-  if (kernel) {
-    // As perf: the kernel image's map reaches as far as kallsyms does, so any address may
-    // be named from it; a module's symbol is named only when the recording maps that module
-    // (its dso is then "[module]"); otherwise the frame is [unknown] ([unknown]).
-    const MapEntry* km = maps_.FindKernel(ip);
-    bool module_map = km && km->path != "[kernel.kallsyms]";
-    Symbol s = sym_.LookupKernel(ip);
-    if (!s.found || (!s.module.empty() && !module_map)) return f;
-    if (module_map) {
-      std::string name = ModuleName(km->path);
-      name.insert(name.begin(), '[');
-      name += ']';
-      f.dso = Intern(name);
-    } else {
-      f.dso = "[kernel.kallsyms]";
-    }
-    f.sym = s.name;
-    f.symoff = s.offset;
-    f.has_sym = true;
-    return f;
+  // As perf: the kernel image's map reaches as far as kallsyms does, so any address may
+  // be named from it; a module's symbol is named only when the recording maps that module
+  // (its dso is then "[module]"); otherwise the frame is [unknown] ([unknown]).
+  const MapEntry* km = maps_.FindKernel(ip);
+  bool module_map = km && km->path != "[kernel.kallsyms]";
+  Symbol s = sym_.LookupKernel(ip);
+  if (!s.found || (!s.module.empty() && !module_map)) return f;
+  if (module_map) {
+    std::string name = ModuleName(km->path);
+    name.insert(name.begin(), '[');
+    name += ']';
+    f.dso = Intern(name);
+  } else {
+    f.dso = "[kernel.kallsyms]";
   }
+  f.sym = s.name;
+  f.symoff = s.offset;
+  f.has_sym = true;
+  return f;
+}
+
+ResolvedFrame FrameNamer::ResolveUser(uint32_t pid, uint64_t ip, MapEntry** map) {
+  ResolvedFrame f;
+  f.addr = ip;
+  f.sym = "[unknown]";
+  f.dso = "[unknown]";
   MapEntry* m = maps_.FindUser(pid, ip);
   if (!m) return f;
   if (map) *map = m;
@@ -212,16 +231,17 @@ void FrameNamer::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
     ResolveUserFrame(pid, ip, expand, out);
     return;
   }
-  auto [it, added] = user_frame_at_.try_emplace(UserFrameKey{pid, expand, m->serial, ip});
+  bool added;
+  auto& at = user_frame_at_.TryEmplace(UserFrameKey{pid, expand, m->serial, ip}, {}, &added);
   if (!added) {
-    out->insert(out->end(), user_frames_.begin() + it->second.first,
-                user_frames_.begin() + it->second.first + it->second.second);
+    out->insert(out->end(), user_frames_.begin() + at.first,
+                user_frames_.begin() + at.first + at.second);
     return;
   }
   size_t before = out->size();
-  ResolveUserFrame(pid, ip, expand, out);
-  it->second = {static_cast<uint32_t>(user_frames_.size()),
-                static_cast<uint32_t>(out->size() - before)};
+  at.first = static_cast<uint32_t>(user_frames_.size());
+  ResolveUserFrame(pid, ip, expand, out);  // (adds nothing to user_frame_at_)
+  at.second = static_cast<uint32_t>(out->size() - before);
   user_frames_.insert(user_frames_.end(), out->begin() + before, out->end());
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/flat_map.h"
 #include "base/intern.h"
 #include "pfstream/binary_tables.h"
 #include "pfstream/perf_data.h"
@@ -48,7 +49,10 @@ class FrameNamer {
   void SetSrcline(bool on) { srcline_ = on; }
 
   /// Resolves `ip` as seen by process `pid` in kernel or user mode (and gives its map).
-  ResolvedFrame Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry** map = nullptr);
+  ResolvedFrame Resolve(uint32_t pid, uint64_t ip, bool kernel, MapEntry** map = nullptr) {
+    if (map) *map = nullptr;
+    return kernel ? KernelFrame(ip) : ResolveUser(pid, ip, map);
+  }
   /// The frames of user address `ip` of process `pid`, appended to `out`: the functions
   /// inlined there (innermost first, with SetInline), then the frame itself. For profiles
   /// whose stacks are addresses alone (gperftools).
@@ -61,6 +65,10 @@ class FrameNamer {
 
  private:
   struct UserAddress;
+  // A kernel address's frame: resolved once per address while the kernel's maps stay.
+  const ResolvedFrame& KernelFrame(uint64_t ip);
+  ResolvedFrame ResolveKernel(uint64_t ip);
+  ResolvedFrame ResolveUser(uint32_t pid, uint64_t ip, MapEntry** map);
   // Appends the frame of a user address, after its inline frames (with SetInline): resolved
   // once per (process, map, address), as perf asks addr2line once per address.
   void AddUserFrame(uint32_t pid, uint64_t ip, bool expand, std::vector<ResolvedFrame>* out);
@@ -107,12 +115,19 @@ class FrameNamer {
   };
   struct UserFrameKeyHash {
     size_t operator()(const UserFrameKey& k) const {
-      return std::hash<uint64_t>()(k.ip * 0x9e3779b97f4a7c15ull ^ k.serial.value << 20 ^
-                                   uint64_t{k.pid} << 1 ^ k.expand);
+      return MixU64(k.ip ^ k.serial.value << 20 ^ uint64_t{k.pid} << 1 ^ k.expand);
     }
   };
-  std::unordered_map<UserFrameKey, std::pair<uint32_t, uint32_t>, UserFrameKeyHash> user_frame_at_;
+  FlatMap<UserFrameKey, std::pair<uint32_t, uint32_t>, UserFrameKeyHash> user_frame_at_;
   std::vector<ResolvedFrame> user_frames_;
+  // KernelFrame's answers, by address, for the kernel maps of kernel_generation_: a system-
+  // wide capture's kernel frames are a third of its frames and a few thousand addresses.
+  struct AddressHash {
+    size_t operator()(uint64_t ip) const { return MixU64(ip); }
+  };
+  FlatMap<uint64_t, uint32_t, AddressHash> kernel_frame_at_;
+  std::vector<ResolvedFrame> kernel_frames_;
+  uint64_t kernel_generation_ = 0;
   Interner strings_;  // names, dsos and source lines made here
 };
 

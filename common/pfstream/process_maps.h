@@ -98,6 +98,8 @@ class ProcessMaps {
     MapTable* maps = last_maps_ != nullptr && pid == last_pid_ ? last_maps_ : LookUpMaps(pid);
     return maps == nullptr ? nullptr : FindMap(*maps, ip);
   }
+  /// Changes whenever the kernel's maps change.
+  uint64_t KernelGeneration() const { return kernel_generation_; }
   /// The kernel's map (the kernel image's, or a module's) of `ip`, or null.
   const MapEntry* FindKernel(uint64_t ip) const { return FindMap(kernel_maps_, ip); }
 
