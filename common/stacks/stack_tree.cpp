@@ -100,11 +100,20 @@ void StackTree::Index(NodeId from, NodeId to) {
   }
 }
 
-void StackTree::Grow() {
-  if (bits_ == 32) throw std::length_error("stack tree: too many distinct stacks");
+void StackTree::Reserve(size_t nodes) {
+  const size_t total = links_.size() + nodes;
+  links_.reserve(total);
+  self_.reserve(total * columns_);
+  int bits = bits_;
+  while (bits < 32 && total * 4 > (size_t{3} << bits)) ++bits;
+  if (bits > bits_) Rehash(bits);
+}
+
+void StackTree::Rehash(int bits) {
+  if (bits > 32) throw std::length_error("stack tree: too many distinct stacks");
   std::vector<Slot> old;
   old.swap(slots_);
-  ++bits_;
+  bits_ = bits;
   slots_.assign(size_t{1} << bits_, Slot{kRoot, 0});
   size_t mask = slots_.size() - 1;
   // A slot's home is its tag's top bits, so the old table's order is (but for runs that wrap

@@ -60,6 +60,10 @@ class StackTree {
   /// nothing: for readers that know the node of a prefix already (a sorted input's previous
   /// stack) and add only the rest.
   NodeId AddPath(NodeId from, std::span<const StrId> frames);
+  /// Makes room for `nodes` more nodes (their weights and hash slots), for a reader that
+  /// knows about how many it will add: the tables are then not reallocated and rehashed
+  /// as they grow (a bound a little high costs address space, not memory).
+  void Reserve(size_t nodes);
   void AddSelf(NodeId node, uint64_t weight, int column = 0) {
     uint64_t& w = self_[node.index() * columns_ + column];
     if (__builtin_add_overflow(w, weight, &w)) {
@@ -171,7 +175,9 @@ class StackTree {
   NodeId Append(NodeId parent, StrId frame);
   /// Gives nodes [from, to) their slots, growing the table first.
   void Index(NodeId from, NodeId to);
-  void Grow();
+  void Grow() { Rehash(bits_ + 1); }
+  /// Rebuilds the hash table with 2^bits slots.
+  void Rehash(int bits);
   /// Merge, or with `only_column` >= 0 that column of `other` into this tree's column 0.
   void MergeColumns(const StackTree& other, int only_column);
   friend StackTree OneValue(const StackTree& tree, std::string_view sample_type);
