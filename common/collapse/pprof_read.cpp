@@ -25,6 +25,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <span>
+#include <unordered_map>
 
 #include <re2/re2.h>
 
@@ -112,17 +114,20 @@ class TreeBuilder {
     samples_ = p_.samples;
     inner_skip_.assign(p_.locations.size(), 0);
     Prune();
-    location_first_.assign(p_.locations.size(), kUnnamed);
-    location_count_.assign(p_.locations.size(), 0);
+    uint64_t negative = 0;
+    const std::vector<uint32_t> kept = KeptSamples(&negative);
+    NameLocations(kept);
     // Samples in the order of their locations, so that each shares the longest prefix it
     // can with the one before: only the rest of it is looked up in the tree (memory-bound
-    // lookups are most of the work) and named.
-    std::vector<StrId> tag_frames, prev_tags, suffix;
-    std::vector<uint32_t> prev_locs;   // the previous stack's locations, root first
+    // lookups are most of the work) and named. The tree is sized first from the frames the
+    // samples do not share, so that it is never reallocated or rehashed as it grows.
+    const std::vector<uint32_t> sorted = SortedSamples(kept);
+    std::vector<uint32_t> shared_locations(sorted.size());
+    // (A hint only: a bound past 2^26 nodes, which lying inlined frames could make, grows.)
+    tree.Reserve(std::min<size_t>(CountNewFrames(sorted, &shared_locations), size_t{1} << 26));
+    std::vector<StrId> suffix;
     std::vector<uint32_t> frames_upto;  // frames_upto[i]: its frames before location i
     std::vector<NodeId> nodes;          // nodes[i]: the node of its first i + 1 frames
-    uint64_t negative = 0, kept = 0;
-    const std::vector<uint32_t> sorted = SortedSamples();
     for (size_t at = 0; at < sorted.size(); ++at) {
       // The samples come in an order of their own: their records, values and locations are
       // fetched a few samples ahead.
@@ -130,42 +135,24 @@ class TreeBuilder {
       if (at + 4 < sorted.size()) {
         const PprofProfile::Sample& ahead = samples_[sorted[at + 4]];
         __builtin_prefetch(p_.values.data() + ahead.first_value);
-        __builtin_prefetch(p_.location_ids.data() + ahead.first_location);
+        __builtin_prefetch(p_.location_ids.data() + ahead.first_location + ahead.locations - 1);
       }
       const uint32_t index = sorted[at];
       const PprofProfile::Sample& s = samples_[index];
-      bool any = false;
-      for (int c = 0; c < tree.columns(); ++c) {
-        int64_t v = p_.values[s.first_value + order_[c]];
-        negative += v < 0;
-        any = any || v > 0;
-      }
-      if (!any) continue;
-      tag_frames.clear();
-      AddTagFrames(s, &tag_frames);
+      const std::span<const StrId> tag_frames = TagFrames(index);
       // The locations it shares with the previous stack (none when the tags differ).
-      const uint32_t* locs = p_.location_ids.data() + s.first_location;
-      size_t k = 0;
-      if (tag_frames == prev_tags) {
-        const size_t common = std::min<size_t>(s.locations, prev_locs.size());
-        while (k < common && locs[s.locations - 1 - k] == prev_locs[k]) ++k;
-      } else {
-        prev_locs.clear();
-        frames_upto.assign(1, static_cast<uint32_t>(tag_frames.size()));
-      }
-      prev_tags.swap(tag_frames);
+      const uint32_t k = shared_locations[at];
       const uint32_t shared = k ? frames_upto[k] : 0;
       suffix.clear();
-      if (!k) suffix.assign(prev_tags.begin(), prev_tags.end());
-      prev_locs.resize(k);
+      if (!k) suffix.assign(tag_frames.begin(), tag_frames.end());
       frames_upto.resize(k + 1);
+      frames_upto[0] = static_cast<uint32_t>(tag_frames.size());
+      const uint32_t* locs = p_.location_ids.data() + s.first_location;
       for (size_t i = k; i < s.locations; ++i) {
-        uint32_t loc = locs[s.locations - 1 - i];
-        if (location_first_[loc] == kUnnamed) NameLocation(loc);
-        const StrId* f = frames_.data() + location_first_[loc];
-        suffix.insert(suffix.end(), f, f + location_count_[loc]);
-        prev_locs.push_back(loc);
-        frames_upto.push_back(frames_upto.back() + location_count_[loc]);
+        const uint32_t c = canonical_[locs[s.locations - 1 - i]];
+        const StrId* f = frames_.data() + canonical_first_[c];
+        suffix.insert(suffix.end(), f, f + canonical_count_[c]);
+        frames_upto.push_back(frames_upto.back() + canonical_count_[c]);
       }
       NodeId from = shared ? nodes[shared - 1] : StackTree::kRoot;
       NodeId leaf = tree.AddPath(from, suffix);
@@ -183,9 +170,8 @@ class TreeBuilder {
         if (w == UINT64_MAX) tree.NoteSaturated();
         tree.AddSelf(leaf, w, c);
       }
-      ++kept;
     }
-    Report(kept, negative, report);
+    Report(kept.size(), negative, report);
     return tree;
   }
 
@@ -273,49 +259,153 @@ class TreeBuilder {
     }
   }
 
-  // The samples' indexes, ordered by their locations root first (shorter first on a tie).
-  // Each is sorted with a key that packs its first root-first locations (as many as fit in
-  // 128 bits), so most comparisons read the key and not the samples' locations.
-  std::vector<uint32_t> SortedSamples() const {
+  // The samples that weigh something (a positive value in some column), in the profile's
+  // order; *negative counts the negative values, which are left out.
+  std::vector<uint32_t> KeptSamples(uint64_t* negative) const {
+    std::vector<uint32_t> kept;
+    kept.reserve(samples_.size());
+    const size_t columns = order_.size();
+    for (uint32_t i = 0; i < samples_.size(); ++i) {
+      const int64_t* values = p_.values.data() + samples_[i].first_value;
+      bool any = false;
+      for (size_t c = 0; c < columns; ++c) {
+        const int64_t v = values[order_[c]];
+        *negative += v < 0;
+        any = any || v > 0;
+      }
+      if (any) kept.push_back(i);
+    }
+    return kept;
+  }
+
+  // Names the locations the kept samples reach, and their tag frames (--tag), once each.
+  void NameLocations(const std::vector<uint32_t>& kept) {
+    canonical_.assign(p_.locations.size(), kUnnamed);
+    for (uint32_t index : kept) {
+      const PprofProfile::Sample& s = samples_[index];
+      const uint32_t* locs = p_.location_ids.data() + s.first_location;
+      for (uint32_t i = 0; i < s.locations; ++i) {
+        if (canonical_[locs[i]] == kUnnamed) NameLocation(locs[i]);
+      }
+    }
+    if (tags_.empty()) return;
+    tag_first_.assign(samples_.size(), 0);
+    tag_count_.assign(samples_.size(), 0);
+    std::vector<StrId> frames;
+    for (uint32_t index : kept) {
+      frames.clear();
+      AddTagFrames(samples_[index], &frames);
+      tag_first_[index] = static_cast<uint32_t>(tag_frames_.size());
+      tag_count_[index] = static_cast<uint32_t>(frames.size());
+      tag_frames_.insert(tag_frames_.end(), frames.begin(), frames.end());
+    }
+  }
+
+  // Sample `index`'s tag frames (NameLocations), root first.
+  std::span<const StrId> TagFrames(uint32_t index) const {
+    if (tags_.empty()) return {};
+    return {tag_frames_.data() + tag_first_[index], tag_count_[index]};
+  }
+
+  // For each sample of `sorted`, the locations (root first) it shares with the one before
+  // (none when their tags differ) in *shared; returns the frames they do not share, which
+  // bound the nodes the tree gets (the bound is exact but where a location's inlined frames
+  // equal other locations' frames).
+  size_t CountNewFrames(const std::vector<uint32_t>& sorted, std::vector<uint32_t>* shared) const {
+    size_t total = 0;
+    std::span<const StrId> prev_tags;
+    const uint32_t* prev = nullptr;
+    uint32_t prev_count = 0;
+    for (size_t at = 0; at < sorted.size(); ++at) {
+      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[sorted[at + 8]]);
+      if (at + 4 < sorted.size()) {  // its root end, compared first
+        const PprofProfile::Sample& ahead = samples_[sorted[at + 4]];
+        __builtin_prefetch(p_.location_ids.data() + ahead.first_location + ahead.locations - 1);
+      }
+      const PprofProfile::Sample& s = samples_[sorted[at]];
+      const std::span<const StrId> tags = TagFrames(sorted[at]);
+      const uint32_t* locs = p_.location_ids.data() + s.first_location;
+      uint32_t k = 0;
+      if (std::equal(tags.begin(), tags.end(), prev_tags.begin(), prev_tags.end())) {
+        const uint32_t common = std::min(s.locations, prev_count);
+        while (k < common &&
+               canonical_[locs[s.locations - 1 - k]] == canonical_[prev[prev_count - 1 - k]]) {
+          ++k;
+        }
+      }
+      (*shared)[at] = k;
+      if (!k) total += tags.size();
+      for (uint32_t i = k; i < s.locations; ++i) {
+        total += canonical_count_[canonical_[locs[s.locations - 1 - i]]];
+      }
+      prev_tags = tags;
+      prev = locs;
+      prev_count = s.locations;
+    }
+    return total;
+  }
+
+  // The kept samples' indexes, ordered by their locations' frames (canonical_) root first
+  // (shorter first on a tie). They are sorted by a key that packs their first root-first
+  // locations (as many as fit in 128 bits); the samples whose keys tie are then sorted by
+  // the key of their next locations, and so on: each sample's locations are read once per
+  // key, in a pass, rather than by every comparison that reaches past its key.
+  std::vector<uint32_t> SortedSamples(const std::vector<uint32_t>& kept) const {
     struct Item {
       uint64_t key[2];
       uint32_t index;
     };
     int bits = 1;
-    while (bits < 32 && (uint64_t{1} << bits) <= p_.locations.size() + 1) ++bits;
+    while (bits < 32 && (uint64_t{1} << bits) <= canonical_first_.size() + 1) ++bits;
     const uint32_t per_word = 64 / bits;
     const uint32_t* ids = p_.location_ids.data();
-    std::vector<Item> items(samples_.size());
-    for (uint32_t i = 0; i < items.size(); ++i) {
-      const PprofProfile::Sample& s = samples_[i];
-      Item& it = items[i];
-      it.index = i;
+    const uint32_t* canonical = canonical_.data();
+    // Item `it`'s key of the locations from root-first level `depth` on; false when its
+    // stack ends before the key's last location.
+    auto make_key = [&](Item& it, uint32_t depth) {
+      const PprofProfile::Sample& s = samples_[it.index];
+      const uint32_t* last = ids + s.first_location + s.locations - 1;
       for (uint32_t w = 0; w < 2; ++w) {
         uint64_t key = 0;
-        for (uint32_t level = w * per_word; level < (w + 1) * per_word; ++level) {
-          // Location index + 1 (0: the stack ended), root first.
-          uint64_t v = level < s.locations ? ids[s.first_location + s.locations - 1 - level] + 1 : 0;
-          key = (key << bits) | v;
+        for (uint32_t level = depth + w * per_word; level < depth + (w + 1) * per_word; ++level) {
+          // Canonical location + 1 (0: the stack ended), root first.
+          key = (key << bits) | (level < s.locations ? canonical[*(last - level)] + 1 : 0);
         }
         it.key[w] = key;
       }
+    };
+    auto less = [](const Item& a, const Item& b) {
+      return a.key[0] != b.key[0] ? a.key[0] < b.key[0] : a.key[1] < b.key[1];
+    };
+    const uint64_t last_level = (uint64_t{1} << bits) - 1;
+    std::vector<Item> items(kept.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      items[i].index = kept[i];
+      make_key(items[i], 0);
     }
-    const uint32_t keyed = 2 * per_word;
-    std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
-      if (a.key[0] != b.key[0]) return a.key[0] < b.key[0];
-      if (a.key[1] != b.key[1]) return a.key[1] < b.key[1];
-      const PprofProfile::Sample& x = samples_[a.index];
-      const PprofProfile::Sample& y = samples_[b.index];
-      if (x.locations <= keyed || y.locations <= keyed) return x.locations < y.locations;
-      const uint32_t* xs = ids + x.first_location;
-      const uint32_t* ys = ids + y.first_location;
-      uint32_t i = x.locations - keyed, j = y.locations - keyed;
-      while (i && j) {
-        uint32_t u = xs[--i], v = ys[--j];
-        if (u != v) return u < v;
+    // Ranges [begin, end) of items sorted up to `depth`, each to sort by its next key.
+    struct Range {
+      size_t begin, end;
+      uint32_t depth;
+    };
+    std::vector<Range> todo{{0, items.size(), 0}};
+    while (!todo.empty()) {
+      const Range r = todo.back();
+      todo.pop_back();
+      if (r.depth) {
+        for (size_t i = r.begin; i < r.end; ++i) make_key(items[i], r.depth);
       }
-      return i < j;
-    });
+      std::sort(items.begin() + r.begin, items.begin() + r.end, less);
+      for (size_t i = r.begin; i < r.end;) {
+        size_t j = i + 1;
+        while (j < r.end && !less(items[i], items[j])) ++j;
+        // Stacks that tie on a key they end within are the same stack.
+        if (j - i > 1 && (items[i].key[1] & last_level) != 0) {
+          todo.push_back({i, j, r.depth + 2 * per_word});
+        }
+        i = j;
+      }
+    }
     std::vector<uint32_t> order(items.size());
     for (size_t i = 0; i < items.size(); ++i) order[i] = items[i].index;
     return order;
@@ -362,20 +452,38 @@ class TreeBuilder {
     }
   }
 
+  // Names location `index`: its frames root first, kept once for every location that has
+  // the same ones (its canonical id), so that the samples sort and share by frames.
   void NameLocation(uint32_t index) {
     const PprofProfile::Location& loc = p_.locations[index];
-    location_first_[index] = static_cast<uint32_t>(frames_.size());
+    scratch_.clear();
     if (loc.lines == 0) {
-      frames_.push_back(names_->Intern(AddressName(loc)));
+      scratch_.push_back(names_->Intern(AddressName(loc)));
     } else {
       for (uint32_t i = loc.lines; i-- > inner_skip_[index];) {  // innermost first in pprof
         const PprofProfile::Line& line = p_.lines[loc.first_line + i];
         std::string_view fn;
         if (line.function != PprofProfile::kNone) fn = p_.functions[line.function].name;
-        frames_.push_back(fn.empty() ? names_->Intern(NoFunctionName(loc)) : names_->Intern(fn));
+        scratch_.push_back(fn.empty() ? names_->Intern(NoFunctionName(loc)) : names_->Intern(fn));
       }
     }
-    location_count_[index] = static_cast<uint32_t>(frames_.size()) - location_first_[index];
+    uint64_t hash = scratch_.size();
+    for (StrId f : scratch_) hash = MixU64(hash * 31 + f.value);
+    auto [it, fresh] = canonical_of_.try_emplace(hash, kUnnamed);
+    for (uint32_t c = it->second; c != kUnnamed; c = canonical_next_[c]) {
+      const StrId* f = frames_.data() + canonical_first_[c];
+      if (std::equal(scratch_.begin(), scratch_.end(), f, f + canonical_count_[c])) {
+        canonical_[index] = c;
+        return;
+      }
+    }
+    const uint32_t c = static_cast<uint32_t>(canonical_first_.size());
+    canonical_first_.push_back(static_cast<uint32_t>(frames_.size()));
+    canonical_count_.push_back(static_cast<uint32_t>(scratch_.size()));
+    canonical_next_.push_back(it->second);
+    it->second = c;
+    frames_.insert(frames_.end(), scratch_.begin(), scratch_.end());
+    canonical_[index] = c;
   }
 
   // pprof's name for a location without a function: its binary's base name, or <unknown>.
@@ -421,8 +529,15 @@ class TreeBuilder {
   std::vector<int> order_;         // column -> sample type index
   int default_ = 0;                // the default column (Columns)
   std::vector<uint64_t> scale_;    // column -> factor to its unit
-  std::vector<StrId> frames_;      // every named location's frames, root first
-  std::vector<uint32_t> location_first_, location_count_;
+  // Locations by their frames: canonical_[location] is the id of its frames (kUnnamed until
+  // named), which are frames_[canonical_first_[id]..] (canonical_count_[id] of them, root
+  // first); canonical_of_ finds an id by its frames' hash, canonical_next_ the next with it.
+  std::vector<uint32_t> canonical_;
+  std::vector<StrId> frames_, scratch_;
+  std::vector<uint32_t> canonical_first_, canonical_count_, canonical_next_;
+  std::unordered_map<uint64_t, uint32_t> canonical_of_;
+  std::vector<StrId> tag_frames_;  // every kept sample's tag frames (--tag), root first
+  std::vector<uint32_t> tag_first_, tag_count_;  // by sample: its tag frames
   uint64_t unsymbolized_ = 0;
 };
 
