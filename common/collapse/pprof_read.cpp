@@ -3,12 +3,13 @@
 // The decoder (formats/pprof.cpp) hands over plain indexes; this step names frames and adds
 // stacks. A location's frames are named once, the first time a sample reaches it, and kept
 // as interned ids root first (a location's lines are innermost first, so they are
-// reversed): a sample's stack is then the concatenation of its locations' frames, from its
-// last location (the root) to its first (the leaf), with the label frames of --tag in front.
-// Samples are taken in the order of their locations, root first, so that a stack shares
-// the longest prefix it can with the one before: the tree is asked only for the rest
-// (StackTree::AddPath from the node of the shared prefix), which matters because tree
-// lookups, memory-bound, are most of the work on a large profile.
+// reversed): a sample's stack is its label frames of --tag, then its locations' frames from
+// its last location (the root) to its first (the leaf), all laid out in one array.
+// The stacks are then sorted by their frames, so that each shares with the one before it
+// the longest prefix any stack before it has: the rest of it is new nodes, appended to the
+// tree without a lookup (StackTree::AddNewPath), and counted first so the tree is sized
+// once. Tree lookups and hash inserts, memory-bound, were most of the work on a large
+// profile; the tree's index is built later, only if something searches it.
 // Names follow `pprof -traces` at its default (function) granularity: the function's name,
 // "[BINARY]" for an address in a mapped file that has no function, "<unknown>" without one;
 // pf first asks its own symbolizer for such an address, through the mapping's file, build-id
@@ -25,8 +26,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <span>
-#include <unordered_map>
 
 #include <re2/re2.h>
 
@@ -116,53 +115,32 @@ class TreeBuilder {
     Prune();
     uint64_t negative = 0;
     const std::vector<uint32_t> kept = KeptSamples(&negative);
-    NameLocations(kept);
-    // Samples in the order of their locations, so that each shares the longest prefix it
-    // can with the one before: only the rest of it is looked up in the tree (memory-bound
-    // lookups are most of the work) and named. The tree is sized first from the frames the
-    // samples do not share, so that it is never reallocated or rehashed as it grows.
-    const std::vector<uint32_t> sorted = SortedSamples(kept);
-    std::vector<uint32_t> shared_locations(sorted.size());
-    // (A hint only: a bound past 2^26 nodes, which lying inlined frames could make, grows.)
-    tree.Reserve(std::min<size_t>(CountNewFrames(sorted, &shared_locations), size_t{1} << 26));
-    std::vector<StrId> suffix;
-    std::vector<uint32_t> frames_upto;  // frames_upto[i]: its frames before location i
-    std::vector<NodeId> nodes;          // nodes[i]: the node of its first i + 1 frames
+    Stacks(kept);
+    // The stacks sorted by their frames: each shares with the one before it the longest
+    // prefix that any stack before it has, so the rest of it is new nodes, appended without
+    // a lookup (StackTree::AddNewPath); the tree is sized to them first.
+    const std::vector<uint32_t> sorted = SortedStacks();
+    std::vector<uint32_t> shared(sorted.size());
+    tree.Reserve(SharedPrefixes(sorted, &shared));
+    std::vector<NodeId> nodes;  // nodes[i]: the node of the previous stack's first i + 1 frames
     for (size_t at = 0; at < sorted.size(); ++at) {
-      // The samples come in an order of their own: their records, values and locations are
-      // fetched a few samples ahead.
-      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[sorted[at + 8]]);
+      // The samples come in an order of their own: their records and values are fetched a
+      // few samples ahead.
+      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[kept[sorted[at + 8]]]);
       if (at + 4 < sorted.size()) {
-        const PprofProfile::Sample& ahead = samples_[sorted[at + 4]];
-        __builtin_prefetch(p_.values.data() + ahead.first_value);
-        __builtin_prefetch(p_.location_ids.data() + ahead.first_location + ahead.locations - 1);
+        __builtin_prefetch(p_.values.data() + samples_[kept[sorted[at + 4]]].first_value);
+        __builtin_prefetch(stacks_.data() + stack_first_[sorted[at + 4]] + shared[at + 4]);
       }
-      const uint32_t index = sorted[at];
-      const PprofProfile::Sample& s = samples_[index];
-      const std::span<const StrId> tag_frames = TagFrames(index);
-      // The locations it shares with the previous stack (none when the tags differ).
-      const uint32_t k = shared_locations[at];
-      const uint32_t shared = k ? frames_upto[k] : 0;
-      suffix.clear();
-      if (!k) suffix.assign(tag_frames.begin(), tag_frames.end());
-      frames_upto.resize(k + 1);
-      frames_upto[0] = static_cast<uint32_t>(tag_frames.size());
-      const uint32_t* locs = p_.location_ids.data() + s.first_location;
-      for (size_t i = k; i < s.locations; ++i) {
-        const uint32_t c = canonical_[locs[s.locations - 1 - i]];
-        const StrId* f = frames_.data() + canonical_first_[c];
-        suffix.insert(suffix.end(), f, f + canonical_count_[c]);
-        frames_upto.push_back(frames_upto.back() + canonical_count_[c]);
-      }
-      NodeId from = shared ? nodes[shared - 1] : StackTree::kRoot;
-      NodeId leaf = tree.AddPath(from, suffix);
-      const size_t total = shared + suffix.size();
-      nodes.resize(total);
-      NodeId n = leaf;
-      for (size_t i = total; i-- > shared;) {
-        nodes[i] = n;
-        n = tree.parent(n);
-      }
+      const uint32_t i = sorted[at];
+      const StrId* frames = stacks_.data() + stack_first_[i];
+      const size_t length = stack_first_[i + 1] - stack_first_[i];
+      const uint32_t k = shared[at];
+      const uint32_t first_new = static_cast<uint32_t>(tree.size());
+      const NodeId leaf = tree.AddNewPath(k ? nodes[k - 1] : StackTree::kRoot,
+                                          {frames + k, length - k});
+      nodes.resize(length);
+      for (size_t j = k; j < length; ++j) nodes[j] = NodeId(first_new + uint32_t(j - k));
+      const PprofProfile::Sample& s = samples_[kept[i]];
       for (int c = 0; c < tree.columns(); ++c) {
         int64_t v = p_.values[s.first_value + order_[c]];
         if (v <= 0) continue;
@@ -278,98 +256,79 @@ class TreeBuilder {
     return kept;
   }
 
-  // Names the locations the kept samples reach, and their tag frames (--tag), once each.
-  void NameLocations(const std::vector<uint32_t>& kept) {
-    canonical_.assign(p_.locations.size(), kUnnamed);
+  // Every kept sample's stack, root first (its tag frames, then its locations' frames), one
+  // after the other in stacks_: kept sample i's are stacks_[stack_first_[i]..[i + 1]).
+  // Each location is named once, the first time a sample reaches it.
+  void Stacks(const std::vector<uint32_t>& kept) {
+    location_first_.assign(p_.locations.size(), kUnnamed);
+    location_count_.assign(p_.locations.size(), 0);
+    size_t total = kept.size() * tags_.size();
     for (uint32_t index : kept) {
       const PprofProfile::Sample& s = samples_[index];
       const uint32_t* locs = p_.location_ids.data() + s.first_location;
-      for (uint32_t i = 0; i < s.locations; ++i) {
-        if (canonical_[locs[i]] == kUnnamed) NameLocation(locs[i]);
+      for (uint32_t l = s.locations; l-- > 0;) {
+        if (location_first_[locs[l]] == kUnnamed) NameLocation(locs[l]);
+        total += location_count_[locs[l]];
       }
     }
-    if (tags_.empty()) return;
-    tag_first_.assign(samples_.size(), 0);
-    tag_count_.assign(samples_.size(), 0);
-    std::vector<StrId> frames;
-    for (uint32_t index : kept) {
-      frames.clear();
-      AddTagFrames(samples_[index], &frames);
-      tag_first_[index] = static_cast<uint32_t>(tag_frames_.size());
-      tag_count_[index] = static_cast<uint32_t>(frames.size());
-      tag_frames_.insert(tag_frames_.end(), frames.begin(), frames.end());
-    }
-  }
-
-  // Sample `index`'s tag frames (NameLocations), root first.
-  std::span<const StrId> TagFrames(uint32_t index) const {
-    if (tags_.empty()) return {};
-    return {tag_frames_.data() + tag_first_[index], tag_count_[index]};
-  }
-
-  // For each sample of `sorted`, the locations (root first) it shares with the one before
-  // (none when their tags differ) in *shared; returns the frames they do not share, which
-  // bound the nodes the tree gets (the bound is exact but where a location's inlined frames
-  // equal other locations' frames).
-  size_t CountNewFrames(const std::vector<uint32_t>& sorted, std::vector<uint32_t>* shared) const {
-    size_t total = 0;
-    std::span<const StrId> prev_tags;
-    const uint32_t* prev = nullptr;
-    uint32_t prev_count = 0;
-    for (size_t at = 0; at < sorted.size(); ++at) {
-      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[sorted[at + 8]]);
-      if (at + 4 < sorted.size()) {  // its root end, compared first
-        const PprofProfile::Sample& ahead = samples_[sorted[at + 4]];
-        __builtin_prefetch(p_.location_ids.data() + ahead.first_location + ahead.locations - 1);
-      }
-      const PprofProfile::Sample& s = samples_[sorted[at]];
-      const std::span<const StrId> tags = TagFrames(sorted[at]);
+    stacks_.reserve(total);
+    stack_first_.resize(kept.size() + 1);
+    stack_first_[0] = 0;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      const PprofProfile::Sample& s = samples_[kept[i]];
+      AddTagFrames(s, &stacks_);
       const uint32_t* locs = p_.location_ids.data() + s.first_location;
-      uint32_t k = 0;
-      if (std::equal(tags.begin(), tags.end(), prev_tags.begin(), prev_tags.end())) {
-        const uint32_t common = std::min(s.locations, prev_count);
-        while (k < common &&
-               canonical_[locs[s.locations - 1 - k]] == canonical_[prev[prev_count - 1 - k]]) {
-          ++k;
-        }
+      for (uint32_t l = s.locations; l-- > 0;) {
+        const StrId* f = frames_.data() + location_first_[locs[l]];
+        stacks_.insert(stacks_.end(), f, f + location_count_[locs[l]]);
       }
-      (*shared)[at] = k;
-      if (!k) total += tags.size();
-      for (uint32_t i = k; i < s.locations; ++i) {
-        total += canonical_count_[canonical_[locs[s.locations - 1 - i]]];
-      }
-      prev_tags = tags;
-      prev = locs;
-      prev_count = s.locations;
+      stack_first_[i + 1] = stacks_.size();
+    }
+  }
+
+  // For each stack of `sorted` (SortedStacks), the frames it shares with the one before, in
+  // *shared; returns the frames they do not share: the nodes the tree gets.
+  size_t SharedPrefixes(const std::vector<uint32_t>& sorted, std::vector<uint32_t>* shared) const {
+    size_t total = 0;
+    const StrId* prev = nullptr;
+    size_t prev_length = 0;
+    for (size_t at = 0; at < sorted.size(); ++at) {
+      if (at + 4 < sorted.size()) __builtin_prefetch(stacks_.data() + stack_first_[sorted[at + 4]]);
+      const uint32_t i = sorted[at];
+      const StrId* frames = stacks_.data() + stack_first_[i];
+      const size_t length = stack_first_[i + 1] - stack_first_[i];
+      const size_t common = std::min(length, prev_length);
+      size_t k = 0;
+      while (k < common && frames[k] == prev[k]) ++k;
+      (*shared)[at] = static_cast<uint32_t>(k);
+      total += length - k;
+      prev = frames;
+      prev_length = length;
     }
     return total;
   }
 
-  // The kept samples' indexes, ordered by their locations' frames (canonical_) root first
-  // (shorter first on a tie). They are sorted by a key that packs their first root-first
-  // locations (as many as fit in 128 bits); the samples whose keys tie are then sorted by
-  // the key of their next locations, and so on: each sample's locations are read once per
-  // key, in a pass, rather than by every comparison that reaches past its key.
-  std::vector<uint32_t> SortedSamples(const std::vector<uint32_t>& kept) const {
+  // The kept samples' stacks (Stacks), as indexes, ordered by their frames root first
+  // (shorter first on a tie). They are sorted by a key that packs their first frames (as
+  // many as fit in 128 bits); the stacks whose keys tie are then sorted by the key of their
+  // next frames, and so on: each stack is read once per key, in a pass, rather than by every
+  // comparison that reaches past its key.
+  std::vector<uint32_t> SortedStacks() const {
     struct Item {
       uint64_t key[2];
       uint32_t index;
     };
     int bits = 1;
-    while (bits < 32 && (uint64_t{1} << bits) <= canonical_first_.size() + 1) ++bits;
+    while (bits < 32 && (uint64_t{1} << bits) <= names_->size() + 1) ++bits;
     const uint32_t per_word = 64 / bits;
-    const uint32_t* ids = p_.location_ids.data();
-    const uint32_t* canonical = canonical_.data();
-    // Item `it`'s key of the locations from root-first level `depth` on; false when its
-    // stack ends before the key's last location.
-    auto make_key = [&](Item& it, uint32_t depth) {
-      const PprofProfile::Sample& s = samples_[it.index];
-      const uint32_t* last = ids + s.first_location + s.locations - 1;
+    // Item `it`'s key of the frames from `depth` on: frame id + 1 (0: the stack ended).
+    auto make_key = [&](Item& it, size_t depth) {
+      const StrId* frames = stacks_.data() + stack_first_[it.index];
+      const size_t length = stack_first_[it.index + 1] - stack_first_[it.index];
       for (uint32_t w = 0; w < 2; ++w) {
         uint64_t key = 0;
-        for (uint32_t level = depth + w * per_word; level < depth + (w + 1) * per_word; ++level) {
-          // Canonical location + 1 (0: the stack ended), root first.
-          key = (key << bits) | (level < s.locations ? canonical[*(last - level)] + 1 : 0);
+        for (size_t level = depth + w * per_word; level < depth + (w + 1) * per_word; ++level) {
+          key = (key << bits) | (level < length ? uint64_t{frames[level].value} + 1 : 0);
         }
         it.key[w] = key;
       }
@@ -378,15 +337,14 @@ class TreeBuilder {
       return a.key[0] != b.key[0] ? a.key[0] < b.key[0] : a.key[1] < b.key[1];
     };
     const uint64_t last_level = (uint64_t{1} << bits) - 1;
-    std::vector<Item> items(kept.size());
-    for (size_t i = 0; i < items.size(); ++i) {
-      items[i].index = kept[i];
+    std::vector<Item> items(stack_first_.size() - 1);
+    for (uint32_t i = 0; i < items.size(); ++i) {
+      items[i].index = i;
       make_key(items[i], 0);
     }
     // Ranges [begin, end) of items sorted up to `depth`, each to sort by its next key.
     struct Range {
-      size_t begin, end;
-      uint32_t depth;
+      size_t begin, end, depth;
     };
     std::vector<Range> todo{{0, items.size(), 0}};
     while (!todo.empty()) {
@@ -452,38 +410,20 @@ class TreeBuilder {
     }
   }
 
-  // Names location `index`: its frames root first, kept once for every location that has
-  // the same ones (its canonical id), so that the samples sort and share by frames.
   void NameLocation(uint32_t index) {
     const PprofProfile::Location& loc = p_.locations[index];
-    scratch_.clear();
+    location_first_[index] = static_cast<uint32_t>(frames_.size());
     if (loc.lines == 0) {
-      scratch_.push_back(names_->Intern(AddressName(loc)));
+      frames_.push_back(names_->Intern(AddressName(loc)));
     } else {
       for (uint32_t i = loc.lines; i-- > inner_skip_[index];) {  // innermost first in pprof
         const PprofProfile::Line& line = p_.lines[loc.first_line + i];
         std::string_view fn;
         if (line.function != PprofProfile::kNone) fn = p_.functions[line.function].name;
-        scratch_.push_back(fn.empty() ? names_->Intern(NoFunctionName(loc)) : names_->Intern(fn));
+        frames_.push_back(fn.empty() ? names_->Intern(NoFunctionName(loc)) : names_->Intern(fn));
       }
     }
-    uint64_t hash = scratch_.size();
-    for (StrId f : scratch_) hash = MixU64(hash * 31 + f.value);
-    auto [it, fresh] = canonical_of_.try_emplace(hash, kUnnamed);
-    for (uint32_t c = it->second; c != kUnnamed; c = canonical_next_[c]) {
-      const StrId* f = frames_.data() + canonical_first_[c];
-      if (std::equal(scratch_.begin(), scratch_.end(), f, f + canonical_count_[c])) {
-        canonical_[index] = c;
-        return;
-      }
-    }
-    const uint32_t c = static_cast<uint32_t>(canonical_first_.size());
-    canonical_first_.push_back(static_cast<uint32_t>(frames_.size()));
-    canonical_count_.push_back(static_cast<uint32_t>(scratch_.size()));
-    canonical_next_.push_back(it->second);
-    it->second = c;
-    frames_.insert(frames_.end(), scratch_.begin(), scratch_.end());
-    canonical_[index] = c;
+    location_count_[index] = static_cast<uint32_t>(frames_.size()) - location_first_[index];
   }
 
   // pprof's name for a location without a function: its binary's base name, or <unknown>.
@@ -529,15 +469,10 @@ class TreeBuilder {
   std::vector<int> order_;         // column -> sample type index
   int default_ = 0;                // the default column (Columns)
   std::vector<uint64_t> scale_;    // column -> factor to its unit
-  // Locations by their frames: canonical_[location] is the id of its frames (kUnnamed until
-  // named), which are frames_[canonical_first_[id]..] (canonical_count_[id] of them, root
-  // first); canonical_of_ finds an id by its frames' hash, canonical_next_ the next with it.
-  std::vector<uint32_t> canonical_;
-  std::vector<StrId> frames_, scratch_;
-  std::vector<uint32_t> canonical_first_, canonical_count_, canonical_next_;
-  std::unordered_map<uint64_t, uint32_t> canonical_of_;
-  std::vector<StrId> tag_frames_;  // every kept sample's tag frames (--tag), root first
-  std::vector<uint32_t> tag_first_, tag_count_;  // by sample: its tag frames
+  std::vector<StrId> frames_;      // every named location's frames, root first
+  std::vector<uint32_t> location_first_, location_count_;
+  std::vector<StrId> stacks_;           // every kept sample's frames, root first (Stacks)
+  std::vector<uint64_t> stack_first_;   // by kept sample: where its frames start in stacks_
   uint64_t unsymbolized_ = 0;
 };
 

@@ -58,6 +58,7 @@ int StackTree::FindSampleType(std::string_view name) const {
 }
 
 NodeId StackTree::Child(NodeId parent, StrId frame) {
+  if (indexed_ != size()) IndexNew();
   uint32_t tag = Tag(parent, frame);
   size_t mask = slots_.size() - 1;
   size_t i = Home(tag);
@@ -71,6 +72,7 @@ NodeId StackTree::Child(NodeId parent, StrId frame) {
   }
   NodeId node = Append(parent, frame);
   slots_[i] = Slot{node, tag};
+  ++indexed_;
   if (Crowded()) Grow();
   return node;
 }
@@ -83,7 +85,9 @@ NodeId StackTree::Append(NodeId parent, StrId frame) {
 }
 
 void StackTree::Index(NodeId from, NodeId to) {
-  while (Crowded()) Grow();
+  int bits = bits_;
+  while (bits < 32 && links_.size() * 4 > (size_t{3} << bits)) ++bits;
+  if (bits > bits_) Rehash(bits);
   // A table larger than the cache costs a miss per insert: a batch whose slots are fetched a
   // few inserts ahead pays them side by side.
   constexpr uint32_t kAhead = 8;
@@ -98,15 +102,12 @@ void StackTree::Index(NodeId from, NodeId to) {
     while (slots_[i].node != kRoot) i = (i + 1) & mask;
     slots_[i] = Slot{n, tag};
   }
+  indexed_ = to.value;
 }
 
 void StackTree::Reserve(size_t nodes) {
-  const size_t total = links_.size() + nodes;
-  links_.reserve(total);
-  self_.reserve(total * columns_);
-  int bits = bits_;
-  while (bits < 32 && total * 4 > (size_t{3} << bits)) ++bits;
-  if (bits > bits_) Rehash(bits);
+  links_.reserve(links_.size() + nodes);
+  self_.reserve((links_.size() + nodes) * columns_);
 }
 
 void StackTree::Rehash(int bits) {
@@ -129,6 +130,12 @@ void StackTree::Rehash(int bits) {
 NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, int column) {
   NodeId n = AddPath(kRoot, root_first);
   AddSelf(n, weight, column);
+  return n;
+}
+
+NodeId StackTree::AddNewPath(NodeId from, std::span<const StrId> frames) {
+  NodeId n = from;
+  for (StrId f : frames) n = Append(n, f);
   return n;
 }
 
@@ -247,6 +254,7 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
       links_ = other.links_;
       slots_ = other.slots_;
       bits_ = other.bits_;
+      indexed_ = other.indexed_;
       self_.assign(other.size() * columns_, 0);
       for (NodeId n{1}; n.index() < other.size(); ++n) node_map[n.index()] = n;
       copied = true;
