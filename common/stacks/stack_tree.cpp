@@ -134,8 +134,14 @@ NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, i
 }
 
 NodeId StackTree::AddNewPath(NodeId from, std::span<const StrId> frames) {
+  const size_t first = links_.size();
+  links_.resize(first + frames.size());
+  self_.resize(links_.size() * columns_, 0);
   NodeId n = from;
-  for (StrId f : frames) n = Append(n, f);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    links_[first + i] = Link{n, frames[i]};
+    n = NodeId(static_cast<uint32_t>(first + i));
+  }
   return n;
 }
 
