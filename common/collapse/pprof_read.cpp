@@ -3,12 +3,13 @@
 // The decoder (formats/pprof.cpp) hands over plain indexes; this step names frames and adds
 // stacks. A location's frames are named once, the first time a sample reaches it, and kept
 // as interned ids root first (a location's lines are innermost first, so they are
-// reversed): a sample's stack is then the concatenation of its locations' frames, from its
-// last location (the root) to its first (the leaf), with the label frames of --tag in front.
-// Samples are taken in the order of their locations, root first, so that a stack shares
-// the longest prefix it can with the one before: the tree is asked only for the rest
-// (StackTree::AddPath from the node of the shared prefix), which matters because tree
-// lookups, memory-bound, are most of the work on a large profile.
+// reversed): a sample's stack is its label frames of --tag, then its locations' frames from
+// its last location (the root) to its first (the leaf), all laid out in one array.
+// The stacks are then sorted by their frames, so that each shares with the one before it
+// the longest prefix any stack before it has: the rest of it is new nodes, appended to the
+// tree without a lookup (StackTree::AddNewPath), and counted first so the tree is sized
+// once. Tree lookups and hash inserts, memory-bound, were most of the work on a large
+// profile; the tree's index is built later, only if something searches it.
 // Names follow `pprof -traces` at its default (function) granularity: the function's name,
 // "[BINARY]" for an address in a mapped file that has no function, "<unknown>" without one;
 // pf first asks its own symbolizer for such an address, through the mapping's file, build-id
@@ -112,70 +113,34 @@ class TreeBuilder {
     samples_ = p_.samples;
     inner_skip_.assign(p_.locations.size(), 0);
     Prune();
-    location_first_.assign(p_.locations.size(), kUnnamed);
-    location_count_.assign(p_.locations.size(), 0);
-    // Samples in the order of their locations, so that each shares the longest prefix it
-    // can with the one before: only the rest of it is looked up in the tree (memory-bound
-    // lookups are most of the work) and named.
-    std::vector<StrId> tag_frames, prev_tags, suffix;
-    std::vector<uint32_t> prev_locs;   // the previous stack's locations, root first
-    std::vector<uint32_t> frames_upto;  // frames_upto[i]: its frames before location i
-    std::vector<NodeId> nodes;          // nodes[i]: the node of its first i + 1 frames
-    uint64_t negative = 0, kept = 0;
-    const std::vector<uint32_t> sorted = SortedSamples();
+    uint64_t negative = 0;
+    const std::vector<uint32_t> kept = KeptSamples(&negative);
+    Stacks(kept);
+    // The stacks sorted by their frames: each shares with the one before it the longest
+    // prefix that any stack before it has, so the rest of it is new nodes, appended without
+    // a lookup (StackTree::AddNewPath); the tree is sized to them first.
+    const std::vector<uint32_t> sorted = SortedStacks();
+    std::vector<uint32_t> shared(sorted.size());
+    tree.Reserve(SharedPrefixes(sorted, &shared));
+    std::vector<NodeId> nodes;  // nodes[i]: the node of the previous stack's first i + 1 frames
     for (size_t at = 0; at < sorted.size(); ++at) {
-      // The samples come in an order of their own: their records, values and locations are
-      // fetched a few samples ahead.
-      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[sorted[at + 8]]);
+      // The samples come in an order of their own: their records and values are fetched a
+      // few samples ahead.
+      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[kept[sorted[at + 8]]]);
       if (at + 4 < sorted.size()) {
-        const PprofProfile::Sample& ahead = samples_[sorted[at + 4]];
-        __builtin_prefetch(p_.values.data() + ahead.first_value);
-        __builtin_prefetch(p_.location_ids.data() + ahead.first_location);
+        __builtin_prefetch(p_.values.data() + samples_[kept[sorted[at + 4]]].first_value);
+        __builtin_prefetch(stacks_.data() + stack_first_[sorted[at + 4]] + shared[at + 4]);
       }
-      const uint32_t index = sorted[at];
-      const PprofProfile::Sample& s = samples_[index];
-      bool any = false;
-      for (int c = 0; c < tree.columns(); ++c) {
-        int64_t v = p_.values[s.first_value + order_[c]];
-        negative += v < 0;
-        any = any || v > 0;
-      }
-      if (!any) continue;
-      tag_frames.clear();
-      AddTagFrames(s, &tag_frames);
-      // The locations it shares with the previous stack (none when the tags differ).
-      const uint32_t* locs = p_.location_ids.data() + s.first_location;
-      size_t k = 0;
-      if (tag_frames == prev_tags) {
-        const size_t common = std::min<size_t>(s.locations, prev_locs.size());
-        while (k < common && locs[s.locations - 1 - k] == prev_locs[k]) ++k;
-      } else {
-        prev_locs.clear();
-        frames_upto.assign(1, static_cast<uint32_t>(tag_frames.size()));
-      }
-      prev_tags.swap(tag_frames);
-      const uint32_t shared = k ? frames_upto[k] : 0;
-      suffix.clear();
-      if (!k) suffix.assign(prev_tags.begin(), prev_tags.end());
-      prev_locs.resize(k);
-      frames_upto.resize(k + 1);
-      for (size_t i = k; i < s.locations; ++i) {
-        uint32_t loc = locs[s.locations - 1 - i];
-        if (location_first_[loc] == kUnnamed) NameLocation(loc);
-        const StrId* f = frames_.data() + location_first_[loc];
-        suffix.insert(suffix.end(), f, f + location_count_[loc]);
-        prev_locs.push_back(loc);
-        frames_upto.push_back(frames_upto.back() + location_count_[loc]);
-      }
-      NodeId from = shared ? nodes[shared - 1] : StackTree::kRoot;
-      NodeId leaf = tree.AddPath(from, suffix);
-      const size_t total = shared + suffix.size();
-      nodes.resize(total);
-      NodeId n = leaf;
-      for (size_t i = total; i-- > shared;) {
-        nodes[i] = n;
-        n = tree.parent(n);
-      }
+      const uint32_t i = sorted[at];
+      const StrId* frames = stacks_.data() + stack_first_[i];
+      const size_t length = stack_first_[i + 1] - stack_first_[i];
+      const uint32_t k = shared[at];
+      const uint32_t first_new = static_cast<uint32_t>(tree.size());
+      const NodeId leaf = tree.AddNewPath(k ? nodes[k - 1] : StackTree::kRoot,
+                                          {frames + k, length - k});
+      nodes.resize(length);
+      for (size_t j = k; j < length; ++j) nodes[j] = NodeId(first_new + uint32_t(j - k));
+      const PprofProfile::Sample& s = samples_[kept[i]];
       for (int c = 0; c < tree.columns(); ++c) {
         int64_t v = p_.values[s.first_value + order_[c]];
         if (v <= 0) continue;
@@ -183,9 +148,8 @@ class TreeBuilder {
         if (w == UINT64_MAX) tree.NoteSaturated();
         tree.AddSelf(leaf, w, c);
       }
-      ++kept;
     }
-    Report(kept, negative, report);
+    Report(kept.size(), negative, report);
     return tree;
   }
 
@@ -273,49 +237,133 @@ class TreeBuilder {
     }
   }
 
-  // The samples' indexes, ordered by their locations root first (shorter first on a tie).
-  // Each is sorted with a key that packs its first root-first locations (as many as fit in
-  // 128 bits), so most comparisons read the key and not the samples' locations.
-  std::vector<uint32_t> SortedSamples() const {
+  // The samples that weigh something (a positive value in some column), in the profile's
+  // order; *negative counts the negative values, which are left out.
+  std::vector<uint32_t> KeptSamples(uint64_t* negative) const {
+    std::vector<uint32_t> kept;
+    kept.reserve(samples_.size());
+    const size_t columns = order_.size();
+    for (uint32_t i = 0; i < samples_.size(); ++i) {
+      const int64_t* values = p_.values.data() + samples_[i].first_value;
+      bool any = false;
+      for (size_t c = 0; c < columns; ++c) {
+        const int64_t v = values[order_[c]];
+        *negative += v < 0;
+        any = any || v > 0;
+      }
+      if (any) kept.push_back(i);
+    }
+    return kept;
+  }
+
+  // Every kept sample's stack, root first (its tag frames, then its locations' frames), one
+  // after the other in stacks_: kept sample i's are stacks_[stack_first_[i]..[i + 1]).
+  // Each location is named once, the first time a sample reaches it.
+  void Stacks(const std::vector<uint32_t>& kept) {
+    location_first_.assign(p_.locations.size(), kUnnamed);
+    location_count_.assign(p_.locations.size(), 0);
+    size_t total = kept.size() * tags_.size();
+    for (uint32_t index : kept) {
+      const PprofProfile::Sample& s = samples_[index];
+      const uint32_t* locs = p_.location_ids.data() + s.first_location;
+      for (uint32_t l = s.locations; l-- > 0;) {
+        if (location_first_[locs[l]] == kUnnamed) NameLocation(locs[l]);
+        total += location_count_[locs[l]];
+      }
+    }
+    stacks_.reserve(total);
+    stack_first_.resize(kept.size() + 1);
+    stack_first_[0] = 0;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      const PprofProfile::Sample& s = samples_[kept[i]];
+      AddTagFrames(s, &stacks_);
+      const uint32_t* locs = p_.location_ids.data() + s.first_location;
+      for (uint32_t l = s.locations; l-- > 0;) {
+        const StrId* f = frames_.data() + location_first_[locs[l]];
+        stacks_.insert(stacks_.end(), f, f + location_count_[locs[l]]);
+      }
+      stack_first_[i + 1] = stacks_.size();
+    }
+  }
+
+  // For each stack of `sorted` (SortedStacks), the frames it shares with the one before, in
+  // *shared; returns the frames they do not share: the nodes the tree gets.
+  size_t SharedPrefixes(const std::vector<uint32_t>& sorted, std::vector<uint32_t>* shared) const {
+    size_t total = 0;
+    const StrId* prev = nullptr;
+    size_t prev_length = 0;
+    for (size_t at = 0; at < sorted.size(); ++at) {
+      if (at + 4 < sorted.size()) __builtin_prefetch(stacks_.data() + stack_first_[sorted[at + 4]]);
+      const uint32_t i = sorted[at];
+      const StrId* frames = stacks_.data() + stack_first_[i];
+      const size_t length = stack_first_[i + 1] - stack_first_[i];
+      const size_t common = std::min(length, prev_length);
+      size_t k = 0;
+      while (k < common && frames[k] == prev[k]) ++k;
+      (*shared)[at] = static_cast<uint32_t>(k);
+      total += length - k;
+      prev = frames;
+      prev_length = length;
+    }
+    return total;
+  }
+
+  // The kept samples' stacks (Stacks), as indexes, ordered by their frames root first
+  // (shorter first on a tie). They are sorted by a key that packs their first frames (as
+  // many as fit in 128 bits); the stacks whose keys tie are then sorted by the key of their
+  // next frames, and so on: each stack is read once per key, in a pass, rather than by every
+  // comparison that reaches past its key.
+  std::vector<uint32_t> SortedStacks() const {
     struct Item {
       uint64_t key[2];
       uint32_t index;
     };
     int bits = 1;
-    while (bits < 32 && (uint64_t{1} << bits) <= p_.locations.size() + 1) ++bits;
+    while (bits < 32 && (uint64_t{1} << bits) <= names_->size() + 1) ++bits;
     const uint32_t per_word = 64 / bits;
-    const uint32_t* ids = p_.location_ids.data();
-    std::vector<Item> items(samples_.size());
-    for (uint32_t i = 0; i < items.size(); ++i) {
-      const PprofProfile::Sample& s = samples_[i];
-      Item& it = items[i];
-      it.index = i;
+    // Item `it`'s key of the frames from `depth` on: frame id + 1 (0: the stack ended).
+    auto make_key = [&](Item& it, size_t depth) {
+      const StrId* frames = stacks_.data() + stack_first_[it.index];
+      const size_t length = stack_first_[it.index + 1] - stack_first_[it.index];
       for (uint32_t w = 0; w < 2; ++w) {
         uint64_t key = 0;
-        for (uint32_t level = w * per_word; level < (w + 1) * per_word; ++level) {
-          // Location index + 1 (0: the stack ended), root first.
-          uint64_t v = level < s.locations ? ids[s.first_location + s.locations - 1 - level] + 1 : 0;
-          key = (key << bits) | v;
+        for (size_t level = depth + w * per_word; level < depth + (w + 1) * per_word; ++level) {
+          key = (key << bits) | (level < length ? uint64_t{frames[level].value} + 1 : 0);
         }
         it.key[w] = key;
       }
+    };
+    auto less = [](const Item& a, const Item& b) {
+      return a.key[0] != b.key[0] ? a.key[0] < b.key[0] : a.key[1] < b.key[1];
+    };
+    const uint64_t last_level = (uint64_t{1} << bits) - 1;
+    std::vector<Item> items(stack_first_.size() - 1);
+    for (uint32_t i = 0; i < items.size(); ++i) {
+      items[i].index = i;
+      make_key(items[i], 0);
     }
-    const uint32_t keyed = 2 * per_word;
-    std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
-      if (a.key[0] != b.key[0]) return a.key[0] < b.key[0];
-      if (a.key[1] != b.key[1]) return a.key[1] < b.key[1];
-      const PprofProfile::Sample& x = samples_[a.index];
-      const PprofProfile::Sample& y = samples_[b.index];
-      if (x.locations <= keyed || y.locations <= keyed) return x.locations < y.locations;
-      const uint32_t* xs = ids + x.first_location;
-      const uint32_t* ys = ids + y.first_location;
-      uint32_t i = x.locations - keyed, j = y.locations - keyed;
-      while (i && j) {
-        uint32_t u = xs[--i], v = ys[--j];
-        if (u != v) return u < v;
+    // Ranges [begin, end) of items sorted up to `depth`, each to sort by its next key.
+    struct Range {
+      size_t begin, end, depth;
+    };
+    std::vector<Range> todo{{0, items.size(), 0}};
+    while (!todo.empty()) {
+      const Range r = todo.back();
+      todo.pop_back();
+      if (r.depth) {
+        for (size_t i = r.begin; i < r.end; ++i) make_key(items[i], r.depth);
       }
-      return i < j;
-    });
+      std::sort(items.begin() + r.begin, items.begin() + r.end, less);
+      for (size_t i = r.begin; i < r.end;) {
+        size_t j = i + 1;
+        while (j < r.end && !less(items[i], items[j])) ++j;
+        // Stacks that tie on a key they end within are the same stack.
+        if (j - i > 1 && (items[i].key[1] & last_level) != 0) {
+          todo.push_back({i, j, r.depth + 2 * per_word});
+        }
+        i = j;
+      }
+    }
     std::vector<uint32_t> order(items.size());
     for (size_t i = 0; i < items.size(); ++i) order[i] = items[i].index;
     return order;
@@ -423,6 +471,8 @@ class TreeBuilder {
   std::vector<uint64_t> scale_;    // column -> factor to its unit
   std::vector<StrId> frames_;      // every named location's frames, root first
   std::vector<uint32_t> location_first_, location_count_;
+  std::vector<StrId> stacks_;           // every kept sample's frames, root first (Stacks)
+  std::vector<uint64_t> stack_first_;   // by kept sample: where its frames start in stacks_
   uint64_t unsymbolized_ = 0;
 };
 

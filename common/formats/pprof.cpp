@@ -16,6 +16,7 @@
 
 #include <protozero/pbf_reader.hpp>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "base/error.h"
@@ -307,6 +308,13 @@ class Decoder {
   void Samples() {
     const size_t types = p_.sample_types.size();
     p_.samples.reserve(sample_views_.size());
+    // Every location id and value takes a byte at least: the samples' bytes bound them, so
+    // they are not copied as they grow (pages reserved past the last are never touched;
+    // past 2^26 they grow as they come).
+    size_t bytes = 0;
+    for (std::string_view v : sample_views_) bytes += v.size();
+    p_.location_ids.reserve(std::min<size_t>(bytes, size_t{1} << 26));
+    p_.values.reserve(std::min<size_t>({bytes, sample_views_.size() * types, size_t{1} << 26}));
     for (std::string_view v : sample_views_) {
       pbf_reader m(v.data(), v.size());
       PprofProfile::Sample s;

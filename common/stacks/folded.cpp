@@ -218,13 +218,28 @@ struct Item {
 
 }  // namespace
 
-void WriteFolded(const StackTree& several, BufferedWriter& out) {
-  StackTree view;
-  const StackTree& tree = OneValueView(several, &view);
+void WriteFolded(const StackTree& tree, BufferedWriter& out) {
+  // A tree of several values per stack is written by its default one (OneValueView), read
+  // in place: OneValue's copy of it would have the same nodes.
+  const bool one_view = tree.columns() > 1 && !tree.differential();
+  const int first_column = one_view ? tree.default_column() : 0;
+  const int end_column = one_view ? first_column + 1 : tree.columns();
+  auto weighs = [&](NodeId n) {
+    for (int c = first_column; c < end_column; ++c) {
+      if (tree.self(n, c)) return true;
+    }
+    return false;
+  };
   // The unit's line, before the first stack (an empty result stays empty).
-  std::string unit = PfUnitLine(tree.unit());
-  StackTree::Children ch = tree.SortedChildren();
-  auto has_children = [&](NodeId n) { return ch.first[n.index() + 1] > ch.first[n.index()]; };
+  std::string unit = PfUnitLine(tree.unit(first_column));
+  // Children lists in CSR form, in id order (node n's: children[first[n]..first[n + 1])).
+  const size_t size = tree.size();
+  std::vector<uint32_t> first(size + 2, 0);
+  for (NodeId n{1}; n.index() < size; ++n) ++first[tree.parent(n).index() + 2];
+  for (size_t i = 2; i < first.size(); ++i) first[i] += first[i - 1];
+  std::vector<NodeId> children(size > 0 ? size - 1 : 0);
+  for (NodeId n{1}; n.index() < size; ++n) children[first[tree.parent(n).index() + 1]++] = n;
+  auto has_children = [&](NodeId n) { return first[n.index() + 1] > first[n.index()]; };
   auto key_less = [&](const Item& a, const Item& b) {
     std::string_view na = tree.name(a.node), nb = tree.name(b.node);
     size_t n = std::min(na.size(), nb.size());
@@ -242,33 +257,39 @@ void WriteFolded(const StackTree& several, BufferedWriter& out) {
       if (x == -1) return false;
     }
   };
-  auto items_of = [&](NodeId n) {
-    std::vector<Item> items;
-    for (uint32_t i = ch.first[n.index()]; i < ch.first[n.index() + 1]; ++i) {
-      NodeId c = ch.child_index[i];
-      if (tree.has_self(c)) items.push_back({c, false});
+  // The items of every level being written, in one vector: a level's are appended when it
+  // is entered and dropped when it is done. Siblings have distinct names, so the order is
+  // total and a plain sort gives the lines' bytewise order; a node with one child needs
+  // none (its own line comes before its subtree's lines).
+  std::vector<Item> items;
+  auto push_items = [&](NodeId n) {
+    const size_t begin = items.size();
+    for (uint32_t i = first[n.index()]; i < first[n.index() + 1]; ++i) {
+      NodeId c = children[i];
+      if (weighs(c)) items.push_back({c, false});
       if (has_children(c)) items.push_back({c, true});
     }
-    std::stable_sort(items.begin(), items.end(), key_less);
-    return items;
+    if (first[n.index() + 1] - first[n.index()] > 1) {
+      std::sort(items.begin() + begin, items.end(), key_less);
+    }
   };
-
   struct Level {
-    std::vector<Item> items;
-    size_t next = 0;
-    size_t base_len = 0;
-    bool root = false;
+    size_t begin, next, end;  // its items, items[begin..end); the next to write
+    size_t base_len;          // the path's length above it
+    bool root;
   };
   std::string path;
   std::vector<Level> stack;
-  stack.push_back({items_of(StackTree::kRoot), 0, 0, true});
+  push_items(StackTree::kRoot);
+  stack.push_back({0, 0, items.size(), 0, true});
   while (!stack.empty()) {
     Level& level = stack.back();
-    if (level.next == level.items.size()) {
+    if (level.next == level.end) {
+      items.resize(level.begin);  // the last level's are the last items
       stack.pop_back();
       continue;
     }
-    Item it = level.items[level.next++];
+    const Item it = items[level.next++];
     path.resize(level.base_len);
     if (!level.root) path += ';';
     path += tree.name(it.node);
@@ -278,7 +299,7 @@ void WriteFolded(const StackTree& several, BufferedWriter& out) {
         unit.clear();
       }
       out.Append(path);
-      for (int c = 0; c < tree.columns(); ++c) {
+      for (int c = first_column; c < end_column; ++c) {
         out.Append(' ');
         if (tree.decimals() == 0) {
           out.AppendU64(tree.self(it.node, c));
@@ -288,8 +309,9 @@ void WriteFolded(const StackTree& several, BufferedWriter& out) {
       }
       out.Append('\n');
     } else {
-      Level next{items_of(it.node), 0, path.size(), false};
-      stack.push_back(std::move(next));
+      const size_t begin = items.size();
+      push_items(it.node);
+      stack.push_back({begin, begin, items.size(), path.size(), false});
     }
   }
 }

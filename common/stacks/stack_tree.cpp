@@ -58,6 +58,7 @@ int StackTree::FindSampleType(std::string_view name) const {
 }
 
 NodeId StackTree::Child(NodeId parent, StrId frame) {
+  if (indexed_ != size()) IndexNew();
   uint32_t tag = Tag(parent, frame);
   size_t mask = slots_.size() - 1;
   size_t i = Home(tag);
@@ -71,6 +72,7 @@ NodeId StackTree::Child(NodeId parent, StrId frame) {
   }
   NodeId node = Append(parent, frame);
   slots_[i] = Slot{node, tag};
+  ++indexed_;
   if (Crowded()) Grow();
   return node;
 }
@@ -83,7 +85,9 @@ NodeId StackTree::Append(NodeId parent, StrId frame) {
 }
 
 void StackTree::Index(NodeId from, NodeId to) {
-  while (Crowded()) Grow();
+  int bits = bits_;
+  while (bits < 32 && links_.size() * 4 > (size_t{3} << bits)) ++bits;
+  if (bits > bits_) Rehash(bits);
   // A table larger than the cache costs a miss per insert: a batch whose slots are fetched a
   // few inserts ahead pays them side by side.
   constexpr uint32_t kAhead = 8;
@@ -98,13 +102,19 @@ void StackTree::Index(NodeId from, NodeId to) {
     while (slots_[i].node != kRoot) i = (i + 1) & mask;
     slots_[i] = Slot{n, tag};
   }
+  indexed_ = to.value;
 }
 
-void StackTree::Grow() {
-  if (bits_ == 32) throw std::length_error("stack tree: too many distinct stacks");
+void StackTree::Reserve(size_t nodes) {
+  links_.reserve(links_.size() + nodes);
+  self_.reserve((links_.size() + nodes) * columns_);
+}
+
+void StackTree::Rehash(int bits) {
+  if (bits > 32) throw std::length_error("stack tree: too many distinct stacks");
   std::vector<Slot> old;
   old.swap(slots_);
-  ++bits_;
+  bits_ = bits;
   slots_.assign(size_t{1} << bits_, Slot{kRoot, 0});
   size_t mask = slots_.size() - 1;
   // A slot's home is its tag's top bits, so the old table's order is (but for runs that wrap
@@ -120,6 +130,18 @@ void StackTree::Grow() {
 NodeId StackTree::AddStack(std::span<const StrId> root_first, uint64_t weight, int column) {
   NodeId n = AddPath(kRoot, root_first);
   AddSelf(n, weight, column);
+  return n;
+}
+
+NodeId StackTree::AddNewPath(NodeId from, std::span<const StrId> frames) {
+  const size_t first = links_.size();
+  links_.resize(first + frames.size());
+  self_.resize(links_.size() * columns_, 0);
+  NodeId n = from;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    links_[first + i] = Link{n, frames[i]};
+    n = NodeId(static_cast<uint32_t>(first + i));
+  }
   return n;
 }
 
@@ -238,6 +260,7 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
       links_ = other.links_;
       slots_ = other.slots_;
       bits_ = other.bits_;
+      indexed_ = other.indexed_;
       self_.assign(other.size() * columns_, 0);
       for (NodeId n{1}; n.index() < other.size(); ++n) node_map[n.index()] = n;
       copied = true;

@@ -4,6 +4,7 @@
 // per frame and memory grows with the number of distinct prefixes, not with the input.
 // The table's slots are 8 bytes (a node and 32 bits of its key's hash), and a stack's new
 // suffix is indexed as a batch: a tree of many distinct stacks is bound by memory traffic.
+// A sorted reader's new paths (AddNewPath) are indexed only when the tree is next searched.
 // Node ids are dense and a parent is always created before its children, so a pass in id
 // order visits parents first (Merge relies on it).
 //
@@ -60,6 +61,15 @@ class StackTree {
   /// nothing: for readers that know the node of a prefix already (a sorted input's previous
   /// stack) and add only the rest.
   NodeId AddPath(NodeId from, std::span<const StrId> frames);
+  /// Appends `frames` below `from` as new nodes, none looked up, and returns the last (or
+  /// `from`): for a reader that knows none of them exists (a sorted input's stack past the
+  /// prefix it shares with the one before). They are indexed for lookups when the tree is
+  /// next searched (Child, AddPath, merging into it), in one batch.
+  NodeId AddNewPath(NodeId from, std::span<const StrId> frames);
+  /// Makes room for `nodes` more nodes and their weights, for a reader that knows about how
+  /// many it will add: they are then not reallocated as they grow (a bound a little high
+  /// costs address space, not memory).
+  void Reserve(size_t nodes);
   void AddSelf(NodeId node, uint64_t weight, int column = 0) {
     uint64_t& w = self_[node.index() * columns_ + column];
     if (__builtin_add_overflow(w, weight, &w)) {
@@ -180,9 +190,13 @@ class StackTree {
   bool Crowded() const { return links_.size() * 4 > slots_.size() * 3; }
   /// A node without its slot (Index gives it one).
   NodeId Append(NodeId parent, StrId frame);
-  /// Gives nodes [from, to) their slots, growing the table first.
+  /// Gives nodes [from, to) their slots, growing the table first; `to` is size().
   void Index(NodeId from, NodeId to);
-  void Grow();
+  /// Indexes the nodes AddNewPath appended.
+  void IndexNew() { Index(NodeId(indexed_), NodeId(static_cast<uint32_t>(size()))); }
+  void Grow() { Rehash(bits_ + 1); }
+  /// Rebuilds the hash table with 2^bits slots.
+  void Rehash(int bits);
   /// Merge, or with `only_column` >= 0 that column of `other` into this tree's column 0.
   void MergeColumns(const StackTree& other, int only_column);
   friend StackTree OneValue(const StackTree& tree, std::string_view sample_type);
@@ -198,6 +212,7 @@ class StackTree {
   std::vector<uint64_t> self_;
   std::vector<Slot> slots_;
   int bits_ = 10;                 // slots_.size() == 1 << bits_, at most 32
+  uint32_t indexed_ = 1;          // nodes [1, indexed_) have their slots (AddNewPath's not)
   std::vector<uint32_t> module_;  // name id -> module name id + 1; 0 none; kAmbiguous
   std::vector<uint64_t> address_;   // name id -> NoteAddress's address; kNoAddress none
   std::vector<uint32_t> build_id_;  // module name id -> build-id name id + 1; 0; kAmbiguous

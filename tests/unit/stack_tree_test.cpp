@@ -109,6 +109,44 @@ TEST(StackTree, ManyDistinctStacksAreFoundAgain) {
   for (NodeId n{1}; n.index() < t.size(); ++n) ASSERT_EQ(t.Child(t.parent(n), t.frame(n)), n);
 }
 
+// AddNewPath appends without looking up (a sorted reader's new suffixes): the nodes are
+// indexed when the tree is next searched, and then found by Child, AddStack and a merge.
+TEST(StackTree, NewPathsAreFoundOnceSearched) {
+  StackTree t;
+  t.Reserve(1000);
+  std::vector<StrId> f;
+  for (int i = 0; i < 40; ++i) f.push_back(t.names().Intern(std::string("f").append(std::to_string(i))));
+  std::vector<std::vector<StrId>> stacks;
+  std::vector<NodeId> leaves;
+  std::vector<NodeId> path_nodes;
+  for (int a = 0; a < 40; ++a) {
+    for (int b = 0; b < 40; ++b) {
+      // Sorted stacks [a, b, a, b]: each shares [a] with the one before, or nothing.
+      std::vector<StrId> s{f[a], f[b], f[a], f[b]};
+      size_t k = b ? 1 : 0;
+      NodeId leaf = t.AddNewPath(k ? path_nodes[0] : StackTree::kRoot,
+                                 std::span<const StrId>(s).subspan(k));
+      path_nodes.assign(1, k ? path_nodes[0] : NodeId(leaf.value - 3));
+      t.AddSelf(leaf, 1);
+      leaves.push_back(leaf);
+      stacks.push_back(std::move(s));
+    }
+  }
+  const size_t nodes = t.size();
+  EXPECT_EQ(nodes, 1 + 40 + 40 * 40 * 3u);
+  StackTree copy;
+  copy.Merge(t);
+  for (size_t s = 0; s < stacks.size(); ++s) {
+    NodeId n = StackTree::kRoot;
+    for (StrId id : stacks[s]) n = t.Child(n, id);
+    ASSERT_EQ(n, leaves[s]) << s;
+    ASSERT_EQ(copy.AddStack(stacks[s], 1), leaves[s]) << s;
+  }
+  EXPECT_EQ(t.size(), nodes);  // nothing made twice
+  EXPECT_EQ(copy.size(), nodes);
+  EXPECT_EQ(copy.Total(), 2 * stacks.size());
+}
+
 TEST(StackTree, WeightsSaturate) {
   StackTree t;
   t.AddStack(Ids(t, {"a"}), UINT64_MAX - 1);
