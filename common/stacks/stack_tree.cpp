@@ -316,15 +316,19 @@ void StackTree::MergeColumns(const StackTree& other, int only_column) {
   }
 }
 
-void StackTree::NoteModule(StrId name, StrId module) {
-  if (name.value >= module_.size()) module_.resize(name.value + 1, 0);
-  uint32_t& m = module_[name.value];
-  if (m == 0) {
-    m = module.value + 1;
-  } else if (m != module.value + 1) {
-    m = kAmbiguous;
+// Notes `value` at `index` of a table of name ids + 1: kept when the first, kAmbiguous when
+// another was noted before.
+void StackTree::NoteOnce(std::vector<uint32_t>* table, StrId index, StrId value) {
+  if (index.value >= table->size()) table->resize(index.value + 1, 0);
+  uint32_t& v = (*table)[index.value];
+  if (v == 0) {
+    v = value.value + 1;
+  } else if (v != value.value + 1) {
+    v = kAmbiguous;
   }
 }
+
+void StackTree::NoteModule(StrId name, StrId module) { NoteOnce(&module_, name, module); }
 
 bool StackTree::Module(StrId name, std::string_view* module) const {
   if (name.value >= module_.size()) return false;
@@ -346,13 +350,7 @@ bool StackTree::Address(StrId name, uint64_t* address) const {
 }
 
 void StackTree::NoteBuildId(StrId module, StrId build_id) {
-  if (module.value >= build_id_.size()) build_id_.resize(module.value + 1, 0);
-  uint32_t& b = build_id_[module.value];
-  if (b == 0) {
-    b = build_id.value + 1;
-  } else if (b != build_id.value + 1) {
-    b = kAmbiguous;
-  }
+  NoteOnce(&build_id_, module, build_id);
 }
 
 bool StackTree::BuildId(StrId name, std::string_view* build_id) const {

@@ -217,6 +217,7 @@ class StackTree {
   std::vector<uint64_t> address_;   // name id -> NoteAddress's address; kNoAddress none
   std::vector<uint32_t> build_id_;  // module name id -> build-id name id + 1; 0; kAmbiguous
   static constexpr uint64_t kNoAddress = UINT64_MAX;
+  static void NoteOnce(std::vector<uint32_t>* table, StrId index, StrId value);
   static constexpr uint32_t kAmbiguous = UINT32_MAX;
 };
 
