@@ -31,6 +31,9 @@
 
 #include "base/diagnostics.h"
 #include "base/error.h"
+#include "pfstream/binary_tables.h"
+#include "pfstream/frame_namer.h"
+#include "pfstream/process_maps.h"
 
 namespace pf {
 
@@ -96,11 +99,44 @@ std::string_view BaseName(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// The functions DWARF says are inlined at an address pf names itself: pprof's own
+// symbolization lists them as lines of the location (`addr2line -i`). They come from the
+// FrameNamer a recording's frames are named by, the profile's mappings as one process's.
+class InlinedAt {
+ public:
+  InlinedAt(const PprofProfile& p, Symbolizer& symbolizer)
+      : tables_(maps_, symbolizer), namer_(maps_, tables_, symbolizer) {
+    for (const PprofProfile::Mapping& m : p.mappings) {
+      if (m.filename.empty() || m.filename.front() != '/' || m.memory_limit <= m.memory_start) {
+        continue;
+      }
+      maps_.AddUserMap(kPid, m.memory_start, m.memory_limit, m.file_offset, m.filename,
+                       m.build_id);
+    }
+  }
+  /// Appends the functions inlined at `address`, outermost first (not the one they are in).
+  void Append(uint64_t address, std::vector<std::string>* out) {
+    frames_.clear();
+    namer_.UserFrames(kPid, address, &frames_);
+    // (Innermost first, then the frame itself, last: perf's name for it may be another.)
+    for (size_t i = frames_.size() > 0 ? frames_.size() - 1 : 0; i-- > 0;) {
+      out->emplace_back(frames_[i].sym);
+    }
+  }
+
+ private:
+  static constexpr uint32_t kPid = 0;  // (0: never looked up under /proc)
+  ProcessMaps maps_;
+  BinaryTables tables_;
+  FrameNamer namer_;
+  std::vector<ResolvedFrame> frames_;
+};
+
 class TreeBuilder {
  public:
   TreeBuilder(const PprofProfile& p, const std::string& name, const std::vector<std::string>& tags,
-              const Symbolizer::Options* symbols)
-      : p_(p), name_(name), tags_(tags), symbols_(symbols) {}
+              const Symbolizer::Options* symbols, bool inline_frames)
+      : p_(p), name_(name), tags_(tags), symbols_(symbols), inline_frames_(inline_frames) {}
 
   StackTree Build(ReadReport* report) {
     if (p_.sample_types.empty()) {
@@ -415,6 +451,12 @@ class TreeBuilder {
     location_first_[index] = static_cast<uint32_t>(frames_.size());
     if (loc.lines == 0) {
       frames_.push_back(names_->Intern(AddressName(loc)));
+      if (named_here_ && inline_frames_) {  // and the functions inlined there, pprof's lines
+        if (!inlined_at_) inlined_at_ = std::make_unique<InlinedAt>(p_, *symbolizer_);
+        inlined_.clear();
+        inlined_at_->Append(loc.address, &inlined_);
+        for (const std::string& f : inlined_) frames_.push_back(names_->Intern(f));
+      }
     } else {
       for (uint32_t i = loc.lines; i-- > inner_skip_[index];) {  // innermost first in pprof
         const PprofProfile::Line& line = p_.lines[loc.first_line + i];
@@ -439,6 +481,7 @@ class TreeBuilder {
   // A location with an address only: symbolized through its mapping when the binary is
   // found, else as pprof names it.
   std::string AddressName(const PprofProfile::Location& loc) {
+    named_here_ = false;
     if (loc.mapping != PprofProfile::kNone && symbols_) {
       const PprofProfile::Mapping& m = p_.mappings[loc.mapping];
       if (!m.filename.empty() && m.filename.front() == '/' && loc.address >= m.memory_start) {
@@ -450,6 +493,7 @@ class TreeBuilder {
           std::string_view n = sym.name;
           size_t at = n.find('@');
           if (at != std::string_view::npos && at > 0) n = n.substr(0, at);
+          named_here_ = true;
           return std::string(n);
         }
         ++unsymbolized_;
@@ -463,6 +507,10 @@ class TreeBuilder {
   const std::vector<std::string>& tags_;
   const Symbolizer::Options* symbols_;
   std::unique_ptr<Symbolizer> symbolizer_;
+  bool inline_frames_;
+  bool named_here_ = false;                // AddressName's name came from pf's symbolizer
+  std::unique_ptr<InlinedAt> inlined_at_;  // (made the first time it is asked)
+  std::vector<std::string> inlined_;
   Interner* names_ = nullptr;
   std::vector<PprofProfile::Sample> samples_;  // the profile's, pruned (Prune)
   std::vector<uint32_t> inner_skip_;           // by location: inner lines pruned
@@ -480,8 +528,8 @@ class TreeBuilder {
 
 StackTree PprofTree(const PprofProfile& profile, const std::string& name,
                     const std::vector<std::string>& tags, const Symbolizer::Options* symbols,
-                    ReadReport* report) {
-  return TreeBuilder(profile, name, tags, symbols).Build(report);
+                    ReadReport* report, bool inline_frames) {
+  return TreeBuilder(profile, name, tags, symbols, inline_frames).Build(report);
 }
 
 namespace {
@@ -548,12 +596,12 @@ std::string_view GatherPprofBytes(ByteSource& source, std::string* storage, uint
 }
 
 StackTree ReadPprof(ByteSource& source, const std::vector<std::string>& tags,
-                    const Symbolizer::Options& symbols, ReadReport* report) {
+                    const Symbolizer::Options& symbols, ReadReport* report, bool inline_frames) {
   // The whole message: a mapped file as it is, anything else (a pipe, gzip) gathered.
   std::string storage;
   std::string_view data = GatherPprofBytes(source, &storage);
   PprofProfile profile = DecodePprof(data, source.name());
-  return PprofTree(profile, source.name(), tags, &symbols, report);
+  return PprofTree(profile, source.name(), tags, &symbols, report, inline_frames);
 }
 
 }  // namespace pf

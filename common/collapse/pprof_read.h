@@ -16,7 +16,8 @@ namespace pf {
 /// Reads the whole of `source` (decompressed; at most kMaxPprofBytes) as a profile.proto and
 /// builds its tree (PprofTree). Throws pf::Error naming the input.
 StackTree ReadPprof(ByteSource& source, const std::vector<std::string>& tags,
-                    const Symbolizer::Options& symbols, ReadReport* report);
+                    const Symbolizer::Options& symbols, ReadReport* report,
+                    bool inline_frames = true);
 
 /// The whole of `source` as one buffer: a stable source's own bytes, else its chunks
 /// gathered in *storage; more than `cap` bytes (decompressed) is a pf::Error that names the
@@ -32,8 +33,10 @@ std::string_view GatherPprofBytes(ByteSource& source, std::string* storage,
 ///   OneValue(tree, "") picks what pprof shows by default;
 /// - a sample's frames root first; a location's inlined functions are frames of their own;
 ///   a frame is its function's name, or for a location without functions the symbol pf's
-///   symbolizer finds through the location's mapping (file, build-id, offsets), else
-///   "[BINARY]" (the mapping's file's base name) or "<unknown>", as pprof names them;
+///   symbolizer finds through the location's mapping (file, build-id, offsets) with, when
+///   `inline_frames`, the functions DWARF says are inlined there after it (as pprof's own
+///   symbolization gives them), else "[BINARY]" (the mapping's file's base name) or
+///   "<unknown>", as pprof names them;
 /// - for each key of `tags`, in order from the root, a frame "KEY:VALUE" (values joined by
 ///   commas, numbers with their unit) above the stacks of the samples with that label;
 /// - negative values (pprof -diff_base profiles) are left out and counted in a warning.
@@ -41,6 +44,6 @@ std::string_view GatherPprofBytes(ByteSource& source, std::string* storage,
 /// first time a location needs one). `name` is for messages.
 StackTree PprofTree(const PprofProfile& profile, const std::string& name,
                     const std::vector<std::string>& tags, const Symbolizer::Options* symbols,
-                    ReadReport* report);
+                    ReadReport* report, bool inline_frames = true);
 
 }  // namespace pf

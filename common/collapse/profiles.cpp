@@ -20,7 +20,8 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   (void)report;
   switch (format) {
     case InputFormat::kPprof:
-      return ReadPprof(source, options.tags, symbols, report);
+      return ReadPprof(source, options.tags, symbols, report,
+                       !options.perf || options.perf->inline_frames);
     case InputFormat::kMassif:
       return ReadMassif(source, options.snapshot, report);
     case InputFormat::kCallgrind:  // stacks only from --separate-callers (callgrind.h)

@@ -14,7 +14,7 @@
 # program's profiles (tests/programs/go/pprofgen).
 # Usage: pprof_in_test.sh PF_COLLAPSE SOURCE_DIR [PEERS_DIR] [CALLPATH]
 set -u -o pipefail
-collapse=$1 src=$2 peers=${3:-} callpath=${4:-}
+collapse=$1 src=$2 peers=${3:-} callpath=${4:-} inline_loop=${5:-}
 data=$src/tests/data/pprof
 fold_awk=$src/tests/e2e/pprof_traces_fold.awk
 tmp=$(mktemp -d)
@@ -192,6 +192,31 @@ if [ -n "$pprof" ] && [ -n "$libprofiler" ] && [ -x "$callpath" ]; then
     fi
   else
     echo "note: no gperftools profile written; skipped its part"
+  fi
+fi
+# Functions inlined at an address pf names itself are frames of their own, as pprof's own
+# symbolization (addr2line -i) gives them: a loop inlined twice, against Go pprof where it
+# is here (Debian's older `go tool pprof` does not name the legacy profile's addresses).
+if [ -n "$libprofiler" ] && [ -x "$inline_loop" ]; then
+  LD_PRELOAD=$libprofiler CPUPROFILE=$tmp/inl.prof CPUPROFILE_FREQUENCY=500 \
+    "$inline_loop" 3 >/dev/null 2>&1
+  # The address-only proto: pprof's -symbolize=none, else pf's own pprof of the profile's
+  # addresses is not at hand, so the legacy profile is read as gperftools (its frames are
+  # named by the same FrameNamer) only to check the shape.
+  if [ -s "$tmp/inl.prof" ] && [ -n "$pprof" ]; then
+    PPROF_BINARY_PATH=/nonexistent "$pprof" -proto -symbolize=none "$tmp/inl.prof" \
+      >"$tmp/inl.pb.gz" 2>/dev/null
+    "$pprof" -traces -unit=ns "$inline_loop" "$tmp/inl.prof" 2>/dev/null |
+      awk -f "$fold_awk" | LC_ALL=C sort >"$tmp/exp"
+    pf_fold "$tmp/inl.pb.gz" >"$tmp/got"
+    same "$tmp/exp" "$tmp/got" "inlined functions at addresses pf names"
+    grep -q ';outer;middle;inner ' "$tmp/got" || fail "inline: no outer;middle;inner stack"
+    pf_fold --no-inline "$tmp/inl.pb.gz" | grep -q ';middle' && fail "--no-inline: inlined frames"
+  elif [ -s "$tmp/inl.prof" ]; then
+    pf_fold "$tmp/inl.prof" | grep -q ';outer;middle;inner ' ||
+      fail "inline (gperftools): no outer;middle;inner stack"
+  else
+    echo "note: no gperftools profile of inline_loop; skipped its part"
   fi
 fi
 # Go: the program's profiles, made now (the Go toolchain builds offline with the standard
