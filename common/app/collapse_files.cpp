@@ -1,6 +1,7 @@
 // pf-collapse's entry points (files.h): the inputs are opened one at a time, in order, and
 // handed to the collapse module, which reads whatever format each holds; the tree is
-// written as folded text, or as pprof's profile.proto or a callgrind file.
+// written as folded text, or as pprof's profile.proto or a callgrind file. Folded files
+// merged as they are skip the tree (MergeFoldedFiles).
 
 #include <memory>
 #include <string>
@@ -9,7 +10,10 @@
 #include "app/files.h"
 #include "callgraph/callgrind_writer.h"
 #include "formats/pprof_writer.h"
+#include "formats/sniff.h"
 #include "io/input.h"
+#include "stacks/folded.h"
+#include "stacks/stack_list.h"
 
 namespace pf {
 
@@ -34,8 +38,58 @@ StackTree CollapseSourcesToTree(std::vector<std::unique_ptr<ByteSource>>& source
   return c.TakeTree();
 }
 
+namespace {
+
+// Folded files merged as they are (no filter, choice or cut), from the list of their
+// distinct stacks (stacks/stack_list.h) instead of a tree: a fleet's files, one per host,
+// repeat each stack thousands of times. False, having written nothing, when the tree path
+// has more to say (stdin, another format, decimals, units that disagree, nothing left).
+bool MergeFoldedFiles(const std::vector<std::string>& inputs, const CollapseOptions& o,
+                      ByteSink& out, ReadReport* report) {
+  if (inputs.empty() || !o.filter.empty() || !o.value.empty() || !o.perf.skip_after.empty() ||
+      !o.select.Names().empty() || (o.format != "auto" && o.format != "folded")) {
+    return false;
+  }
+  StackList list(1);
+  WeightUnit unit = WeightUnit::kUnspecified;
+  uint64_t lines = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == "-") return false;
+    std::unique_ptr<ByteSource> src = OpenInput(inputs[i]);
+    if (!src->stable()) return false;
+    std::string_view data = src->Next();
+    if (SniffFormat(data.substr(0, 64 << 10)) != InputFormat::kFolded) return false;
+    FoldedUnit file_unit;
+    if (FoldedColumns(data) != 1 ||
+        !ListFolded(data, 0, src->releasable(), &list, &file_unit, nullptr, &lines) ||
+        (i > 0 && file_unit.unit() != unit)) {
+      return false;
+    }
+    unit = file_unit.unit();
+  }
+  unsigned __int128 total = 0;
+  for (uint32_t s = 0; s < list.size(); ++s) total += list.count(s, 0);
+  if (total == 0 || total > UINT64_MAX) return false;
+  BufferedWriter w(out);
+  w.Append(PfUnitLine(unit));
+  for (uint32_t s : list.LineOrder()) {
+    if (list.count(s, 0) == 0) continue;
+    AppendStack(list, s, w);
+    w.Append(' ');
+    w.AppendU64(list.count(s, 0));
+    w.Append('\n');
+  }
+  w.Flush();
+  out.Commit();
+  report->folded_lines += lines;
+  return true;
+}
+
+}  // namespace
+
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, ReadReport* report) {
+  if (MergeFoldedFiles(inputs, options, out, report)) return;
   WriteCollapsed(CollapseFilesToTree(inputs, options, report), out, report);
 }
 

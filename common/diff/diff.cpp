@@ -276,48 +276,29 @@ void WriteReport(const StackTree& t, const std::string& before, const std::strin
   if (rows.empty()) w.Append("(no function changed by that much)\n");
 }
 
-// Reads one side's folded lines into column `side` of `list`; false on what the tree says.
-bool ListSide(std::string_view data, int side, StackList* list, WeightUnit* unit,
-              unsigned __int128* total, uint64_t* lines) {
-  if (FoldedColumns(data) != 1) return false;
-  FoldedLines in(data, 1);
-  FoldedUnit units;
-  size_t released = 0;
-  while (in.Next()) {
-    if (in.kind() == FoldedLines::kPfComment) {
-      if (!units.Take(in.line(), "", in.line_number()) || !units.warning().empty()) return false;
-      continue;
-    }
-    const FoldedLine& fl = in.folded();
-    if (in.kind() != FoldedLines::kStack || fl.fractional || fl.too_large) return false;
-    uint64_t counts[2] = {0, 0};
-    counts[side] = fl.counts[0];
-    list->Add(fl.stack, counts);
-    *total += fl.counts[0];
-    ++*lines;
-    size_t pos = static_cast<size_t>(in.position() - data.data());
-    if (pos - released > (8u << 20)) {  // keep the resident set small
-      ReleaseInput(data.substr(released, pos - released));
-      released = pos;
-    }
-  }
-  *unit = units.unit();
-  return *total > 0;
-}
-
 }  // namespace
 
 bool DiffFoldedInAnyOrder(const std::string_view data[2], const std::string& before,
                           const std::string& after, const DiffOptions& o, ByteSink& sink,
                           uint64_t* lines) {
   StackList list(2);
-  unsigned __int128 total[2] = {0, 0};
   WeightUnit unit[2];
   uint64_t read = 0;
   for (int i = 0; i < 2; ++i) {
-    if (!ListSide(data[i], i, &list, &unit[i], &total[i], &read)) return false;
+    FoldedUnit units;
+    if (FoldedColumns(data[i]) != 1 ||
+        !ListFolded(data[i], i, true, &list, &units, nullptr, &read)) {
+      return false;
+    }
+    unit[i] = units.unit();
   }
-  if (total[0] > UINT64_MAX || total[1] > UINT64_MAX || list.saturated()) return false;
+  unsigned __int128 total[2] = {0, 0};
+  for (uint32_t s = 0; s < list.size(); ++s) {
+    for (int i = 0; i < 2; ++i) total[i] += list.count(s, i);
+  }
+  if (total[0] == 0 || total[1] == 0 || total[0] > UINT64_MAX || total[1] > UINT64_MAX) {
+    return false;  // (the tree path says a side is empty, or saturates)
+  }
   if (CombineUnits(unit[0], unit[1]) == WeightUnit::kUnspecified && unit[0] != unit[1]) {
     return false;
   }
@@ -329,12 +310,7 @@ bool DiffFoldedInAnyOrder(const std::string_view data[2], const std::string& bef
     uint64_t nb = list.count(s, 0), na = list.count(s, 1);
     if (scale) nb = static_cast<uint64_t>(nb * total[1] / total[0]);
     if (!nb && !na) continue;
-    bool first = true;
-    for (StrId f : list.frames(s)) {
-      if (!first) w.Append(';');
-      w.Append(list.names().Name(f));
-      first = false;
-    }
+    AppendStack(list, s, w);
     w.Append(' ');
     w.AppendU64(nb);
     w.Append(' ');

@@ -22,41 +22,22 @@ namespace {
 // Reads every source's folded lines into `list`; false on anything the tree path must say.
 bool ReadAll(std::span<ByteSource* const> sources, StackList* list, WeightUnit* unit,
              std::vector<std::string>* comment_lines) {
-  bool first = true;
-  for (ByteSource* src : sources) {
+  uint64_t lines = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    ByteSource* src = sources[i];
     if (!src->stable()) return false;
     std::string_view data = src->Next();
     if (FoldedColumns(data) != list->columns()) return false;
     FoldedUnit file_unit;
-    FoldedLines lines(data, list->columns());
-    const char* released = data.data();
-    constexpr ptrdiff_t kReleaseEvery = 8 << 20;
-    while (lines.Next()) {
-      if (lines.kind() == FoldedLines::kMalformed) return false;
-      if (lines.kind() == FoldedLines::kPfComment) {
-        if (file_unit.Take(lines.line(), src->name(), lines.line_number())) {
-          if (!file_unit.warning().empty()) return false;
-        } else if (sources.size() > 1) {
-          return false;  // pf-diff's line among several inputs: the tree path picks
-        } else if (comment_lines->size() < 16) {
-          comment_lines->emplace_back(lines.line());
-        }
-        continue;
-      }
-      const FoldedLine& fl = lines.folded();
-      if (fl.fractional || fl.cut || fl.too_large) return false;
-      list->Add(fl.stack, fl.counts);
-      if (src->releasable() && lines.position() - released > kReleaseEvery) {
-        ReleaseInput(std::string_view(released, lines.position() - released));
-        released = lines.position();
-      }
+    // (pf-diff's line among several inputs: the tree path picks which.)
+    if (!ListFolded(data, -1, src->releasable(), list, &file_unit,
+                    sources.size() > 1 ? nullptr : comment_lines, &lines)) {
+      return false;
     }
-    if (src->releasable()) ReleaseInput(std::string_view(released, lines.position() - released));
-    if (!first && file_unit.unit() != *unit) return false;  // the tree path says how
+    if (i > 0 && file_unit.unit() != *unit) return false;  // the tree path says how
     *unit = file_unit.unit();
-    first = false;
   }
-  return list->saturated() == 0;
+  return true;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "stacks/stack_list.h"
 
+#include "io/input.h"
 #include "stacks/folded.h"
 
 #include <algorithm>
@@ -180,6 +181,52 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
   std::vector<uint32_t> order(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].stack;
   return order;
+}
+
+bool ListFolded(std::string_view data, int column, bool release, StackList* list,
+                FoldedUnit* unit, std::vector<std::string>* comments, uint64_t* lines) {
+  FoldedLines in(data, column < 0 ? list->columns() : 1);
+  uint64_t counts[2] = {0, 0};
+  size_t released = 0;
+  constexpr size_t kReleaseEvery = 8 << 20;  // keep the resident set small
+  while (in.Next()) {
+    if (in.kind() == FoldedLines::kMalformed) return false;
+    if (in.kind() == FoldedLines::kPfComment) {
+      if (unit->Take(in.line(), "", in.line_number())) {
+        if (!unit->warning().empty()) return false;
+      } else if (!comments) {
+        return false;
+      } else if (comments->size() < 16) {
+        comments->emplace_back(in.line());
+      }
+      continue;
+    }
+    const FoldedLine& fl = in.folded();
+    if (fl.fractional || fl.cut || fl.too_large) return false;
+    if (column < 0) {
+      list->Add(fl.stack, fl.counts);
+    } else {
+      counts[column] = fl.counts[0];
+      list->Add(fl.stack, counts);
+    }
+    ++*lines;
+    size_t at = static_cast<size_t>(in.position() - data.data());
+    if (release && at - released > kReleaseEvery) {
+      ReleaseInput(data.substr(released, at - released));
+      released = at;
+    }
+  }
+  if (release) ReleaseInput(data.substr(released));
+  return list->saturated() == 0;
+}
+
+void AppendStack(const StackList& list, uint32_t stack, BufferedWriter& out) {
+  bool first = true;
+  for (StrId f : list.frames(stack)) {
+    if (!first) out.Append(';');
+    out.Append(list.names().Name(f));
+    first = false;
+  }
 }
 
 }  // namespace pf

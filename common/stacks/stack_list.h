@@ -17,11 +17,13 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/flat_map.h"
 #include "base/intern.h"
+#include "io/output.h"
 
 namespace pf {
 
@@ -89,5 +91,20 @@ class StackList {
   std::vector<StrId> split_;  // a new stack's frames
   uint64_t saturated_ = 0;
 };
+
+class FoldedUnit;
+
+/// Reads folded text `data` into `list`: each line's count into column `column`, or with
+/// column -1 its counts into the columns (a line then holds list->columns() of them). The
+/// `# pf-unit:` lines go to *unit, pf's other comment lines to *comments (at most 16; null:
+/// such a line ends the reading); `lines` counts the stacks read. With `release`, the pages
+/// read are given back (a mapped file's, ReleaseInput). Returns false where the tree's
+/// readers have more to say: a malformed line, decimals, a count too large, a unit line that
+/// disagrees, a comment where none is taken.
+bool ListFolded(std::string_view data, int column, bool release, StackList* list,
+                FoldedUnit* unit, std::vector<std::string>* comments, uint64_t* lines);
+
+/// Appends stack `stack`'s folded text ("a;b;c") to `out`.
+void AppendStack(const StackList& list, uint32_t stack, BufferedWriter& out);
 
 }  // namespace pf

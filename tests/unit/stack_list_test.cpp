@@ -207,6 +207,25 @@ TEST(FoldedInAnyOrder, DiffsAsTheTreesDo) {
   }
 }
 
+// pf-collapse of folded files merged as they are: what the tree gives.
+TEST(FoldedInAnyOrder, MergesAsTheTreeDoes) {
+  std::mt19937 rng(9);
+  const std::string dir = ScratchDir();
+  const std::vector<std::string> files = {dir + "/merge_a.folded", dir + "/merge_b.folded"};
+  for (int round = 0; round < 10; ++round) {
+    std::vector<std::string> lines = RandomLines(300, false, rng);
+    std::string head = round % 3 == 0 ? "# pf-unit: nanoseconds\n" : "";
+    Write(files[0], lines, 0, 200, head);
+    Write(files[1], lines, 100, 300, head);
+    StringSink merged, tree;
+    ReadReport r1, r2;
+    CollapseFiles(files, {}, merged, &r1);
+    WriteCollapsed(CollapseFilesToTree(files, {}, &r2), tree, &r2);
+    EXPECT_EQ(merged.data(), tree.data()) << "round " << round;
+    EXPECT_EQ(r1.folded_lines, 400u);
+  }
+}
+
 // What the tree's readers say more about is left to them, before anything is drawn.
 TEST(FoldedInAnyOrder, LeavesToTheTreeWhatItSaysMoreAbout) {
   const std::string dir = ScratchDir();
