@@ -610,7 +610,7 @@ void PerfScriptFolder::AppendFrameKey(std::string_view name, std::string_view ds
   auto put = [&out](std::string_view part) {
     uint32_t n = static_cast<uint32_t>(part.size());
     std::memcpy(out, &n, sizeof n);
-    std::memcpy(out + sizeof n, part.data(), n);
+    if (n) std::memcpy(out + sizeof n, part.data(), n);  // (an empty view's data may be null)
     out += sizeof n + n;
   };
   put(name);
