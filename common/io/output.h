@@ -66,6 +66,7 @@ class BufferedWriter {
   explicit BufferedWriter(ByteSink& sink, size_t capacity = 1 << 20);
   ~BufferedWriter();  // does not flush: call Flush() on the success path
   void Append(std::string_view s) {
+    if (s.empty()) return;  // (an empty view's data may be null: no memcpy from it)
     if (s.size() > capacity_ - len_) {
       Slow(s);
       return;
