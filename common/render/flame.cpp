@@ -48,7 +48,9 @@ struct FlowBuilder::Node {
   uint64_t width = 0;   // valid once closed
   double delta = 0;
   bool owned = false;   // `view` points into names_, not into the caller's input
-  std::vector<uint32_t> children;
+  // The children, in the order they were opened: a list through the nodes themselves (a
+  // vector each was an allocation per frame).
+  uint32_t first_child = kNone, last_child = kNone, prev = kNone, next = kNone;
 };
 
 FlowBuilder::FlowBuilder(double threshold_per_total, bool flamechart)
@@ -105,11 +107,10 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
     if (!flamechart_) {
       // Lines sorted as whole strings visit "foo", then "foo::bar", then "foo;baz": reopen
       // "foo" instead of drawing it twice. Only siblings extending the name can be between.
-      const std::vector<uint32_t>& ch = nodes_[parent].children;
-      for (size_t j = ch.size(); j-- > 0;) {
-        std::string_view v = nodes_[ch[j]].view;
+      for (uint32_t c = nodes_[parent].last_child; c != kNone; c = nodes_[c].prev) {
+        std::string_view v = nodes_[c].view;
         if (v == frame) {
-          n = ch[j];
+          n = c;
           break;
         }
         if (!StartsWith(v, frame)) break;
@@ -118,7 +119,7 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
     if (n == kNone) {
       n = NewNode(StrId{}, frame, static_cast<uint32_t>(i + 1));
       nodes_[n].gap = std::exchange(nodes_[parent].tail_gap, 0);
-      nodes_[parent].children.push_back(n);
+      Link(parent, n);
     }
     open_.push_back(n);
   }
@@ -136,13 +137,15 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
 void FlowBuilder::Close(uint32_t n) {
   Node& node = nodes_[n];
   uint64_t w = AddSat(node.self, node.pruned);
-  for (uint32_t c : node.children) w = AddSat(w, nodes_[c].width);
+  for (uint32_t c = node.first_child; c != kNone; c = nodes_[c].next) {
+    w = AddSat(w, nodes_[c].width);
+  }
   node.width = w;
   // Children are final now: the narrow ones can go (see the file comment in flame.h).
   if (threshold_per_total_ > 0) PruneChildren(n, threshold_per_total_ * static_cast<double>(sum_));
   // The survivors keep their names: copy them, so the views no longer point into the input
   // (whose pages a streaming caller gives back) — only frames likely to be drawn pay this.
-  for (uint32_t c : nodes_[n].children) {
+  for (uint32_t c = nodes_[n].first_child; c != kNone; c = nodes_[c].next) {
     Node& child = nodes_[c];
     if (!child.owned) {
       child.view = names_.Name(names_.Intern(child.view));
@@ -151,34 +154,45 @@ void FlowBuilder::Close(uint32_t n) {
   }
 }
 
+void FlowBuilder::Link(uint32_t parent, uint32_t child) {
+  Node& p = nodes_[parent];
+  nodes_[child].prev = p.last_child;
+  nodes_[child].next = kNone;
+  if (p.last_child == kNone) {
+    p.first_child = child;
+  } else {
+    nodes_[p.last_child].next = child;
+  }
+  p.last_child = child;
+}
+
 void FlowBuilder::PruneChildren(uint32_t n, double threshold) {
-  std::vector<uint32_t>& ch = nodes_[n].children;
-  size_t out = 0;
   uint64_t gone = 0, gap = 0;  // gap: the removed width since the last child kept
-  for (uint32_t c : ch) {
-    if (static_cast<double>(nodes_[c].width) < threshold) {
-      gone = AddSat(gone, nodes_[c].width);
-      gap += nodes_[c].gap + nodes_[c].width;
+  for (uint32_t c = nodes_[n].first_child; c != kNone;) {
+    Node& child = nodes_[c];
+    const uint32_t next = child.next;
+    if (static_cast<double>(child.width) < threshold) {
+      gone = AddSat(gone, child.width);
+      gap += child.gap + child.width;
+      (child.prev == kNone ? nodes_[n].first_child : nodes_[child.prev].next) = next;
+      (next == kNone ? nodes_[n].last_child : nodes_[next].prev) = child.prev;
       FreeSubtree(c);
     } else {
-      nodes_[c].gap += gap;
+      child.gap += gap;
       gap = 0;
-      ch[out++] = c;
     }
+    c = next;
   }
-  ch.resize(out);
   nodes_[n].pruned = AddSat(nodes_[n].pruned, gone);
   nodes_[n].tail_gap += gap;
 }
 
 void FlowBuilder::FreeSubtree(uint32_t n) {
-  std::vector<uint32_t> todo{n};
-  while (!todo.empty()) {
-    uint32_t m = todo.back();
-    todo.pop_back();
-    for (uint32_t c : nodes_[m].children) todo.push_back(c);
-    nodes_[m].children.clear();
-    nodes_[m].children.shrink_to_fit();
+  todo_.assign(1, n);
+  while (!todo_.empty()) {
+    uint32_t m = todo_.back();
+    todo_.pop_back();
+    for (uint32_t c = nodes_[m].first_child; c != kNone; c = nodes_[c].next) todo_.push_back(c);
     free_.push_back(m);
   }
 }
@@ -191,7 +205,7 @@ void FlowBuilder::Finish(uint64_t total) {
   uint32_t root = open_[0];
   Node& r = nodes_[root];
   uint64_t w = AddSat(r.self, r.pruned);
-  for (uint32_t c : r.children) w = AddSat(w, nodes_[c].width);
+  for (uint32_t c = r.first_child; c != kNone; c = nodes_[c].next) w = AddSat(w, nodes_[c].width);
   r.width = w;
   // Final pruning with the real total, every level (flamegraph.pl: width < minwidth_time).
   if (threshold_per_total_ > 0) {
@@ -201,7 +215,7 @@ void FlowBuilder::Finish(uint64_t total) {
       uint32_t m = todo.back();
       todo.pop_back();
       PruneChildren(m, threshold);
-      for (uint32_t c : nodes_[m].children) todo.push_back(c);
+      for (uint32_t c = nodes_[m].first_child; c != kNone; c = nodes_[c].next) todo.push_back(c);
     }
   }
   // Depth first, children in the order they were opened; in a flame graph the own samples
@@ -219,7 +233,7 @@ void FlowBuilder::Finish(uint64_t total) {
     out_.push_back({node.view, node.depth, it.start, node.width, node.delta});
     uint64_t pos = AddSat(it.start, node.self);
     size_t first = todo.size();
-    for (uint32_t c : node.children) {
+    for (uint32_t c = node.first_child; c != kNone; c = nodes_[c].next) {
       pos += nodes_[c].gap;
       todo.push_back({c, flamechart_ ? nodes_[c].start : pos});
       pos = AddSat(pos, nodes_[c].width);

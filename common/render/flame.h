@@ -104,6 +104,7 @@ class FlowBuilder {
   void Close(uint32_t n);
   void PruneChildren(uint32_t n, double threshold);
   void FreeSubtree(uint32_t n);
+  void Link(uint32_t parent, uint32_t child);  // as its last child
   void Emit(uint32_t n, uint64_t start);
 
   double threshold_per_total_;
@@ -111,6 +112,7 @@ class FlowBuilder {
   Interner names_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> free_;
+  std::vector<uint32_t> todo_;  // FreeSubtree's
   std::vector<uint32_t> open_;  // open_[d]: the open frame at depth d; open_[0] is the root
   uint64_t sum_ = 0;
   double max_delta_ = 1;
