@@ -102,9 +102,16 @@ class AddressNamer {
         groups_[it->second].addresses.push_back(addr);
       }
     }
-    std::vector<std::pair<std::string, std::string>> binaries;
-    for (const Group& g : groups_) binaries.emplace_back(std::string(g.map->path), std::string());
-    tables_.PrefetchBinaries(binaries, false, inline_frames);
+    // The DWARF thread looks up each binary's addresses (as file offsets) ahead of NameAhead.
+    std::vector<BinaryTables::Binary> binaries;
+    for (const Group& g : groups_) {
+      std::vector<uint64_t> offsets;
+      if (inline_frames) {
+        for (uint64_t addr : g.addresses) offsets.push_back(addr - g.map->start + g.map->pgoff);
+      }
+      binaries.push_back({std::string(g.map->path), std::string(), std::move(offsets)});
+    }
+    tables_.PrefetchBinaries(std::move(binaries), false, inline_frames);
   }
 
  public:

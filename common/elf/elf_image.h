@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -165,6 +166,16 @@ class ElfImage {
   uint16_t machine() const { return machine_; }
   const std::vector<Section>& sections() const { return sections_; }
   const std::vector<ProgramHeader>& segments() const { return segments_; }
+  /// The virtual address of file offset `offset`, through the PT_LOAD segment holding it.
+  bool FileOffsetToVaddr(uint64_t offset, uint64_t* vaddr) const {
+    for (const ProgramHeader& p : segments_) {
+      if (p.type == PT_LOAD && offset >= p.offset && offset - p.offset < std::max(p.filesz, p.memsz)) {
+        *vaddr = offset - p.offset + p.vaddr;
+        return true;
+      }
+    }
+    return false;
+  }
   /// Index of .symtab (SHT_SYMTAB) or .dynsym (SHT_DYNSYM), -1 when absent.
   int symtab() const { return symtab_; }
   int dynsym() const { return dynsym_; }

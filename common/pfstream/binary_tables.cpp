@@ -49,31 +49,31 @@ void BinaryTables::Prefetch(const PerfDataReader& reader, bool inline_frames, bo
   // (see FrameNamer::Frames): a frame-pointer recording needs DWARF for source lines alone.
   bool stack_copies = false;
   for (const EventAttr& a : reader.attrs()) stack_copies |= a.sample_stack_user != 0;
-  std::vector<std::pair<std::string, std::string>> binaries;
+  std::vector<Binary> binaries;
   for (const PerfDataReader::BuildId& b : reader.build_ids()) {
     if (b.path.empty() || b.path[0] != '/') continue;  // the kernel, [vdso]
-    binaries.emplace_back(b.path, maps_.BuildIdOf(reader, b.path));
+    binaries.push_back({b.path, maps_.BuildIdOf(reader, b.path), {}});
   }
   // Kernel symbols on a thread of their own: the first kernel frame may come at once, and
   // /proc/kallsyms takes the kernel tens of milliseconds to print.
   prefetch_plan_.kernel = KernelSampled(reader);
   if (prefetch_plan_.kernel) sym_.PrefetchKernelSymbols();
-  PrefetchBinaries(binaries, stack_copies, (inline_frames && stack_copies) || srclines);
+  PrefetchBinaries(std::move(binaries), stack_copies, (inline_frames && stack_copies) || srclines);
 }
 
-void BinaryTables::PrefetchBinaries(const std::vector<std::pair<std::string, std::string>>& binaries,
-                                    bool unwind_tables, bool dwarf) {
+void BinaryTables::PrefetchBinaries(std::vector<Binary> binaries, bool unwind_tables, bool dwarf) {
   if (prefetch_worker_.joinable() || dwarf_worker_.joinable() || !binary_prefetches_.empty()) return;
   prefetch_plan_.unwind_tables = unwind_tables;
   prefetch_plan_.dwarf = dwarf;
   std::vector<BinaryPrefetch*> jobs;
-  for (const auto& [path, id] : binaries) {
-    Symbolizer::BinaryPrefetch* from_symbolizer = sym_.PrefetchBinary(path, id);
+  for (Binary& b : binaries) {
+    Symbolizer::BinaryPrefetch* from_symbolizer = sym_.PrefetchBinary(b.path, b.build_id);
     if (from_symbolizer == nullptr) continue;
     auto prefetch = std::make_unique<BinaryPrefetch>();
     prefetch->from_symbolizer = from_symbolizer;
+    prefetch->lookups = std::move(b.lookups);
     jobs.push_back(prefetch.get());
-    binary_prefetches_.emplace(path + '\0' + id, std::move(prefetch));
+    binary_prefetches_.emplace(b.path + '\0' + b.build_id, std::move(prefetch));
   }
   prefetch_plan_.binaries = jobs.size();
   if (jobs.empty()) return;
@@ -118,7 +118,7 @@ void BinaryTables::RunDwarfPrefetch(const std::vector<BinaryPrefetch*>& jobs) {
   for (BinaryPrefetch* p : jobs) {
     if (stop_prefetch_) return;
     try {
-      p->dwarf.Offer([&] { return MakeDwarf(*p); });
+      p->dwarf.Offer([&] { return MakeDwarf(*p, true); });
     } catch (...) {  // made again, and reported, where it is needed
     }
   }
@@ -144,12 +144,22 @@ BinaryTables::BinaryPrefetch::Cfi BinaryTables::MakeCfi(BinaryPrefetch& p) {
   return c;
 }
 
-BinaryTables::BinaryPrefetch::Dwarf BinaryTables::MakeDwarf(BinaryPrefetch& p) const {
+// With `lookups` (on the DWARF thread), the answers for the binary's listed addresses are
+// made too, before the DwarfInfo is handed on: the thread that names them then only reads
+// them (a DwarfInfo is not thread-safe, and is this thread's alone until then).
+BinaryTables::BinaryPrefetch::Dwarf BinaryTables::MakeDwarf(BinaryPrefetch& p, bool lookups) const {
   BinaryPrefetch::Dwarf d;
   d.path = p.from_symbolizer->DebugInfoPath();
-  if (!d.path.empty()) {
-    d.info = DwarfInfo::Open(d.path, DwarfOptions(srcline_));
-    if (d.info) d.info->Prepare();
+  if (d.path.empty()) return d;
+  d.info = DwarfInfo::Open(d.path, DwarfOptions(srcline_));
+  if (!d.info) return d;
+  d.info->Prepare();
+  std::shared_ptr<const elf::ElfImage> image;
+  if (lookups && !p.lookups.empty()) image = p.from_symbolizer->RuntimeImage();
+  for (uint64_t offset : image ? p.lookups : std::vector<uint64_t>()) {
+    if (stop_prefetch_) break;
+    uint64_t vaddr;
+    if (image->FileOffsetToVaddr(offset, &vaddr)) d.info->Lookup(vaddr);
   }
   return d;
 }
@@ -205,7 +215,7 @@ DwarfInfo* BinaryTables::DwarfFor(uint32_t pid, MapEntry& m) {
   if (m.dwarf_loaded) return m.dwarf;
   m.dwarf_loaded = true;
   if (BinaryPrefetch* p = FindBinaryPrefetch(pid, m)) {
-    BinaryPrefetch::Dwarf& d = p->dwarf.Get([this, p] { return MakeDwarf(*p); });
+    BinaryPrefetch::Dwarf& d = p->dwarf.Get([this, p] { return MakeDwarf(*p, false); });
     if (d.info && !dwarf_[d.path]) dwarf_[d.path] = std::move(d.info);
   }
   std::string path = sym_.DebugInfoPath(m.path, m.build_id, pid);

@@ -37,12 +37,19 @@ class BinaryTables {
   /// symbols, and DWARF and addr2line's names (when `inline_frames` of stack copies or
   /// `srclines` will be read: inflating and indexing a large debug file).
   void Prefetch(const PerfDataReader& reader, bool inline_frames, bool srclines);
-  /// The same for the binaries (path, build-id: "" when unknown) of a profile that lists no
-  /// build-id table (gperftools), in the order they will first be needed: their unwind
-  /// tables when `unwind_tables`, their symbols, and their DWARF and addr2line's names when
-  /// `dwarf`. Once per BinaryTables (a second Prefetch does nothing).
-  void PrefetchBinaries(const std::vector<std::pair<std::string, std::string>>& binaries,
-                        bool unwind_tables, bool dwarf);
+  /// A binary to load ahead: its path, its build-id ("" when unknown), and the file offsets
+  /// of addresses the DWARF thread looks up as soon as the DWARF is open (so the thread that
+  /// names them finds the answers made: a profile that lists its addresses up front).
+  struct Binary {
+    std::string path;
+    std::string build_id;
+    std::vector<uint64_t> lookups;
+  };
+  /// The same for the binaries of a profile that lists no build-id table (gperftools), in
+  /// the order they will first be needed: their unwind tables when `unwind_tables`, their
+  /// symbols, and their DWARF (with its lookups) and addr2line's names when `dwarf`. Once per
+  /// BinaryTables (a second Prefetch does nothing).
+  void PrefetchBinaries(std::vector<Binary> binaries, bool unwind_tables, bool dwarf);
   /// Ends Prefetch's thread (what it has not begun is made when first needed).
   void StopPrefetch();
 
@@ -78,6 +85,7 @@ class BinaryTables {
       std::string path;  // the debug file
       std::unique_ptr<DwarfInfo> info;
     };
+    std::vector<uint64_t> lookups;  // file offsets the DWARF thread looks up (Binary::lookups)
     struct Names {
       std::string path;
       NamesEntry entry;
@@ -97,7 +105,7 @@ class BinaryTables {
   void RunDwarfPrefetch(const std::vector<BinaryPrefetch*>& jobs);
   BinaryPrefetch* FindBinaryPrefetch(uint32_t pid, const MapEntry& m);
   static BinaryPrefetch::Cfi MakeCfi(BinaryPrefetch& p);
-  BinaryPrefetch::Dwarf MakeDwarf(BinaryPrefetch& p) const;
+  BinaryPrefetch::Dwarf MakeDwarf(BinaryPrefetch& p, bool lookups) const;
   template <typename RuntimeImage>
   static BinaryPrefetch::Names NamesFile(std::string debug_path, RuntimeImage runtime_image);
   static void BuildNames(BinaryPrefetch::Names& n);

@@ -623,13 +623,7 @@ bool CfiTable::FileOffsetToVaddr(uint64_t offset, uint64_t* vaddr) const {
     *vaddr = offset;
     return true;
   }
-  for (const elf::ProgramHeader& p : image_->segments()) {
-    if (p.type == PT_LOAD && offset >= p.offset && offset - p.offset < std::max(p.filesz, p.memsz)) {
-      *vaddr = offset - p.offset + p.vaddr;
-      return true;
-    }
-  }
-  return false;
+  return image_->FileOffsetToVaddr(offset, vaddr);
 }
 
 std::span<const uint8_t> CfiTable::Expression(uint16_t index) const {
