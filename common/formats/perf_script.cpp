@@ -603,7 +603,9 @@ void PerfScriptFolder::AppendFrameKey(std::string_view name, std::string_view ds
                                       std::string_view srcline, std::string_view pc,
                                       std::string* key) const {
   if (!opt_.srcline) srcline = {};
-  if (!opt_.include_addrs) pc = {};
+  // The address names only an unknown function ("[dso <addr>]", NameFrame): a named frame's
+  // key leaves it out, so its samples at other addresses are found again.
+  if (!opt_.include_addrs || name.find("[unknown]") == std::string_view::npos) pc = {};
   size_t at = key->size();
   key->resize(at + 4 * sizeof(uint32_t) + name.size() + dso.size() + srcline.size() + pc.size());
   char* out = key->data() + at;
