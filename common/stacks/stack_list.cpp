@@ -50,8 +50,15 @@ void StackList::Add(std::string_view stack, const uint64_t* counts) {
   bool fresh;
   const uint32_t s = FindOrAdd(XXH3_128bits(stack.data(), stack.size()), &fresh);
   if (fresh) {
+    // Every frame hashed and its slot asked for first, then looked up: the table of names
+    // outgrows the caches, and a stack's lookups then wait on memory together, not in turn.
+    pieces_.clear();
+    ForEachFrame(stack, [this](std::string_view f) {
+      pieces_.push_back({f, XXH3_128bits(f.data(), f.size())});
+      frame_of_.Prefetch(pieces_.back().hash);
+    });
     split_.clear();
-    ForEachFrame(stack, [this](std::string_view f) { split_.push_back(Frame(f)); });
+    for (const Piece& p : pieces_) split_.push_back(Frame(p.name, p.hash));
     if (chunks_.empty() || chunk_size_ - chunk_used_ < split_.size()) {
       chunk_size_ = std::max(kChunk, split_.size());
       chunks_.push_back(std::make_unique_for_overwrite<StrId[]>(chunk_size_));
@@ -73,9 +80,9 @@ void StackList::Add(std::string_view stack, const uint64_t* counts) {
   }
 }
 
-StrId StackList::Frame(std::string_view name) {
+StrId StackList::Frame(std::string_view name, const XXH128_hash_t& hash) {
   bool fresh;
-  StrId& id = frame_of_.TryEmplace(XXH3_128bits(name.data(), name.size()), StrId{}, &fresh);
+  StrId& id = frame_of_.TryEmplace(hash, StrId{}, &fresh);
   if (fresh) id = names_.Intern(name);
   return id;
 }

@@ -62,7 +62,7 @@ class StackList {
   std::vector<uint32_t> LineOrder() const;
 
  private:
-  StrId Frame(std::string_view name);
+  StrId Frame(std::string_view name, const XXH128_hash_t& hash);
   std::vector<uint32_t> Order(const std::vector<uint32_t>& end_rank,
                               const std::vector<uint32_t>& more_rank) const;
 
@@ -89,6 +89,11 @@ class StackList {
   std::vector<XXH128_hash_t> hash_;  // by stack
   FlatMap<XXH128_hash_t, StrId, Hash128Key, Equal128Key> frame_of_;      // name's hash
   std::vector<StrId> split_;  // a new stack's frames
+  struct Piece {
+    std::string_view name;
+    XXH128_hash_t hash;
+  };
+  std::vector<Piece> pieces_;  // a new stack's frames' names, hashed
   uint64_t saturated_ = 0;
 };
 
