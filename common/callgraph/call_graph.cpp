@@ -171,12 +171,6 @@ std::string RgbHex(const double rgb[3]) {
   return buf;
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 // A part of the whole: never above 100%.
 std::string Percent(uint64_t part, uint64_t total) {
   double p = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;

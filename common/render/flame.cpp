@@ -244,12 +244,6 @@ void FlowBuilder::Finish(uint64_t total) {
 
 namespace {
 
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 // The name shown for a frame: flamegraph.pl strips one trailing annotation.
 std::string_view Display(std::string_view name) {
   if (name.size() >= 4 && name[name.size() - 4] == '_' && name[name.size() - 3] == '[' &&
@@ -398,7 +392,7 @@ class FrameDrawer {
     const double count_shown = static_cast<double>(b->count) * unscale_ * o_.factor;
     // (Integers print exactly: a double has 53 bits.)
     std::string samples = wi_.decimals == 0 && o_.factor == 1 ? std::to_string(b->count)
-                                                              : Fmt("%.0f", count_shown);
+                                                              : Fixed(count_shown, 0);
     std::string samples_txt =
         as_time_ ? HumanWeight(static_cast<uint64_t>(std::min(count_shown, 1.8e19)), 0, wi_.unit)
                  : WithThousands(samples) + " " + L_.countname;
@@ -409,11 +403,11 @@ class FrameDrawer {
     }
     // A part is at most the whole, whatever rounding and saturation did.
     double part = as_time_ ? count_shown : std::strtod(samples.c_str(), nullptr);
-    std::string pct = Fmt("%.2f", std::min(100.0, 100 * part / total_scaled_));
+    std::string pct = Fixed(std::min(100.0, 100 * part / total_scaled_), 2);
     b->title = b->name + " (" + samples_txt + ", " + pct + "%";
     if (L_.differential) {
       double d = (o_.negate ? -f.delta : f.delta) * unscale_ * o_.factor + 0.0;  // no "-0.00"
-      std::string dp = Fmt("%.2f", 100 * d / total_scaled_);
+      std::string dp = Fixed(100 * d / total_scaled_, 2);
       if (d > 0) dp = "+" + dp;
       b->title += "; " + dp + "%";
     }

@@ -12,6 +12,7 @@
 #include "base/utf8.h"
 #include "base/version.h"
 #include "render/palette.h"
+#include "stacks/weight.h"
 
 namespace pf {
 
@@ -209,14 +210,14 @@ void WriteSvg(const FlameLayout& L, const FlameOptions& o, BufferedWriter& w) {
     line += XmlEscape(fa && fa->has_title ? fa->title : b.title);
     line += "</title><rect x=\"";
     double x2 = b.x + b.w;
-    std::string x1s = Num("%.1f", b.x), x2s = Num("%.1f", x2);
+    std::string x1s = Fixed(b.x, 1), x2s = Fixed(x2, 1);
     line += x1s;
     line += "\" y=\"";
-    line += Num("%.1f", b.y);
+    AppendFixed(&line, b.y, 1);
     line += "\" width=\"";
-    line += Num("%.1f", std::strtod(x2s.c_str(), nullptr) - std::strtod(x1s.c_str(), nullptr));
+    AppendFixed(&line, std::strtod(x2s.c_str(), nullptr) - std::strtod(x1s.c_str(), nullptr), 1);
     line += "\" height=\"";
-    line += Num("%.1f", b.h);
+    AppendFixed(&line, b.h, 1);
     line += "\" fill=\"";
     line += RgbText(b.fill);
     line += "\" rx=\"2\" ry=\"2\" fg:x=\"";
@@ -224,11 +225,11 @@ void WriteSvg(const FlameLayout& L, const FlameOptions& o, BufferedWriter& w) {
     line += "\" fg:w=\"";
     line += std::to_string(b.count);
     line += "\" fg:tw=\"";
-    line += Num("%.2f", b.text_width);
+    AppendFixed(&line, b.text_width, 2);
     line += "\"/><text x=\"";
-    line += Num("%.2f", b.x + 3);
+    AppendFixed(&line, b.x + 3, 2);
     line += "\" y=\"";
-    line += Num("%.1f", b.y + b.h / 2 + 3);
+    AppendFixed(&line, b.y + b.h / 2 + 3, 1);
     line += "\">";
     line += XmlEscape(b.label);
     line += fa && fa->link ? "</text></a>\n" : "</text></g>\n";

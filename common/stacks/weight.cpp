@@ -4,10 +4,26 @@
 
 #include "stacks/weight.h"
 
+#include <charconv>
 #include <cstddef>
 #include <cstdio>
 
 namespace pf {
+
+void AppendFixed(std::string* out, double v, int decimals) {
+  char buf[400];  // DBL_MAX has 309 digits before the point
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  if (ec == std::errc()) {
+    out->append(buf, end);
+    return;
+  }
+  // Longer than the buffer (many decimals asked for): printf's own.
+  const int n = std::snprintf(nullptr, 0, "%.*f", decimals, v);
+  const size_t at = out->size();
+  out->resize(at + static_cast<size_t>(n) + 1);
+  std::snprintf(out->data() + at, static_cast<size_t>(n) + 1, "%.*f", decimals, v);
+  out->resize(at + static_cast<size_t>(n));
+}
 
 std::string WithThousands(std::string digits) {
   size_t start = (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) ? 1 : 0;

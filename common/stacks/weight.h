@@ -75,6 +75,15 @@ std::string FormatWeight(uint64_t w, int decimals);
 /// "1234567" -> "1,234,567"; a leading sign stays in front ("-1,234").
 std::string WithThousands(std::string digits);
 
+/// Appends `v` with `decimals` digits after the point, as printf's "%.*f" writes it (the same
+/// correctly rounded digits, without printf's cost: a flame graph prints millions).
+void AppendFixed(std::string* out, double v, int decimals);
+inline std::string Fixed(double v, int decimals) {
+  std::string s;
+  AppendFixed(&s, v, decimals);
+  return s;
+}
+
 /// The unit's name after a count: "samples", "ns", "events", "bytes", "objects", "Ir"
 /// (instructions, as callgrind names them).
 std::string_view UnitName(WeightUnit unit);

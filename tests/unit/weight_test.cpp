@@ -54,6 +54,31 @@ TEST(Weight, FormatsExactDecimals) {
   EXPECT_EQ(FormatWeight(UINT64_MAX, 0), "18446744073709551615");
 }
 
+// The SVG's coordinates and shares: the digits printf's "%.*f" prints, ties and all.
+TEST(Weight, FixedPrintsAsPrintf) {
+  auto printf_fixed = [](double v, int d) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%.*f", d, v);
+    return std::string(buf);
+  };
+  std::vector<double> values = {0,      -0.0,    0.05,  0.15,    0.25,  0.125, 2.675, 1e300,
+                                -1e300, 1.0 / 3, 99.995, 100.0, -0.04, 1189.95, 5e-324};
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 20000; ++i) {  // xorshift: coordinates and shares of every size
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    values.push_back(static_cast<double>(x % 2000000) / 1000.0 - 10);
+    values.push_back(static_cast<double>(x % 100000) / 8.0);
+  }
+  for (double v : values) {
+    for (int d : {0, 1, 2, 6}) EXPECT_EQ(Fixed(v, d), printf_fixed(v, d)) << v << " " << d;
+  }
+  // Past the fast path's buffer: printf's own digits.
+  EXPECT_EQ(Fixed(1e300, 200), printf_fixed(1e300, 200));
+  std::string s = "x=";
+  AppendFixed(&s, 2.5, 1);
+  EXPECT_EQ(s, "x=2.5");
+}
+
 TEST(Weight, ShowsTheUnit) {
   EXPECT_EQ(HumanWeight(62, 0, WeightUnit::kSamples), "62 samples");
   EXPECT_EQ(HumanWeight(1234567, 0, WeightUnit::kUnspecified), "1,234,567 samples");
