@@ -53,8 +53,9 @@ struct FlowBuilder::Node {
   uint32_t first_child = kNone, last_child = kNone, prev = kNone, next = kNone;
 };
 
-FlowBuilder::FlowBuilder(double threshold_per_total, bool flamechart)
-    : threshold_per_total_(threshold_per_total), flamechart_(flamechart) {
+FlowBuilder::FlowBuilder(double threshold_per_total, bool flamechart, bool stable_names)
+    : threshold_per_total_(threshold_per_total), flamechart_(flamechart),
+      stable_names_(stable_names) {
   StrId root = names_.Intern("");
   open_.push_back(NewNode(root, names_.Name(root), 0));
 }
@@ -145,6 +146,7 @@ void FlowBuilder::Close(uint32_t n) {
   if (threshold_per_total_ > 0) PruneChildren(n, threshold_per_total_ * static_cast<double>(sum_));
   // The survivors keep their names: copy them, so the views no longer point into the input
   // (whose pages a streaming caller gives back) — only frames likely to be drawn pay this.
+  if (stable_names_) return;
   for (uint32_t c = nodes_[n].first_child; c != kNone; c = nodes_[c].next) {
     Node& child = nodes_[c];
     if (!child.owned) {

@@ -70,7 +70,9 @@ class FlowBuilder {
  public:
   /// `threshold_per_total`: a frame is pruned when width < threshold_per_total * total
   /// (0 disables pruning). `flamechart`: keep input order and recorded start offsets.
-  FlowBuilder(double threshold_per_total, bool flamechart);
+  /// `stable_names`: the names given live as long as the builder (a StackList's, a tree's),
+  /// so a frame drawn keeps the caller's view instead of a copy.
+  FlowBuilder(double threshold_per_total, bool flamechart, bool stable_names = false);
   ~FlowBuilder();
 
   /// One stack, root first, with its weight (the width) and, for differential input, the
@@ -109,6 +111,7 @@ class FlowBuilder {
 
   double threshold_per_total_;
   bool flamechart_;
+  bool stable_names_;
   Interner names_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> free_;

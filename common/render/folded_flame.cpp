@@ -59,7 +59,7 @@ bool DrawFoldedInAnyOrder(std::span<ByteSource* const> sources, const FlameOptio
   }
   if (sum == 0) return false;  // the tree path says why there is nothing to draw
 
-  FlowBuilder flow(FlameThreshold(options), false);
+  FlowBuilder flow(FlameThreshold(options), false, /*stable_names=*/true);  // the list's
   std::vector<std::string_view> tail;
   std::span<const StrId> prev;
   const std::vector<uint32_t> order = list.SortedOrder();

@@ -170,20 +170,38 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
     for (const Key& k : keys) other[start[k.head >> shift & 0xffff]++] = k;
     keys.swap(other);
   }
-  auto rest_less = [&](const Key& x, const Key& y) {
-    std::span<const StrId> a = frames(x.stack), b = frames(y.stack);
-    size_t n = std::max(a.size(), b.size());
-    for (size_t i = in_key; i < n; ++i) {
-      uint64_t ra = rank_at(a, i), rb = rank_at(b, i);
-      if (ra != rb) return ra < rb;
-    }
-    return false;
+  // Stacks of one key: the next frames' ranks make their next key, sorted in turn, until
+  // every run holds one stack (distinct stacks differ somewhere, or one ends first).
+  struct Run {
+    size_t begin, end, first_frame;
   };
-  for (size_t run = 0; run < keys.size();) {
-    size_t end = run + 1;
-    while (end < keys.size() && keys[end].head == keys[run].head) ++end;
-    if (end - run > 1) std::sort(keys.begin() + run, keys.begin() + end, rest_less);
-    run = end;
+  std::vector<Run> runs;
+  auto note_runs = [&](size_t begin, size_t end, size_t first_frame) {
+    for (size_t run = begin; run < end;) {
+      size_t stop = run + 1;
+      while (stop < end && keys[stop].head == keys[run].head) ++stop;
+      if (stop - run > 1) runs.push_back({run, stop, first_frame});
+      run = stop;
+    }
+  };
+  note_runs(0, keys.size(), in_key);
+  while (!runs.empty()) {
+    const Run r = runs.back();
+    runs.pop_back();
+    bool more = false;  // a stack of the run has frames past this key's
+    for (size_t k = r.begin; k < r.end; ++k) {
+      std::span<const StrId> f = frames(keys[k].stack);
+      uint64_t key = 0;
+      for (size_t i = r.first_frame; i < r.first_frame + in_key; ++i) {
+        key = (in_key > 1 ? key << bits : 0) | rank_at(f, i);
+      }
+      keys[k].head = key;
+      more |= f.size() > r.first_frame + in_key;
+    }
+    std::sort(keys.begin() + static_cast<ptrdiff_t>(r.begin),
+              keys.begin() + static_cast<ptrdiff_t>(r.end),
+              [](const Key& x, const Key& y) { return x.head < y.head; });
+    if (more) note_runs(r.begin, r.end, r.first_frame + in_key);
   }
   std::vector<uint32_t> order(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].stack;
