@@ -306,7 +306,10 @@ bool DiffFoldedInAnyOrder(const std::string_view data[2], const std::string& bef
   BufferedWriter w(sink);
   w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
   w.Append(PfUnitLine(CombineUnits(unit[0], unit[1])));
-  for (uint32_t s : list.LineOrder()) {
+  const std::vector<uint32_t> order = list.LineOrder();
+  for (size_t k = 0; k < order.size(); ++k) {
+    list.FetchAhead(order, k);  // the sorted stacks lie anywhere in the list
+    const uint32_t s = order[k];
     uint64_t nb = list.count(s, 0), na = list.count(s, 1);
     if (scale) nb = static_cast<uint64_t>(nb * total[1] / total[0]);
     if (!nb && !na) continue;

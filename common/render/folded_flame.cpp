@@ -64,8 +64,7 @@ bool DrawFoldedInAnyOrder(std::span<ByteSource* const> sources, const FlameOptio
   std::span<const StrId> prev;
   const std::vector<uint32_t> order = list.SortedOrder();
   for (size_t k = 0; k < order.size(); ++k) {
-    // The sorted stacks lie anywhere in the list: fetch a later one's frames ahead.
-    if (k + 8 < order.size()) __builtin_prefetch(list.frames(order[k + 8]).data());
+    list.FetchAhead(order, k);  // the sorted stacks lie anywhere in the list
     std::span<const StrId> frames = list.frames(order[k]);
     const uint32_t s = order[k];
     uint64_t w = list.count(s, wcol);
