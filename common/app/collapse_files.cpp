@@ -38,6 +38,10 @@ StackTree CollapseSourcesToTree(std::vector<std::unique_ptr<ByteSource>>& source
   return c.TakeTree();
 }
 
+bool IsMappedFolded(ByteSource& src) {
+  return src.stable() && SniffFormat(src.Peek().substr(0, 64 << 10)) == InputFormat::kFolded;
+}
+
 namespace {
 
 // Folded files merged as they are (no filter, choice or cut), from the list of their
@@ -56,9 +60,8 @@ bool MergeFoldedFiles(const std::vector<std::string>& inputs, const CollapseOpti
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == "-") return false;
     std::unique_ptr<ByteSource> src = OpenInput(inputs[i]);
-    if (!src->stable()) return false;
+    if (!IsMappedFolded(*src)) return false;
     std::string_view data = src->Next();
-    if (SniffFormat(data.substr(0, 64 << 10)) != InputFormat::kFolded) return false;
     FoldedUnit file_unit;
     if (FoldedColumns(data) != 1 ||
         !ListFolded(data, 0, src->releasable(), &list, &file_unit, nullptr, &lines) ||

@@ -12,7 +12,6 @@
 
 #include "app/files.h"
 #include "base/error.h"
-#include "formats/sniff.h"
 #include "io/input.h"
 
 namespace pf {
@@ -33,9 +32,8 @@ bool TryMerge(const std::string& before, const std::string& after, const DiffOpt
   std::unique_ptr<ByteSource> in[2] = {OpenInput(before), OpenInput(after)};
   std::string_view data[2];
   for (int i = 0; i < 2; ++i) {
-    if (!in[i]->stable() || !in[i]->releasable()) return false;
+    if (!IsMappedFolded(*in[i]) || !in[i]->releasable()) return false;
     data[i] = in[i]->Peek();
-    if (SniffFormat(data[i].substr(0, 64 << 10)) != InputFormat::kFolded) return false;
   }
   return MergeSortedFolded(data, before, after, o, sink, &report->folded_lines) ||
          DiffFoldedInAnyOrder(data, before, after, o, sink, &report->folded_lines);

@@ -30,6 +30,11 @@ StackTree CollapseFilesToTree(const std::vector<std::string>& inputs,
 StackTree CollapseSourcesToTree(std::vector<std::unique_ptr<ByteSource>>& sources,
                                 const CollapseOptions& options, ReadReport* report);
 
+/// True when `src` is folded text whose bytes stay put (a mapped file: stable), as the paths
+/// that draw, merge or compare folded files without a stack tree need; the format is judged
+/// from the first 64 KiB (SniffFormat).
+bool IsMappedFolded(ByteSource& src);
+
 /// pf-collapse: folds `inputs` and writes sorted folded text to `out`.
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, ReadReport* report);

@@ -32,10 +32,6 @@ bool FoldedAsItIs(const std::vector<std::string>& inputs, const FlameOptions& op
   return std::none_of(inputs.begin(), inputs.end(), [](const std::string& p) { return p == "-"; });
 }
 
-bool IsMappedFolded(ByteSource& src) {
-  return src.stable() && SniffFormat(src.Peek()) == InputFormat::kFolded;
-}
-
 // Folded files drawn without a stack tree: one sorted file streamed, else every file's
 // distinct stacks sorted (each source opened afresh). False when neither can say it all.
 bool DrawWithoutTree(const std::vector<std::string>& inputs, const FlameOptions& options,
