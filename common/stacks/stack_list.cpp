@@ -46,9 +46,13 @@ uint32_t StackList::FindOrAdd(const XXH128_hash_t& hash, bool* fresh) {
   return stack;
 }
 
-void StackList::Add(std::string_view stack, const uint64_t* counts) {
+XXH128_hash_t StackList::Hash(std::string_view stack) {
+  return XXH3_128bits(stack.data(), stack.size());
+}
+
+void StackList::Add(std::string_view stack, const XXH128_hash_t& hash, const uint64_t* counts) {
   bool fresh;
-  const uint32_t s = FindOrAdd(XXH3_128bits(stack.data(), stack.size()), &fresh);
+  const uint32_t s = FindOrAdd(hash, &fresh);
   if (fresh) {
     // Every frame hashed and its slot asked for first, then looked up: the table of names
     // outgrows the caches, and a stack's lookups then wait on memory together, not in turn.
@@ -211,7 +215,16 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
 bool ListFolded(std::string_view data, int column, bool release, StackList* list,
                 FoldedUnit* unit, std::vector<std::string>* comments, uint64_t* lines) {
   FoldedLines in(data, column < 0 ? list->columns() : 1);
-  uint64_t counts[2] = {0, 0};
+  struct Pending {
+    std::string_view stack;
+    XXH128_hash_t hash;
+    uint64_t counts[2];
+    bool set = false;
+  } pending;
+  auto add_pending = [&] {
+    if (pending.set) list->Add(pending.stack, pending.hash, pending.counts);
+    pending.set = false;
+  };
   size_t released = 0;
   constexpr size_t kReleaseEvery = 8 << 20;  // keep the resident set small
   while (in.Next()) {
@@ -228,19 +241,26 @@ bool ListFolded(std::string_view data, int column, bool release, StackList* list
     }
     const FoldedLine& fl = in.folded();
     if (fl.fractional || fl.cut || fl.too_large) return false;
+    // Each line is added once the next is hashed and its slot asked for (in a large list
+    // the slot is a cache miss).
+    const XXH128_hash_t hash = StackList::Hash(fl.stack);
+    list->PrefetchSlot(hash);
+    add_pending();
+    pending = {fl.stack, hash, {0, 0}, true};
     if (column < 0) {
-      list->Add(fl.stack, fl.counts);
+      std::copy(fl.counts, fl.counts + list->columns(), pending.counts);
     } else {
-      counts[column] = fl.counts[0];
-      list->Add(fl.stack, counts);
+      pending.counts[column] = fl.counts[0];
     }
     ++*lines;
-    size_t at = static_cast<size_t>(in.position() - data.data());
+    // (Not the pending line's pages: it is yet to be read.)
+    size_t at = static_cast<size_t>(pending.stack.data() - data.data());
     if (release && at - released > kReleaseEvery) {
       ReleaseInput(data.substr(released, at - released));
       released = at;
     }
   }
+  add_pending();
   if (release) ReleaseInput(data.substr(released));
   return list->saturated() == 0;
 }

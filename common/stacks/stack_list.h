@@ -43,7 +43,16 @@ class StackList {
   /// frame name, are found again by a 128-bit hash of their bytes alone (no string compare:
   /// a fleet's files repeat each stack thousands of times; two texts that collide in 128
   /// bits are not to be met). Sums stop at UINT64_MAX and are counted (saturated()).
-  void Add(std::string_view stack, const uint64_t* counts);
+  void Add(std::string_view stack, const uint64_t* counts) {
+    Add(stack, Hash(stack), counts);
+  }
+  /// The same with the stack's hash (Hash) made before: a reader that hashes the next line
+  /// and asks for its slot (PrefetchSlot) before it adds this one waits on memory less.
+  void Add(std::string_view stack, const XXH128_hash_t& hash, const uint64_t* counts);
+  static XXH128_hash_t Hash(std::string_view stack);
+  void PrefetchSlot(const XXH128_hash_t& hash) const {
+    __builtin_prefetch(&slots_[hash.low64 & (slots_.size() - 1)]);
+  }
 
   size_t size() const { return where_.size(); }
   std::span<const StrId> frames(uint32_t stack) const {
