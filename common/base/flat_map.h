@@ -12,6 +12,8 @@
 #include <functional>
 #include <vector>
 
+#include "base/prefetch.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -52,7 +54,7 @@ class FlatMap {
   /// Asks the CPU to load the slot where a lookup of `key` starts (a big table's lookups
   /// wait on memory: a caller that knows its next keys asks ahead).
   void Prefetch(const Key& key) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Hash()(key) & (slots_.size() - 1)]);
+    if (!slots_.empty()) pf::Prefetch(&slots_[Hash()(key) & (slots_.size() - 1)]);
   }
 
  private:

@@ -31,6 +31,7 @@
 
 #include "base/diagnostics.h"
 #include "base/error.h"
+#include "base/prefetch.h"
 #include "pfstream/binary_tables.h"
 #include "pfstream/frame_namer.h"
 #include "pfstream/process_maps.h"
@@ -162,10 +163,10 @@ class TreeBuilder {
     for (size_t at = 0; at < sorted.size(); ++at) {
       // The samples come in an order of their own: their records and values are fetched a
       // few samples ahead.
-      if (at + 8 < sorted.size()) __builtin_prefetch(&samples_[kept[sorted[at + 8]]]);
+      if (at + 8 < sorted.size()) Prefetch(&samples_[kept[sorted[at + 8]]]);
       if (at + 4 < sorted.size()) {
-        __builtin_prefetch(p_.values.data() + samples_[kept[sorted[at + 4]]].first_value);
-        __builtin_prefetch(stacks_.data() + stack_first_[sorted[at + 4]] + shared[at + 4]);
+        Prefetch(p_.values.data() + samples_[kept[sorted[at + 4]]].first_value);
+        Prefetch(stacks_.data() + stack_first_[sorted[at + 4]] + shared[at + 4]);
       }
       const uint32_t i = sorted[at];
       const StrId* frames = stacks_.data() + stack_first_[i];
@@ -329,7 +330,7 @@ class TreeBuilder {
     const StrId* prev = nullptr;
     size_t prev_length = 0;
     for (size_t at = 0; at < sorted.size(); ++at) {
-      if (at + 4 < sorted.size()) __builtin_prefetch(stacks_.data() + stack_first_[sorted[at + 4]]);
+      if (at + 4 < sorted.size()) Prefetch(stacks_.data() + stack_first_[sorted[at + 4]]);
       const uint32_t i = sorted[at];
       const StrId* frames = stacks_.data() + stack_first_[i];
       const size_t length = stack_first_[i + 1] - stack_first_[i];

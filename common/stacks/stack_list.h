@@ -23,6 +23,7 @@
 
 #include "base/flat_map.h"
 #include "base/intern.h"
+#include "base/prefetch.h"
 #include "io/output.h"
 
 namespace pf {
@@ -51,7 +52,7 @@ class StackList {
   void Add(std::string_view stack, const XXH128_hash_t& hash, const uint64_t* counts);
   static XXH128_hash_t Hash(std::string_view stack);
   void PrefetchSlot(const XXH128_hash_t& hash) const {
-    __builtin_prefetch(&slots_[hash.low64 & (slots_.size() - 1)]);
+    pf::Prefetch(&slots_[hash.low64 & (slots_.size() - 1)]);
   }
 
   size_t size() const { return where_.size(); }
@@ -64,13 +65,13 @@ class StackList {
   /// order visits the list at random: ask this some stacks ahead, and for the frames a few
   /// stacks ahead (FetchAhead).
   void Prefetch(uint32_t stack) const {
-    __builtin_prefetch(&where_[stack]);
-    __builtin_prefetch(&counts_[stack * columns_]);
+    pf::Prefetch(&where_[stack]);
+    pf::Prefetch(&counts_[stack * columns_]);
   }
   /// The two prefetches of a walk over `order`, at step k.
   void FetchAhead(const std::vector<uint32_t>& order, size_t k) const {
     if (k + 16 < order.size()) Prefetch(order[k + 16]);
-    if (k + 8 < order.size()) __builtin_prefetch(frames(order[k + 8]).data());
+    if (k + 8 < order.size()) pf::Prefetch(frames(order[k + 8]).data());
   }
   uint64_t saturated() const { return saturated_; }
 

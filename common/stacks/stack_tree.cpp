@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/prefetch.h"
 
 namespace pf {
 
@@ -95,7 +96,7 @@ void StackTree::Index(NodeId from, NodeId to) {
   for (NodeId n = from; n < to; ++n) {
     if (n.value + kAhead < to.value) {
       const Link& a = links_[n.index() + kAhead];
-      __builtin_prefetch(&slots_[Home(Tag(a.parent, a.frame))], 1);
+      Prefetch(&slots_[Home(Tag(a.parent, a.frame))]);
     }
     uint32_t tag = Tag(links_[n.index()].parent, links_[n.index()].frame);
     size_t i = Home(tag);

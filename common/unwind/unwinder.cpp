@@ -42,7 +42,7 @@ struct StackReader {
   }
   /// Asks for the word at `addr` ahead of its read, when it is in the copy.
   void Prefetch(uint64_t addr) const {
-    if (addr >= base && addr - base < bytes.size()) __builtin_prefetch(bytes.data() + (addr - base));
+    if (addr >= base && addr - base < bytes.size()) pf::Prefetch(bytes.data() + (addr - base));
   }
 };
 
@@ -288,7 +288,7 @@ void UnwindUserStacks(std::span<UnwindJob> jobs) {
     // The first reads of each: its registers and the top of its stack.
     for (size_t i = 0; i < n; ++i) {
       PrefetchBytes(group[i].in.regs.data(), group[i].in.regs.size_bytes());
-      if (!group[i].in.stack.empty()) __builtin_prefetch(group[i].in.stack.data());
+      if (!group[i].in.stack.empty()) Prefetch(group[i].in.stack.data());
     }
     Walk walks[kGroup];
     uint8_t active[kGroup];
