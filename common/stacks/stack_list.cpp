@@ -194,6 +194,12 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
     runs.pop_back();
     bool more = false;  // a stack of the run has frames past this key's
     for (size_t k = r.begin; k < r.end; ++k) {
+      // (A run's stacks lie anywhere in the list: ask for them ahead, as FetchAhead.)
+      if (k + 16 < r.end) Prefetch(keys[k + 16].stack);
+      if (k + 8 < r.end) {
+        std::span<const StrId> ahead = frames(keys[k + 8].stack);
+        pf::Prefetch(ahead.data() + std::min(r.first_frame, ahead.size()));
+      }
       std::span<const StrId> f = frames(keys[k].stack);
       uint64_t key = 0;
       for (size_t i = r.first_frame; i < r.first_frame + in_key; ++i) {
