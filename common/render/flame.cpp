@@ -90,10 +90,10 @@ void FlowBuilder::Add(std::span<const std::string_view> frames, uint64_t weight,
 }
 
 void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail,
-                           uint64_t weight, double delta) {
+                           uint64_t weight, double delta, bool frame_order) {
   // The open frames beyond the shared ones may still continue with the tail's first frames.
   size_t common = shared;
-  while (common - shared < tail.size() && common + 1 < open_.size() &&
+  while (!frame_order && common - shared < tail.size() && common + 1 < open_.size() &&
          nodes_[open_[common + 1]].view == tail[common - shared]) {
     ++common;
   }
@@ -105,7 +105,7 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
     std::string_view frame = tail[i - shared];
     uint32_t parent = open_.back();
     uint32_t n = kNone;
-    if (!flamechart_) {
+    if (!flamechart_ && !frame_order) {
       // Lines sorted as whole strings visit "foo", then "foo::bar", then "foo;baz": reopen
       // "foo" instead of drawing it twice. Only siblings extending the name can be between.
       for (uint32_t c = nodes_[parent].last_child; c != kNone; c = nodes_[c].prev) {

@@ -79,9 +79,12 @@ class FlowBuilder {
   /// change it carries (after - before).
   void Add(std::span<const std::string_view> frames, uint64_t weight, double delta);
   /// The same when the caller knows the stack begins with the first `shared` frames of the
-  /// previous one: only `tail`, the frames after them, is given.
+  /// previous one: only `tail`, the frames after them, is given. `frame_order`: the stacks
+  /// come sorted frame by frame (StackList::SortedOrder) and `shared` is all they share, so
+  /// no open frame continues and no closed one reopens (text order's "foo", "foo::bar",
+  /// "foo;baz"): neither is looked for.
   void AddAfter(size_t shared, std::span<const std::string_view> tail, uint64_t weight,
-                double delta);
+                double delta, bool frame_order = false);
   /// Closes every frame. `total`: the count that is 100% (>= the sum of weights).
   void Finish(uint64_t total);
 

@@ -78,7 +78,7 @@ bool DrawFoldedInAnyOrder(std::span<ByteSource* const> sources, const FlameOptio
     }
     tail.clear();
     for (size_t i = shared; i < frames.size(); ++i) tail.push_back(list.names().Name(frames[i]));
-    flow.AddAfter(shared, tail, w, d);
+    flow.AddAfter(shared, tail, w, d, /*frame_order=*/true);
     prev = frames;
   }
   FlameOptions o = options;
