@@ -135,6 +135,19 @@ void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail
   if (a > max_delta_) max_delta_ = a;
 }
 
+void FlowBuilder::AddPruned(uint64_t weight, double delta) {
+  // What PruneChildren leaves of a removed child: its width in the gap before the next
+  // child kept, and in the frame's pruned weight.
+  Node& node = nodes_[open_.back()];
+  node.tail_gap = AddSat(node.tail_gap, weight);
+  node.pruned = AddSat(node.pruned, weight);
+  if (__builtin_add_overflow(sum_, weight, &sum_)) {
+    sum_ = UINT64_MAX;
+    ++saturated_;
+  }
+  max_delta_ = std::max(max_delta_, std::fabs(delta));
+}
+
 void FlowBuilder::Close(uint32_t n) {
   Node& node = nodes_[n];
   uint64_t w = AddSat(node.self, node.pruned);
@@ -531,6 +544,11 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
 }  // namespace
 
 double FlameThreshold(const FlameOptions& o) { return ThresholdPerTotal(o); }
+
+double FlamePruneWidth(const FlameOptions& o, uint64_t sum) {
+  // As FinishFlame: its total, the threshold of Finish's last pruning.
+  return ThresholdPerTotal(o) * static_cast<double>(TimeMax(sum, o, 0, nullptr));
+}
 
 FlameLayout FinishFlame(FlowBuilder& flow, bool differential, WeightUnit unit,
                         const FlameOptions& o, std::vector<std::string>* warnings) {

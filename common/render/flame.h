@@ -85,6 +85,11 @@ class FlowBuilder {
   /// "foo;baz"): neither is looked for.
   void AddAfter(size_t shared, std::span<const std::string_view> tail, uint64_t weight,
                 double delta, bool frame_order = false);
+  /// A stack whose frames past the open ones (those of the stack before, up to the last
+  /// AddAfter) are all too narrow to draw: as if they had been added and pruned, its
+  /// weight is a gap in the deepest open frame. For a caller that knows every frame's final
+  /// width ahead (a StackList's walk: see DrawFoldedInAnyOrder).
+  void AddPruned(uint64_t weight, double delta);
   /// Closes every frame. `total`: the count that is 100% (>= the sum of weights).
   void Finish(uint64_t total);
 
@@ -159,6 +164,9 @@ bool DrawFoldedInAnyOrder(std::span<ByteSource* const> sources, const FlameOptio
 
 /// The flow's pruning threshold for a flame graph of `options` (--minwidth over the width).
 double FlameThreshold(const FlameOptions& options);
+/// The width below which FinishFlame prunes a frame of a flow whose weights sum to `sum`
+/// (0: none is pruned).
+double FlamePruneWidth(const FlameOptions& options, uint64_t sum);
 /// Finishes a flame graph's flow (its stacks added, integer weights of `unit`) at its total
 /// (or --total) and lays it out.
 FlameLayout FinishFlame(FlowBuilder& flow, bool differential, WeightUnit unit,

@@ -128,8 +128,10 @@ std::vector<std::string> RandomLines(int n, bool differential, std::mt19937& rng
       line += (d ? ";" : "") + names[rng() % names.size()];
     }
     if (line.empty()) line = "e";
-    line += " " + std::to_string(rng() % 5);
-    if (differential) line += " " + std::to_string(rng() % 5);
+    // Mostly small counts, some large: frames of every width, pruned at every depth.
+    auto count = [&rng] { return rng() % 8 == 0 ? rng() % 100000 : rng() % 5; };
+    line += " " + std::to_string(count());
+    if (differential) line += " " + std::to_string(count());
     lines.push_back(line);
   }
   return lines;
@@ -161,7 +163,12 @@ TEST(FoldedInAnyOrder, DrawsWhatTheTreeDraws) {
       Write(files[0], lines, 0, 100, head);
       Write(files[1], lines, 100, 200, head);
       FlameOptions o;
-      o.minwidth = round % 2 ? 0.1 : 3;  // pruned frames leave their gaps alike
+      // Pruned frames leave their gaps alike, whatever decides the width that is pruned
+      // (the walk plans them ahead: FlowBuilder::AddPruned).
+      o.minwidth = round % 2 ? 0.1 : 3;
+      if (round % 5 == 4) o.minwidth = 0;
+      if (round % 7 == 6) o.minwidth_percent = true, o.minwidth = 0.5;
+      if (round % 4 == 3) o.total = 5000000;
       std::vector<std::string> wl, wt;
       std::vector<std::unique_ptr<ByteSource>> sources;
       std::vector<ByteSource*> views;
