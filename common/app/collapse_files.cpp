@@ -75,6 +75,7 @@ bool MergeFoldedFiles(const std::vector<std::string>& inputs, const CollapseOpti
   if (total == 0 || total > UINT64_MAX) return false;
   BufferedWriter w(out);
   w.Append(PfUnitLine(unit));
+  list.DoneAdding();
   for (uint32_t s : list.LineOrder()) {
     if (list.count(s, 0) == 0) continue;
     AppendStack(list, s, w);

@@ -306,6 +306,7 @@ bool DiffFoldedInAnyOrder(const std::string_view data[2], const std::string& bef
   BufferedWriter w(sink);
   w.Append(std::string(kPfDiffComment) + "before=" + before + " after=" + after + "\n");
   w.Append(PfUnitLine(CombineUnits(unit[0], unit[1])));
+  list.DoneAdding();
   const std::vector<uint32_t> order = list.LineOrder();
   for (size_t k = 0; k < order.size(); ++k) {
     list.FetchAhead(order, k);  // the sorted stacks lie anywhere in the list

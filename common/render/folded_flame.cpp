@@ -123,6 +123,7 @@ bool DrawFoldedInAnyOrder(std::span<ByteSource* const> sources, const FlameOptio
   }
   if (sum == 0) return false;  // the tree path says why there is nothing to draw
 
+  list.DoneAdding();
   const std::vector<uint32_t> order = list.SortedOrder();
   const Walk walk = Plan(list, order, wcol, FlamePruneWidth(options, sum));
   FlowBuilder flow(FlameThreshold(options), false, /*stable_names=*/true);  // the list's

@@ -22,15 +22,14 @@ uint32_t StackList::FindOrAdd(const XXH128_hash_t& hash, bool* fresh) {
   size_t i = hash.low64 & mask;
   for (; slots_[i].stack_plus_one != 0; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];
-    if (slot.tag == tag && hash_[slot.stack_plus_one - 1].low64 == hash.low64 &&
-        hash_[slot.stack_plus_one - 1].high64 == hash.high64) {
+    if (slot.tag == tag && hash_[slot.stack_plus_one - 1] == hash.low64) {
       *fresh = false;
       return slot.stack_plus_one - 1;
     }
   }
   *fresh = true;
   const uint32_t stack = static_cast<uint32_t>(hash_.size());
-  hash_.push_back(hash);
+  hash_.push_back(hash.low64);
   slots_[i] = Slot{stack + 1, tag};
   if (hash_.size() * 4 > slots_.size() * 3) {
     std::vector<Slot> old(slots_.size() * 2);
@@ -38,12 +37,27 @@ uint32_t StackList::FindOrAdd(const XXH128_hash_t& hash, bool* fresh) {
     mask = slots_.size() - 1;
     for (const Slot& o : old) {
       if (o.stack_plus_one == 0) continue;
-      size_t j = hash_[o.stack_plus_one - 1].low64 & mask;
+      size_t j = hash_[o.stack_plus_one - 1] & mask;
       while (slots_[j].stack_plus_one != 0) j = (j + 1) & mask;
       slots_[j] = o;
     }
   }
   return stack;
+}
+
+void StackList::Reserve(size_t more) {
+  const size_t n = where_.size() + more;
+  where_.reserve(n);
+  hash_.reserve(n);
+  counts_.reserve(n * static_cast<size_t>(columns_));
+}
+
+void StackList::DoneAdding() {
+  std::vector<Slot>().swap(slots_);
+  std::vector<uint64_t>().swap(hash_);
+  frame_of_ = {};
+  std::vector<StrId>().swap(split_);
+  std::vector<Piece>().swap(pieces_);
 }
 
 XXH128_hash_t StackList::Hash(std::string_view stack) {
@@ -220,6 +234,13 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
 
 bool ListFolded(std::string_view data, int column, bool release, StackList* list,
                 FoldedUnit* unit, std::vector<std::string>* comments, uint64_t* lines) {
+  // Room for as many stacks as the input has lines, guessed from its first 64 KiB: at most
+  // that many are new (reserved, not touched, the room costs no memory).
+  const std::string_view head = data.substr(0, 64 << 10);
+  const size_t head_lines = static_cast<size_t>(std::count(head.begin(), head.end(), '\n'));
+  if (head_lines > 0) {
+    list->Reserve(std::min<size_t>(data.size() / head.size() * head_lines * 11 / 10, 1u << 30));
+  }
   FoldedLines in(data, column < 0 ? list->columns() : 1);
   struct Pending {
     std::string_view stack;
@@ -232,7 +253,7 @@ bool ListFolded(std::string_view data, int column, bool release, StackList* list
     pending.set = false;
   };
   size_t released = 0;
-  constexpr size_t kReleaseEvery = 8 << 20;  // keep the resident set small
+  constexpr size_t kReleaseEvery = 2 << 20;  // keep the resident set small
   while (in.Next()) {
     if (in.kind() == FoldedLines::kMalformed) return false;
     if (in.kind() == FoldedLines::kPfComment) {

@@ -40,10 +40,11 @@ class StackList {
   int columns() const { return columns_; }
 
   /// Adds `counts` (columns() of them) to the stack whose folded text is `stack` ("a;b;c",
-  /// root first), made when new: only then are its frames split and named. A stack, and a
-  /// frame name, are found again by a 128-bit hash of their bytes alone (no string compare:
-  /// a fleet's files repeat each stack thousands of times; two texts that collide in 128
-  /// bits are not to be met). Sums stop at UINT64_MAX and are counted (saturated()).
+  /// root first), made when new: only then are its frames split and named. A stack is found
+  /// again by 96 bits of a hash of its bytes alone, a frame name by 128 (no string compare:
+  /// a fleet's files repeat each stack thousands of times; texts that collide in 96 bits
+  /// are not to be met below 2^40 stacks). Sums stop at UINT64_MAX and are counted
+  /// (saturated()).
   void Add(std::string_view stack, const uint64_t* counts) {
     Add(stack, Hash(stack), counts);
   }
@@ -75,6 +76,15 @@ class StackList {
   }
   uint64_t saturated() const { return saturated_; }
 
+  /// Makes room for `more` stacks beyond those listed (address space only: nothing is
+  /// touched until used), so that the per-stack arrays never hold two copies while they grow.
+  void Reserve(size_t more);
+
+  /// After the last Add: frees what finds a stack or a frame name again (the hashes and
+  /// their tables, a third of the list), before the sort asks for memory of its own. No
+  /// Add after it.
+  void DoneAdding();
+
   /// The stacks in frame-by-frame order: frames compared bytewise by name, root first, a
   /// stack before the stacks it is a prefix of (the order in which a depth-first walk of
   /// their tree, children sorted by name, visits them).
@@ -100,15 +110,16 @@ class StackList {
   size_t chunk_used_ = 0, chunk_size_ = 0;
   std::vector<Where> where_;       // by stack
   std::vector<uint64_t> counts_;   // stack * columns_ + column
-  // The stacks by their text's XXH3-128: 8-byte slots (a stack and 32 bits of its hash) at
-  // most three quarters full, the whole hash kept by stack (a FlatMap's slot would be 24).
+  // The stacks by their text's XXH3-128: 8-byte slots (a stack and 32 bits of its hash's
+  // high half) at most three quarters full, the low half kept by stack: 96 bits compared
+  // (a FlatMap's slot would be 24 bytes, and 16 more kept by stack).
   struct Slot {
     uint32_t stack_plus_one;  // 0: empty
     uint32_t tag;             // the hash's high half's top bits
   };
   uint32_t FindOrAdd(const XXH128_hash_t& hash, bool* fresh);
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
-  std::vector<XXH128_hash_t> hash_;  // by stack
+  std::vector<uint64_t> hash_;  // by stack: its hash's low half
   FlatMap<XXH128_hash_t, StrId, Hash128Key, Equal128Key> frame_of_;      // name's hash
   std::vector<StrId> split_;  // a new stack's frames
   struct Piece {
