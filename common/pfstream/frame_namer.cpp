@@ -17,6 +17,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "base/error.h"
 #include "pfstream/stack_unwinder.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
@@ -77,7 +78,12 @@ struct FrameNamer::UserAddress {
 };
 
 FrameNamer::FrameNamer(ProcessMaps& maps, BinaryTables& tables, Symbolizer& symbolizer)
-    : maps_(maps), tables_(tables), sym_(symbolizer) {}
+    : maps_(maps), tables_(tables), sym_(symbolizer) {
+  ResolvedFrame unmapped;
+  unmapped.sym = "[unknown]";
+  unmapped.dso = "[unknown]";
+  unmapped_name_ = NameIdOf(Add(unmapped));
+}
 FrameNamer::~FrameNamer() = default;
 
 FrameNamer::FrameStrings FrameNamer::FrameStrings::Of(const ResolvedFrame& f) {
@@ -102,6 +108,7 @@ FrameId FrameNamer::Add(const ResolvedFrame& f) {
   bool added;
   NameId name = name_id_of_.TryEmplace(
       FrameStrings::Of(f), NameId(static_cast<uint32_t>(name_id_of_.size())), &added);
+  if (frames_.size() >= kUnmapped) throw Error("more than 2^31 distinct frames");
   frames_.push_back(f);
   name_ids_.push_back(name);
   return FrameId(static_cast<uint32_t>(frames_.size() - 1));
@@ -116,16 +123,11 @@ FrameId FrameNamer::Find(const ResolvedFrame& f) {
 }
 
 FrameId FrameNamer::UnmappedFrame(uint64_t ip) {
-  bool added;
-  FrameId& id = unmapped_frame_at_.TryEmplace(ip, FrameId::Invalid(), &added);
-  if (added) {
-    ResolvedFrame f;
-    f.addr = ip;
-    f.sym = "[unknown]";
-    f.dso = "[unknown]";
-    id = Add(f);
-  }
-  return id;
+  ResolvedFrame& f = unmapped_.emplace_back();
+  f.addr = ip;
+  f.sym = "[unknown]";
+  f.dso = "[unknown]";
+  return FrameId(kUnmapped + static_cast<uint32_t>(unmapped_.size() - 1));
 }
 
 FrameId FrameNamer::KernelFrame(uint64_t ip, bool srcline) {
@@ -217,6 +219,7 @@ void FrameNamer::Frames(const Sample& s, std::span<const uint64_t> chain,
 
 void FrameNamer::UserFrames(uint32_t pid, uint64_t ip, std::vector<ResolvedFrame>* out) {
   ids_.clear();
+  unmapped_.clear();
   AddUserFrame(pid, ip, true, &ids_);
   for (FrameId id : ids_) out->push_back(Frame(id));
 }
@@ -224,6 +227,7 @@ void FrameNamer::UserFrames(uint32_t pid, uint64_t ip, std::vector<ResolvedFrame
 void FrameNamer::FrameIds(const Sample& s, std::span<const uint64_t> chain,
                           std::vector<FrameId>* out) {
   out->clear();
+  unmapped_.clear();
   uint16_t mode = s.misc & kCpuModeMask;
   bool kernel = mode == kCpuModeKernel || mode == kCpuModeGuestKernel;
   if (chain.empty()) {

@@ -69,14 +69,20 @@ class FrameNamer {
   /// The frames of a sample for its call chain (Session::Callchain), leaf first, as perf
   /// script lists them (context markers dropped; without a callchain, the sample ip alone).
   void Frames(const Sample& s, std::span<const uint64_t> chain, std::vector<ResolvedFrame>* out);
-  /// Frames, each as its id: Frame(id) is the frame Frames gives.
+  /// Frames, each as its id: Frame(id) is the frame Frames gives. The ids of addresses no
+  /// map holds (frame-pointer walks gone astray: as many as there are such addresses) are
+  /// this call's: valid until the next call of FrameIds, Frames or UserFrames.
   void FrameIds(const Sample& s, std::span<const uint64_t> chain, std::vector<FrameId>* out);
-  /// A frame named here (valid as long as the namer).
-  const ResolvedFrame& Frame(FrameId id) const { return frames_[id.index()]; }
+  /// A frame named here (valid as long as the namer, but see FrameIds).
+  const ResolvedFrame& Frame(FrameId id) const {
+    return id.value < kUnmapped ? frames_[id.index()] : unmapped_[id.value - kUnmapped];
+  }
   /// What the frame prints but its address and offset (symbol, dso, source line, the kernel
   /// and inline marks), numbered: frames of one NameId differ only in those numbers.
   /// (Frames whose strings are equal but stored apart may have different NameIds.)
-  NameId NameIdOf(FrameId id) const { return name_ids_[id.index()]; }
+  NameId NameIdOf(FrameId id) const {
+    return id.value < kUnmapped ? name_ids_[id.index()] : unmapped_name_;
+  }
 
  private:
   struct UserAddress;
@@ -111,8 +117,10 @@ class FrameNamer {
   // `f`'s id: an equal frame's (all its fields alike), else Add's. For frames not cached by
   // address (JIT code, the hypervisor's, a stack copy's end).
   FrameId Find(const ResolvedFrame& f);
-  // The frame of a user address no map holds.
+  // The frame of a user address no map holds (FrameIds: until the next call).
   FrameId UnmappedFrame(uint64_t ip);
+  // Where FrameIds of unmapped_ start.
+  static constexpr uint32_t kUnmapped = uint32_t{1} << 31;
   // A kernel address's frame: resolved once per address while the kernel's maps stay; with
   // `srcline`, the frame with the source line perf prints for a kernel address.
   FrameId KernelFrame(uint64_t ip, bool srcline);
@@ -162,7 +170,8 @@ class FrameNamer {
   std::vector<NameId> name_ids_;
   FlatMap<FrameStrings, NameId, FrameStringsHash> name_id_of_;
   FlatMap<FrameFields, FrameId, FrameFieldsHash> found_;
-  FlatMap<uint64_t, FrameId, AddressHash> unmapped_frame_at_;
+  std::vector<ResolvedFrame> unmapped_;  // UnmappedFrame's, since FrameIds began
+  NameId unmapped_name_;
   std::vector<ResolvedFrame> resolved_;  // ResolveUserFrame's answer
   std::vector<FrameId> ids_;             // Frames's and UserFrames's
   // PlainUserFrame's answers by (object, file offset): an object is a (binary, path,

@@ -1038,20 +1038,22 @@ TEST(RecordFold, ThreadsAndProcessesOfOneCommFoldOnce) {
       s.tid = t.tid;
       s.time = time++;
       s.period = 1000;
-      s.callchain = {kContextUser, s.ip, t.start + off + 16};
+      // Its caller's caller at an address no map holds (a frame-pointer walk gone astray).
+      s.callchain = {kContextUser, s.ip, t.start + off + 16, 0x1000 + 8 * round};
       w.WriteSample(s);
     }
   }
   const std::string path = p.Save("one_comm.data");
-  for (int ids = 0; ids < 3; ++ids) {
+  for (int ids = 0; ids < 4; ++ids) {
     SCOPED_TRACE(ids);
     ScriptOptions so;
-    if (ids > 0) so.fields = {"+pid"};
+    if (ids == 1 || ids == 2) so.fields = {"+pid"};
     StringSink text;
     RunScript(path, so, text, nullptr);
     CollapseOptions o;
     o.perf.include_pid = ids == 1;
     o.perf.include_tid = ids == 2;
+    o.perf.include_addrs = ids == 3;  // "[unknown] <addr>": by round
     StringSink folded;
     ReadReport report;
     CollapseFiles({path}, o, folded, &report);
@@ -1060,7 +1062,7 @@ TEST(RecordFold, ThreadsAndProcessesOfOneCommFoldOnce) {
     EXPECT_EQ(report.samples, 10u);
     // prog's three threads are named and folded once (with the ids printed, once each); "c"
     // once in each process, as the Perl pattern may take its ids into the comm.
-    EXPECT_EQ(report.named_folds, ids == 0 ? 3u : 5u);
+    EXPECT_EQ(report.named_folds, ids == 0 ? 3u : ids == 3 ? 6u : 5u);
   }
   std::remove(path.c_str());
 }
