@@ -78,20 +78,25 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   }
   std::string_view comm = session.Comm(s.pid, s.tid);
   if (s.attr->sample_type & kSamplePeriod) s.period = weight;  // the period read is the weight
-  session.Frames(s, chain, &frames_);
+  session.FrameIds(s, chain, &frame_ids_);
+  fields_.period = s.attr->sample_type & kSamplePeriod;  // (NamedKey and FoldNamed read them)
+  fields_.cpu = false;
+  fields_.time = s.attr->sample_type & kSampleTime;
   // A new chain of addresses often folds as an earlier one did: the fold reads names, not
   // addresses or offsets (a loop's samples differ in their leaf's address alone). So the
   // frames are keyed again by what the fold reads of them. (A key whose samples fold one by
   // one has no such twin: the named key holds all its fold depends on but the time.)
   XXH128_hash_t named_key{};
   if (fresh) {
-    named_key = NamedKey(s, comm);
+    named_key = NamedKey(session, s, comm);
     if (const Named* n = named_.Find(named_key)) {
       Add(key, Cached{n->leaf, n->filtered, true});
       fold_as(n->leaf, n->filtered);
       return;
     }
   }
+  frames_.clear();
+  for (FrameId id : frame_ids_) frames_.push_back(session.Frame(id));
   uint64_t filtered_before = folder_.other_event_samples();
   bool reuse = false;
   NodeId leaf = FoldNamed(session, s, comm, &reuse);
@@ -107,9 +112,6 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
 
 NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view comm,
                              bool* reuse) {
-  fields_.period = s.attr->sample_type & kSamplePeriod;
-  fields_.cpu = false;
-  fields_.time = s.attr->sample_type & kSampleTime;
   if (!(s.attr->sample_type & kSampleCallchain) || !FramesArePlain()) {
     return FoldText(session, s, reuse);
   }
@@ -243,28 +245,30 @@ void RecordFold::Add(uint32_t key, Cached c) {
   cache_.push_back(std::move(c));
 }
 
-// What the fold reads of a sample's frames: names, dsos, marks and source lines; the
-// addresses only for --addrs ("[dso <addr>]"). The ip is printed only on the event line
-// of a sample type without a call chain (AppendResolvedSample): a DWARF sample, whose
-// recorded chain is empty (the kernel's part), names its leaf in a frame line, and the
-// samples of a loop share a key whatever their leaf's address.
-XXH128_hash_t RecordFold::NamedKey(const Sample& s, std::string_view comm) {
+// What the fold reads of a sample's frames: names, dsos, marks and source lines (their
+// NameIds); the addresses only for --addrs ("[dso <addr>]"). The ip is printed only on the
+// event line of a sample type without a call chain (AppendResolvedSample): a DWARF sample,
+// whose recorded chain is empty (the kernel's part), names its leaf in a frame line, and the
+// samples of a loop share a key whatever their leaf's address. (A NameId holds the frame's
+// source line whenever the Session gives one; the key is then finer than the fold needs
+// without --srcline, never coarser.)
+XXH128_hash_t RecordFold::NamedKey(const Session& session, const Sample& s,
+                                   std::string_view comm) {
   bytes_.clear();
   auto add = [&](const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); };
   const bool ip_printed = !(s.attr->sample_type & kSampleCallchain);
-  uint64_t head[6] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
-                      static_cast<uint64_t>(s.misc & 7), ip_printed ? s.ip : 0, comm.size()};
+  // The ids are read only for --pid and --tid, and where the Perl pattern may take them
+  // into the comm: the samples of all threads of one comm fold alike otherwise.
+  const bool ids_read = fields_.pid || ip_printed || !HeadIsPlain(s, comm);
+  uint64_t head[6] = {reinterpret_cast<uintptr_t>(s.attr), ids_read ? s.pid : ~uint64_t{0},
+                      ids_read ? s.tid : 0, static_cast<uint64_t>(s.misc & 7),
+                      ip_printed ? s.ip : 0, comm.size()};
   add(head, sizeof head);
   add(comm.data(), comm.size());
-  for (const ResolvedFrame& f : frames_) {
-    uint64_t sizes[4] = {f.sym.size(), f.dso.size(), fields_.srcline ? f.srcline.size() : 0,
-                         uint64_t{f.has_sym} | uint64_t{f.kernel} << 1 |
-                             uint64_t{f.inlined} << 2};
-    add(sizes, sizeof sizes);
-    add(f.sym.data(), f.sym.size());
-    add(f.dso.data(), f.dso.size());
-    if (fields_.srcline) add(f.srcline.data(), f.srcline.size());
-    if (opt_.include_addrs) add(&f.addr, sizeof f.addr);
+  for (FrameId id : frame_ids_) {
+    uint32_t name = session.NameIdOf(id).value;
+    add(&name, sizeof name);
+    if (opt_.include_addrs) add(&session.Frame(id).addr, sizeof(uint64_t));
   }
   return XXH3_128bits(bytes_.data(), bytes_.size());
 }

@@ -89,7 +89,7 @@ class RecordFold {
   };
 
   void Add(uint32_t key, Cached c);
-  XXH128_hash_t NamedKey(const Sample& s, std::string_view comm);
+  XXH128_hash_t NamedKey(const Session& session, const Sample& s, std::string_view comm);
   // Folds `s`, whose frames are frames_; *reuse: the fold holds for the key's later samples.
   NodeId FoldNamed(Session& session, const Sample& s, std::string_view comm, bool* reuse);
   NodeId FoldText(Session& session, const Sample& s, bool* reuse);
@@ -103,7 +103,8 @@ class RecordFold {
   ScriptFields fields_;
   std::vector<Cached> cache_;  // by key
   FlatMap<XXH128_hash_t, Named, Hash128Key, Equal128Key> named_;
-  std::vector<ResolvedFrame> frames_;
+  std::vector<FrameId> frame_ids_;
+  std::vector<ResolvedFrame> frames_;  // frame_ids_'s frames, when they are folded
   std::string text_, ids_text_, bytes_;
   uint64_t samples_ = 0, filtered_hits_ = 0, named_folds_ = 0;
 };

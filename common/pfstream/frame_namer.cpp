@@ -17,6 +17,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "base/error.h"
 #include "pfstream/stack_unwinder.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
@@ -77,22 +78,74 @@ struct FrameNamer::UserAddress {
 };
 
 FrameNamer::FrameNamer(ProcessMaps& maps, BinaryTables& tables, Symbolizer& symbolizer)
-    : maps_(maps), tables_(tables), sym_(symbolizer) {}
+    : maps_(maps), tables_(tables), sym_(symbolizer) {
+  ResolvedFrame unmapped;
+  unmapped.sym = "[unknown]";
+  unmapped.dso = "[unknown]";
+  unmapped_name_ = NameIdOf(Add(unmapped));
+}
 FrameNamer::~FrameNamer() = default;
 
-const ResolvedFrame& FrameNamer::KernelFrame(uint64_t ip) {
+FrameNamer::FrameStrings FrameNamer::FrameStrings::Of(const ResolvedFrame& f) {
+  return {f.sym.data(),    f.dso.data(),    f.srcline.data(),
+          f.sym.size(),    f.dso.size(),    f.srcline.size(),
+          uint64_t{f.has_sym} | uint64_t{f.kernel} << 1 | uint64_t{f.inlined} << 2};
+}
+
+size_t FrameNamer::FrameStringsHash::operator()(const FrameStrings& k) const {
+  return MixU64(reinterpret_cast<uintptr_t>(k.sym) ^ reinterpret_cast<uintptr_t>(k.dso) << 13 ^
+                reinterpret_cast<uintptr_t>(k.srcline) << 29 ^ uint64_t{k.sym_size} << 7 ^
+                uint64_t{k.dso_size} << 37 ^ k.srcline_size ^ uint64_t{k.marks} << 59);
+}
+
+size_t FrameNamer::FrameFieldsHash::operator()(const FrameFields& k) const {
+  return FrameStringsHash()(k.strings) ^
+         MixU64(k.addr ^ k.symoff << 23 ^ reinterpret_cast<uintptr_t>(k.build_id) << 41 ^
+                k.build_id_size);
+}
+
+FrameId FrameNamer::Add(const ResolvedFrame& f) {
+  bool added;
+  NameId name = name_id_of_.TryEmplace(
+      FrameStrings::Of(f), NameId(static_cast<uint32_t>(name_id_of_.size())), &added);
+  if (frames_.size() >= kUnmapped) throw Error("more than 2^31 distinct frames");
+  frames_.push_back(f);
+  name_ids_.push_back(name);
+  return FrameId(static_cast<uint32_t>(frames_.size() - 1));
+}
+
+FrameId FrameNamer::Find(const ResolvedFrame& f) {
+  bool added;
+  FrameFields key{FrameStrings::Of(f), f.build_id.data(), f.build_id.size(), f.addr, f.symoff};
+  FrameId& id = found_.TryEmplace(key, FrameId::Invalid(), &added);
+  if (added) id = Add(f);  // (Add leaves found_ be)
+  return id;
+}
+
+FrameId FrameNamer::UnmappedFrame(uint64_t ip) {
+  ResolvedFrame& f = unmapped_.emplace_back();
+  f.addr = ip;
+  f.sym = "[unknown]";
+  f.dso = "[unknown]";
+  return FrameId(kUnmapped + static_cast<uint32_t>(unmapped_.size() - 1));
+}
+
+FrameId FrameNamer::KernelFrame(uint64_t ip, bool srcline) {
   if (maps_.KernelGeneration() != kernel_generation_) {
-    kernel_frame_at_ = {};
-    kernel_frames_.clear();
+    kernel_frame_at_ = {};  // (the frames stay in the table)
     kernel_generation_ = maps_.KernelGeneration();
   }
   bool added;
-  uint32_t& at = kernel_frame_at_.TryEmplace(ip, 0, &added);
-  if (added) {
-    at = static_cast<uint32_t>(kernel_frames_.size());
-    kernel_frames_.push_back(ResolveKernel(ip));
+  auto& at = kernel_frame_at_.TryEmplace(ip, {FrameId::Invalid(), FrameId::Invalid()}, &added);
+  if (added) at.first = Add(ResolveKernel(ip));
+  if (!srcline) return at.first;
+  if (!at.second.valid()) {
+    // perf's srcline of a kernel address without vmlinux: the dso and the address.
+    ResolvedFrame f = Frame(at.first);
+    if (f.dso != "[unknown]") f.srcline = UnknownSrcline(f.dso, ip);
+    at.second = f.srcline.empty() ? at.first : Add(f);  // (Add leaves the map be)
   }
-  return kernel_frames_[at];
+  return at.second;
 }
 
 ResolvedFrame FrameNamer::ResolveKernel(uint64_t ip) {
@@ -159,36 +212,40 @@ ResolvedFrame FrameNamer::ResolveUser(uint32_t pid, uint64_t ip, MapEntry** map)
 
 void FrameNamer::Frames(const Sample& s, std::span<const uint64_t> chain,
                         std::vector<ResolvedFrame>* out) {
+  FrameIds(s, chain, &ids_);
   out->clear();
+  for (FrameId id : ids_) out->push_back(Frame(id));
+}
+
+void FrameNamer::UserFrames(uint32_t pid, uint64_t ip, std::vector<ResolvedFrame>* out) {
+  ids_.clear();
+  unmapped_.clear();
+  AddUserFrame(pid, ip, true, &ids_);
+  for (FrameId id : ids_) out->push_back(Frame(id));
+}
+
+void FrameNamer::FrameIds(const Sample& s, std::span<const uint64_t> chain,
+                          std::vector<FrameId>* out) {
+  out->clear();
+  unmapped_.clear();
   uint16_t mode = s.misc & kCpuModeMask;
   bool kernel = mode == kCpuModeKernel || mode == kCpuModeGuestKernel;
   if (chain.empty()) {
     // The ip stands for a chain the sample did not record; a chain that is empty stays so.
     constexpr uint64_t kSampleCallchain = 1 << 5;
     if (!s.attr || !(s.attr->sample_type & kSampleCallchain)) {
-      out->push_back(Resolve(s.pid, s.ip, kernel));
+      out->push_back(kernel ? KernelFrame(s.ip, false) : Find(ResolveUser(s.pid, s.ip, nullptr)));
     }
     return;
   }
   // As perf 6.1: inline frames for user frames unwound from stack copies (here, or by
   // pf-record: its streams keep the copy's size in the attribute).
   const bool expand = s.attr && s.attr->sample_stack_user != 0;
-  auto add = [&](uint64_t ip) {
-    if (kernel) {
-      out->push_back(Resolve(s.pid, ip, true));
-      // perf's srcline of a kernel address without vmlinux: the dso and the address.
-      if (srcline_ && out->back().dso != "[unknown]") {
-        out->back().srcline = UnknownSrcline(out->back().dso, ip);
-      }
-    } else {
-      AddUserFrame(s.pid, ip, expand, out);
-    }
-  };
   bool hypervisor = false;
   const bool unwound = chain.data() != s.callchain.data();
   for (uint64_t ip : chain) {
     if (ip == kTruncatedFrame && unwound) {  // the end of a stack copy: [unknown]
-      out->push_back(Resolve(s.pid, ip, false));
+      out->push_back(Find(ResolveUser(s.pid, ip, nullptr)));
       continue;
     }
     if (ip >= kContextMax) {
@@ -206,14 +263,12 @@ void FrameNamer::Frames(const Sample& s, std::span<const uint64_t> chain,
       continue;
     }
     if (hypervisor) {  // no maps for the hypervisor: perf prints the raw address
-      ResolvedFrame f;
-      f.addr = ip;
-      f.sym = "[unknown]";
-      f.dso = "[unknown]";
-      out->push_back(f);
-      continue;
+      out->push_back(UnmappedFrame(ip));
+    } else if (kernel) {
+      out->push_back(KernelFrame(ip, srcline_));
+    } else {
+      AddUserFrame(s.pid, ip, expand, out);
     }
-    add(ip);
   }
 }
 
@@ -225,10 +280,18 @@ std::string_view FrameNamer::UnknownSrcline(std::string_view dso, uint64_t addr)
 }
 
 void FrameNamer::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
-                              std::vector<ResolvedFrame>* out) {
-  const MapEntry* m = maps_.FindUser(pid, ip);
-  if (m == nullptr || Symbolizer::UsesPerfMap(m->path)) {
-    ResolveUserFrame(pid, ip, expand, out);
+                              std::vector<FrameId>* out) {
+  MapEntry* m = maps_.FindUser(pid, ip);
+  if (m == nullptr) {
+    out->push_back(UnmappedFrame(ip));  // (ResolveUser's frame)
+    return;
+  }
+  if (Symbolizer::UsesPerfMap(m->path)) {
+    out->push_back(Find(ResolveUser(pid, ip, nullptr)));  // (ResolveUserFrame's frame)
+    return;
+  }
+  if (!(inline_ && expand) && !srcline_) {
+    out->push_back(PlainUserFrame(pid, ip, *m));
     return;
   }
   bool added;
@@ -238,11 +301,31 @@ void FrameNamer::AddUserFrame(uint32_t pid, uint64_t ip, bool expand,
                 user_frames_.begin() + at.first + at.second);
     return;
   }
-  size_t before = out->size();
   at.first = static_cast<uint32_t>(user_frames_.size());
-  ResolveUserFrame(pid, ip, expand, out);  // (adds nothing to user_frame_at_)
-  at.second = static_cast<uint32_t>(out->size() - before);
-  user_frames_.insert(user_frames_.end(), out->begin() + before, out->end());
+  resolved_.clear();
+  ResolveUserFrame(pid, ip, expand, &resolved_);  // (adds nothing to user_frame_at_)
+  at.second = static_cast<uint32_t>(resolved_.size());
+  for (const ResolvedFrame& f : resolved_) user_frames_.push_back(Add(f));
+  out->insert(out->end(), user_frames_.end() - at.second, user_frames_.end());
+}
+
+// ResolveUser's frame, which depends on the map's binary, path and build-id and the file
+// offset alone (Symbolizer::BinaryOf, LookupIn).
+FrameId FrameNamer::PlainUserFrame(uint32_t pid, uint64_t ip, MapEntry& m) {
+  if (m.object == 0) {
+    if (!m.binary_loaded) {
+      m.binary = sym_.BinaryOf(m.path, m.build_id, pid);
+      m.binary_loaded = true;
+    }
+    bool added;
+    m.object = objects_.TryEmplace(Object{m.binary, m.path.data(), m.build_id.data()},
+                                   static_cast<uint32_t>(objects_.size() + 1), &added);
+  }
+  bool added;
+  FrameId& id = plain_frame_at_.TryEmplace(ObjectOffset{m.object, ip - m.start + m.pgoff},
+                                           FrameId::Invalid(), &added);
+  if (added) id = Add(ResolveUser(pid, ip, nullptr));  // (Add leaves plain_frame_at_ be)
+  return id;
 }
 
 void FrameNamer::ResolveUserFrame(uint32_t pid, uint64_t ip, bool expand,

@@ -51,6 +51,8 @@ struct MapEntry {
   // Its binary's symbols, as the symbolizer found them on first use.
   Symbolizer::Binary* binary = nullptr;
   bool binary_loaded = false;
+  // Its binary, path and build-id as a number of FrameNamer's (0: not yet numbered).
+  uint32_t object = 0;
 };
 
 /// A process's maps by start address, non-overlapping. A tree, not a sorted vector: a JIT or

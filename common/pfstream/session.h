@@ -69,6 +69,13 @@ class Session {
   void Frames(const Sample& s, std::span<const uint64_t> chain, std::vector<ResolvedFrame>* out) {
     namer_.Frames(s, chain, out);
   }
+  /// Frames, each as its id (FrameNamer::FrameIds): Frame(id) is the frame.
+  void FrameIds(const Sample& s, std::span<const uint64_t> chain, std::vector<FrameId>* out) {
+    namer_.FrameIds(s, chain, out);
+  }
+  const ResolvedFrame& Frame(FrameId id) const { return namer_.Frame(id); }
+  /// What the frame prints but its address and offset, as an id (FrameNamer::NameId).
+  NameId NameIdOf(FrameId id) const { return namer_.NameIdOf(id); }
 
   /// The address perf reports where an unwound stack was cut short by the end of the copy
   /// (libunwind's 0 return address, minus one): printed as `ffffffffffffffff [unknown]`.

@@ -1,6 +1,7 @@
 // pf-record's library: the advice texts, CPU lists, event names, /proc parsing, ring-buffer
 // record extraction (on a fake buffer, wrap-around included), the pipe writer read back by
 // PerfDataReader, and one real recording (skipped when perf_event_open is refused).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -25,6 +26,7 @@
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
 #include "elf/elf_image.h"
+#include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/records.h"
@@ -987,6 +989,80 @@ TEST(RecordFold, EqualsTheFoldOfItsTextWhereTheTextIsAmbiguous) {
         }
       }
     }
+  }
+  std::remove(path.c_str());
+}
+
+// Frames are named once per (binary, file offset) for all processes, and samples fold by
+// what their text shows: the threads and processes of one comm, whatever their ids and
+// wherever they map the library, are named and folded once, unless the ids are printed
+// (perf script -F +pid, for --pid and --tid) or the Perl pattern may take them into the comm
+// (a one-letter comm): each way as the fold of the recording's text.
+TEST(RecordFold, ThreadsAndProcessesOfOneCommFoldOnce) {
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (libc == nullptr) GTEST_SKIP() << "no libc.so.6";
+  void* fn = dlsym(libc, "write");
+  dlclose(libc);
+  Dl_info info;
+  ASSERT_NE(dladdr(fn, &info), 0);
+  const std::string lib = info.dli_fname;
+  uint64_t off = 0;
+  ASSERT_TRUE(ElfSymbols::Load(lib, {})->VaddrToFileOffset(
+      reinterpret_cast<uintptr_t>(fn) - reinterpret_cast<uintptr_t>(info.dli_fbase), &off));
+  ProgStream p;
+  PerfStreamWriter& w = p.w;
+  struct Thread {
+    uint32_t pid, tid;
+    const char* comm;
+    uint64_t start;  // where the process maps the library
+  };
+  const Thread threads[] = {{4242, 4242, "prog", 0x7000000}, {4242, 4243, "prog", 0x7000000},
+                            {5000, 5000, "prog", 0x9000000}, {8261, 8261, "c", 0x7000000},
+                            {8262, 8262, "c", 0xa000000}};
+  uint64_t time = 10;
+  for (const Thread& t : threads) {
+    if (t.pid == t.tid) {
+      w.WriteComm(t.pid, t.tid, t.comm, true, {t.pid, t.tid, time, 0});
+      w.WriteMmap(PERF_RECORD_MISC_USER, t.pid, t.tid, t.start, 0x1000000, 0, lib,
+                  {t.pid, t.tid, time, 0});
+    } else {
+      w.WriteComm(t.pid, t.tid, t.comm, false, {t.pid, t.tid, time, 0});
+    }
+    ++time;
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (const Thread& t : threads) {
+      SampleFields s;
+      s.ip = t.start + off + 4 * round;  // in write, as is its "caller" (16 bytes on)
+      s.pid = t.pid;
+      s.tid = t.tid;
+      s.time = time++;
+      s.period = 1000;
+      // Its caller's caller at an address no map holds (a frame-pointer walk gone astray).
+      s.callchain = {kContextUser, s.ip, t.start + off + 16, 0x1000 + 8 * round};
+      w.WriteSample(s);
+    }
+  }
+  const std::string path = p.Save("one_comm.data");
+  for (int ids = 0; ids < 4; ++ids) {
+    SCOPED_TRACE(ids);
+    ScriptOptions so;
+    if (ids == 1 || ids == 2) so.fields = {"+pid"};
+    StringSink text;
+    RunScript(path, so, text, nullptr);
+    CollapseOptions o;
+    o.perf.include_pid = ids == 1;
+    o.perf.include_tid = ids == 2;
+    o.perf.include_addrs = ids == 3;  // "[unknown] <addr>": by round
+    StringSink folded;
+    ReadReport report;
+    CollapseFiles({path}, o, folded, &report);
+    EXPECT_EQ(test::StackLines(folded.data()), test::Collapse(text.data(), o));
+    EXPECT_NE(folded.data().find("write"), std::string::npos) << folded.data();
+    EXPECT_EQ(report.samples, 10u);
+    // prog's three threads are named and folded once (with the ids printed, once each); "c"
+    // once in each process, as the Perl pattern may take its ids into the comm.
+    EXPECT_EQ(report.named_folds, ids == 0 ? 3u : ids == 3 ? 6u : 5u);
   }
   std::remove(path.c_str());
 }
