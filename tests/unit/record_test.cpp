@@ -1039,7 +1039,7 @@ TEST(RecordFold, ThreadsAndProcessesOfOneCommFoldOnce) {
       s.time = time++;
       s.period = 1000;
       // Its caller's caller at an address no map holds (a frame-pointer walk gone astray).
-      s.callchain = {kContextUser, s.ip, t.start + off + 16, 0x1000 + 8 * round};
+      s.callchain = {kContextUser, s.ip, t.start + off + 16, 0x1000 + 8 * static_cast<uint64_t>(round)};
       w.WriteSample(s);
     }
   }
