@@ -191,14 +191,6 @@ void AppendSrcline(std::string_view srcline, std::string* func) {
 
 }  // namespace
 
-std::string_view StripOffset(std::string_view f) {
-  // Perl: s/\+0x[\da-f]+$// (the hex digits at the end, then "+0x" before them)
-  size_t i = f.size();
-  while (i > 0 && IsLowerHex(f[i - 1])) --i;
-  if (i == f.size() || i < 3 || f.substr(i - 3, 3) != "+0x") return f;
-  return f.substr(0, i - 3);
-}
-
 bool IsKernelModule(std::string_view mod) {
   if (mod.find("unknown") != std::string_view::npos) return false;
   return (!mod.empty() && mod[0] == '[') || IsVmlinux(mod) || EndsWith(mod, ".ko");

@@ -159,6 +159,11 @@ class PerfScriptFolder {
   // After an event line: the sample's stack lines, folded at once (from the sample cache when
   // they were seen before), unless one of them needs AddBlock's line-by-line rules.
   void FoldStackLines(LineSplitter* lines, uint64_t* line_no, const std::string& file);
+  // A stack line's part of a sample's key (also its frame's key, under kLineKeySeed).
+  char* AppendLineKey(std::string_view line, StackLine* sl, char* out) const;
+  // The frame cache's seeds: AppendFrameKey's keys under 2 (3 under a Java comm), a stack
+  // line's (AppendLineKey) under 4 (5): the two kinds of key never meet.
+  static constexpr uint64_t kLineKeySeed = 4;
   // A frame's key: the fields its names depend on (NameFrame), each after its length.
   void AppendFrameKey(std::string_view name, std::string_view dso, std::string_view srcline,
                       std::string_view pc, std::string* key) const;
@@ -181,13 +186,14 @@ class PerfScriptFolder {
   bool java_ = false;
   StrId pname_;
   struct RecentRoot {
-    std::string name;
+    std::string raw;  // the comm (and PID/TID), its characters not yet replaced
     StrId id;
     bool java = false;
     bool named = false;
   };
   std::array<RecentRoot, 8> recent_roots_;  // BeginSample's last root frames, interned
   size_t next_root_ = 0;
+  size_t last_root_ = 0;  // the root of the last sample
   uint64_t period_ = 1;
   uint64_t with_period_ = 0, without_period_ = 0;  // event lines kept, for Unit()
   std::vector<StrId> rev_frames_;  // leaf first, each line's group reversed
