@@ -355,7 +355,15 @@ class Collapser::Impl {
     for (auto& f : folders) {
       f->tree().set_unit(f->Unit());
       unit = CombineUnits(unit, f->Unit());
-      tree.Merge(f->tree());
+      // Into a tree that holds nothing yet (the first input), the first folder's tree moves:
+      // merging it would copy it and intern all its names again (a fifth of a capture's fold
+      // with --addrs).
+      if (tree.size() == 1 && !tree.has_self(StackTree::kRoot) && tree.names().size() == 0 &&
+          !tree.differential()) {
+        tree = std::move(f->tree());
+      } else {
+        tree.Merge(f->tree());
+      }
       skipped.Merge(f->skipped_lines());
       samples += f->samples();
       others += f->other_event_samples();
