@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/flat_map.h"
 #include "base/intern.h"
 #include "base/utf8.h"
 #include "callgraph/graph_select.h"
@@ -37,6 +38,17 @@ namespace pf {
 namespace {
 
 using graph_select::PairKey;
+
+// A PairKey's hash for FlatMap, whose slot is the hash's low bits: mixed (the murmur3
+// finaliser), as a pair's low half, the callee, is shared by all its callers.
+struct MixHash {
+  size_t operator()(uint64_t x) const {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return static_cast<size_t>(x);
+  }
+};
 
 enum FrameFlag : uint8_t { kFocus = 1, kIgnore = 2, kHide = 4, kShowFrom = 8 };
 
@@ -352,7 +364,8 @@ CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, Path
   std::vector<uint32_t>& name_ids = fs.name_ids;
   std::vector<uint64_t>& totals = fs.totals;
   std::vector<uint64_t>& selfs = fs.selfs;
-  std::unordered_map<uint64_t, uint64_t>& direct = fs.direct;
+  std::vector<std::pair<uint64_t, uint64_t>>& direct = fs.direct;
+  FlatMap<uint64_t, uint32_t, MixHash> direct_at;  // pair -> its index in `direct`
   func_of.assign(tree.names().size(), -1);
   std::vector<uint32_t> path, funcs;
   std::vector<uint64_t> pairs;
@@ -386,8 +399,14 @@ CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, Path
     for (uint32_t f : funcs) totals[f] = AddSat(totals[f], w);
     std::sort(pairs.begin(), pairs.end());
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    for (uint64_t p : pairs) direct[p] = AddSat(direct[p], w);
+    for (uint64_t p : pairs) {
+      bool added;
+      uint32_t at = direct_at.TryEmplace(p, static_cast<uint32_t>(direct.size()), &added);
+      if (added) direct.emplace_back(p, 0);
+      direct[at].second = AddSat(direct[at].second, w);
+    }
   }
+  std::sort(direct.begin(), direct.end());
   if (g.total > 0) walker.CheckMatched(o);
   g.saturated += tree.saturated();
   g.decimals = tree.decimals();
