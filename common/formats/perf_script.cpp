@@ -220,10 +220,13 @@ bool FindFirstEvent(std::string_view data, std::string* event) {
 
 // ---------------------------------------------------------------------------------------
 
+// A frame's names: one id, or `count` ids from Cache::frames[first].
 struct PerfScriptFolder::Cached {
   uint32_t first = 0;
   uint32_t count = 0;
   bool skip_after = false;
+  StrId one;  // the only name, when `count` is 1 and `one_name`
+  bool one_name = false;
 };
 
 // A map from 128-bit XXH3 hashes to 32-bit values, open addressing. Both caches below key by
@@ -254,6 +257,7 @@ struct Table128 {
       }
     }
   }
+  void Prefetch(uint64_t low) const { __builtin_prefetch(&slots[low & (slots.size() - 1)]); }
   // `slot` is what Find returned for `key`, with nothing inserted since.
   void Insert(Slot* slot, XXH128_hash_t key, uint32_t value) {
     *slot = Slot{key, value, true};
@@ -271,10 +275,12 @@ struct Table128 {
   }
 };
 
-// Frames already named: hash of a frame's fields (AppendFrameKey; seeded by 2, or 3 under a
-// Java comm) -> entry.
+// Frames already named: hash of a frame's key (AppendFrameKey, AppendLineKey) -> the frame's
+// one name, kOneName | its id (most frames: the lookup is all it costs), or the index of its
+// entry in `entries` (a frame of several names, or one of --skip-after's).
 struct PerfScriptFolder::Cache {
   static constexpr size_t kMaxEntries = 1 << 22;
+  static constexpr uint32_t kOneName = 1u << 31;
   Table128 lines;
   std::vector<Cached> entries;
   std::vector<StrId> frames;
@@ -294,6 +300,7 @@ struct PerfScriptFolder::SampleCache {
   struct Frame {
     StackLine line;  // offset stripped
     size_t key_end;  // where its key ends in `key`
+    KeyHash hash;    // of its key, for the frame cache (a new sample's)
   };
   std::vector<Frame> frames;  // the sample's frames, leaf first
 
@@ -433,12 +440,16 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
     }
   } else {
     const uint64_t seed = java_ ? kLineKeySeed + 1 : kLineKeySeed;
+    // Every frame's hash first, its slot asked for: the lookups' waits on memory overlap.
     size_t begin = 0;
+    for (SampleCache::Frame& f : sc.frames) {
+      f.hash = HashKey(std::string_view(sc.key.data() + begin, f.key_end - begin), seed);
+      begin = f.key_end;
+      PrefetchFrame(f.hash);
+    }
     for (const SampleCache::Frame& f : sc.frames) {
       if (skip_remaining_) break;
-      std::string_view frame_key(sc.key.data() + begin, f.key_end - begin);
-      begin = f.key_end;
-      Push(Transform(frame_key, seed, [&f] {
+      Push(Transform(f.hash, [&f] {
         return ScriptFrame{f.line.pc, f.line.func, f.line.dso, {}};
       }));
     }
@@ -700,28 +711,45 @@ void PerfScriptFolder::AddFrame(const ScriptFrame& f) {
   std::string& key = cache_->key;
   key.clear();
   AppendFrameKey(f.name, f.dso, f.srcline, f.pc, &key);
-  Push(Transform(key, java_ ? 3 : 2, [&f] { return f; }));
+  Push(Transform(HashKey(key, java_ ? 3 : 2), [&f] { return f; }));
 }
 
 void PerfScriptFolder::Push(const Cached& c) {
+  if (c.one_name) {
+    rev_frames_.push_back(c.one);
+    return;
+  }
   for (uint32_t i = c.count; i-- > 0;) rev_frames_.push_back(cache_->frames[c.first + i]);
   if (c.skip_after) skip_remaining_ = true;
 }
 
+PerfScriptFolder::KeyHash PerfScriptFolder::HashKey(std::string_view key, uint64_t seed) {
+  XXH128_hash_t h = XXH3_128bits_withSeed(key.data(), key.size(), seed);
+  return {h.low64, h.high64};
+}
+
+void PerfScriptFolder::PrefetchFrame(KeyHash hash) const { cache_->lines.Prefetch(hash.low); }
+
 template <typename MakeFrame>
-const PerfScriptFolder::Cached& PerfScriptFolder::Transform(std::string_view key, uint64_t seed,
-                                                            MakeFrame make_frame) {
-  XXH128_hash_t hash = XXH3_128bits_withSeed(key.data(), key.size(), seed);
+PerfScriptFolder::Cached PerfScriptFolder::Transform(KeyHash key_hash, MakeFrame make_frame) {
+  const XXH128_hash_t hash{key_hash.low, key_hash.high};
   bool found;
   Table128::Slot* slot = cache_->lines.Find(hash, &found);
-  if (found) return cache_->entries[slot->value];
-  if (cache_->entries.size() >= Cache::kMaxEntries) {  // bound memory on endless distinct lines
+  if (found) {
+    if (slot->value & Cache::kOneName) {
+      Cached c;
+      c.count = 1;
+      c.one = StrId{slot->value & ~Cache::kOneName};
+      c.one_name = true;
+      return c;
+    }
+    return cache_->entries[slot->value];
+  }
+  if (cache_->lines.used >= Cache::kMaxEntries) {  // bound memory on endless distinct lines
     cache_ = std::make_unique<Cache>();
     slot = cache_->lines.Find(hash, &found);
   }
   Cache& cache = *cache_;
-  cache.lines.Insert(slot, hash, static_cast<uint32_t>(cache.entries.size()));
-
   Cached entry;
   entry.first = static_cast<uint32_t>(cache.frames.size());
   const ScriptFrame f = make_frame();
@@ -740,8 +768,16 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(std::string_view key
     cache.frames.push_back(id);
   }
   entry.count = static_cast<uint32_t>(cache.frames.size() - entry.first);
-  cache.entries.push_back(entry);
-  return cache.entries.back();
+  if (entry.count == 1 && !entry.skip_after && cache.frames.back().value < Cache::kOneName) {
+    entry.one = cache.frames.back();
+    entry.one_name = true;
+    cache.frames.pop_back();
+    cache.lines.Insert(slot, hash, entry.one.value | Cache::kOneName);
+  } else {
+    cache.lines.Insert(slot, hash, static_cast<uint32_t>(cache.entries.size()));
+    cache.entries.push_back(entry);
+  }
+  return entry;
 }
 
 NodeId PerfScriptFolder::EndSample() {

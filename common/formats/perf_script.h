@@ -168,10 +168,17 @@ class PerfScriptFolder {
   void AppendFrameKey(std::string_view name, std::string_view dso, std::string_view srcline,
                       std::string_view pc, std::string* key) const;
   void Push(const Cached& c);
-  // The cached names of the frame keyed by the hash of `key` with `seed`; on a miss, the
-  // names of make_frame()'s frame (a ScriptFrame), cached.
+  // A frame key's 128-bit hash (XXH3 with `seed`), and a request for the cache slot where
+  // its lookup starts (a sample's new frames ask for all theirs before the first lookup).
+  struct KeyHash {
+    uint64_t low = 0, high = 0;
+  };
+  static KeyHash HashKey(std::string_view key, uint64_t seed);
+  void PrefetchFrame(KeyHash hash) const;
+  // The cached names of the frame whose key has `hash`; on a miss, the names of
+  // make_frame()'s frame (a ScriptFrame), cached.
   template <typename MakeFrame>
-  const Cached& Transform(std::string_view key, uint64_t seed, MakeFrame make_frame);
+  Cached Transform(KeyHash hash, MakeFrame make_frame);
   void NoteOtherEvent(std::string_view event);
 
   const PerfScriptOptions& opt_;
