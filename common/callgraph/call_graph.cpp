@@ -110,6 +110,10 @@ class PathWalker {
     return !path->empty();
   }
 
+  /// Whether any filter is given (else a path is the stack, less the process with
+  /// skip_process).
+  bool filters() const { return !flags_.empty(); }
+
   /// Throws when --focus or --show-from matched no function of the samples walked, as -z and
   /// -l do: an empty graph would not say why.
   void CheckMatched(const CallGraphOptions& o) const {
@@ -354,9 +358,120 @@ std::string CallGraphColor(const std::string& colormap, double w, double skew) {
 
 namespace {
 
+// The function of frame name `frame` in `fs`, numbered when first met.
+uint32_t FunctionOf(const StackTree& tree, uint32_t frame, CallCounts* fs) {
+  if (fs->func_of[frame] < 0) {
+    fs->func_of[frame] = static_cast<int32_t>(fs->names.size());
+    fs->names.push_back(tree.names().Name(StrId{frame}));
+    fs->name_ids.push_back(frame);
+    fs->totals.push_back(0);
+    fs->selfs.push_back(0);
+  }
+  return static_cast<uint32_t>(fs->func_of[frame]);
+}
+
+// Pass 1 without filters, in one walk down the tree rather than one walk up from each stack:
+// a function's total is the weight under the nodes where it first appears on the path from
+// the root, a pair's the weight under the nodes where it first appears (the same sums as
+// counting each stack's distinct functions and pairs once, in one visit of each node). Only
+// the subtrees that hold weight are walked, so the functions and pairs met are those of the
+// weighted stacks.
+CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, CallGraph* graph,
+                              int column) {
+  CallGraph& g = *graph;
+  CallCounts fs;
+  fs.func_of.assign(tree.names().size(), -1);
+  const size_t n = tree.size();
+  // Each node's weight, then its subtree's (children have larger ids than their parents).
+  // A sample of the process alone (skip_process) has no call chain: left out, as gprof2dot.
+  std::vector<uint64_t> under(n, 0);
+  for (NodeId m{1}; m.index() < n; ++m) {
+    uint64_t w = tree.self(m, column);
+    if (w == 0 || (o.skip_process && tree.parent(m) == StackTree::kRoot)) continue;
+    under[m.index()] = w;
+    if (__builtin_add_overflow(g.total, w, &g.total)) {
+      g.total = UINT64_MAX;
+      ++g.saturated;
+    }
+  }
+  g.kept_weight = g.total;
+  for (size_t m = n; m-- > 1;) {
+    size_t p = tree.parent(NodeId(static_cast<uint32_t>(m))).index();
+    under[p] = AddSat(under[p], under[m]);
+  }
+  // Children lists, then a depth-first walk that counts each function and pair on the path.
+  std::vector<uint32_t> first_child(n, 0), next_sibling(n, 0);
+  for (size_t m = n; m-- > 1;) {
+    if (under[m] == 0) continue;
+    size_t p = tree.parent(NodeId(static_cast<uint32_t>(m))).index();
+    next_sibling[m] = first_child[p];
+    first_child[p] = static_cast<uint32_t>(m);
+  }
+  std::vector<uint32_t> on_path;  // by function: how often it is on the path
+  struct PairState {
+    uint32_t on_path;  // how often the pair is on the path
+    uint32_t at;       // its index in fs.direct
+  };
+  FlatMap<uint64_t, PairState, MixHash> pairs;
+  struct Visit {
+    uint32_t node;
+    int32_t func;  // -1: not on the path (the process, with skip_process)
+    uint64_t pair;
+    bool pair_counted;
+  };
+  std::vector<Visit> stack;
+  auto enter = [&](uint32_t m, int32_t caller) {
+    Visit v{m, -1, 0, false};
+    if (!(o.skip_process && tree.parent(NodeId(m)) == StackTree::kRoot)) {
+      uint32_t f = FunctionOf(tree, tree.frame(NodeId(m)).value, &fs);
+      if (f >= on_path.size()) on_path.resize(f + 1, 0);
+      if (on_path[f]++ == 0) fs.totals[f] = AddSat(fs.totals[f], under[m]);
+      const uint64_t w = tree.self(NodeId(m), column);
+      if (w) fs.selfs[f] = AddSat(fs.selfs[f], w);
+      if (caller >= 0) {
+        v.pair = PairKey(static_cast<uint32_t>(caller), f);
+        bool added;
+        PairState& st = pairs.TryEmplace(
+            v.pair, PairState{0, static_cast<uint32_t>(fs.direct.size())}, &added);
+        if (added) fs.direct.emplace_back(v.pair, 0);
+        if (st.on_path++ == 0) fs.direct[st.at].second = AddSat(fs.direct[st.at].second, under[m]);
+        v.pair_counted = true;
+      }
+      v.func = static_cast<int32_t>(f);
+    }
+    stack.push_back(v);
+  };
+  for (uint32_t c = first_child[0]; c; c = next_sibling[c]) {
+    enter(c, -1);
+    while (!stack.empty()) {
+      // Descend to the next unvisited child of the top, or leave it.
+      Visit& top = stack.back();
+      uint32_t& next = first_child[top.node];  // consumed as the walk goes
+      if (next) {
+        uint32_t child = next;
+        next = next_sibling[child];
+        enter(child, top.func);
+        continue;
+      }
+      if (top.func >= 0) --on_path[static_cast<uint32_t>(top.func)];
+      if (top.pair_counted) --pairs.Find(top.pair)->on_path;
+      stack.pop_back();
+    }
+  }
+  std::sort(fs.direct.begin(), fs.direct.end());
+  g.saturated += tree.saturated();
+  g.decimals = tree.decimals();
+  g.unit = tree.unit();
+  g.all_nodes = fs.names.size();
+  g.all_edges = fs.direct.size();
+  fs.total = g.total;
+  return fs;
+}
+
 // Pass 1: exact totals, self weights and direct edges (and the graph's total and counts).
 CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
                           CallGraph* graph, int column = 0) {
+  if (!walker.filters()) return CountFunctionsDown(tree, o, graph, column);
   CallGraph& g = *graph;
   CallCounts fs;
   std::vector<int32_t>& func_of = fs.func_of;
