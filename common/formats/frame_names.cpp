@@ -8,6 +8,9 @@
 
 #include "formats/frame_names.h"
 
+#include <algorithm>
+#include <array>
+
 #include "formats/perf_script.h"
 
 namespace pf {
@@ -113,6 +116,16 @@ bool IsRustLifetime(std::string_view s, size_t i) {
 // With `keep_cxx` (pf-dot, which no Perl output binds), neither does the "()" of operator()
 // nor a '(' inside braces ("{lambda(int)#1}"): the names stay distinguishable.
 void TidyGeneric(std::string* func, bool keep_cxx) {
+  // Only ';', '(' and quotes change a name: most names (and every "[dso <addr>]") have none.
+  static constexpr auto kChanges = [] {
+    std::array<bool, 256> t{};
+    for (unsigned char c : {';', '(', '"', '\''}) t[c] = true;
+    return t;
+  }();
+  if (std::none_of(func->begin(), func->end(),
+                   [](char c) { return kChanges[static_cast<unsigned char>(c)]; })) {
+    return;
+  }
   for (char& c : *func) {
     if (c == ';') c = ':';
   }

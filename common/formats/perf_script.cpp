@@ -286,6 +286,10 @@ struct PerfScriptFolder::Cache {
   std::vector<StrId> frames;
   FrameNames names;  // scratch for Transform
   std::string key;   // scratch for AddFrame
+  // The module of the last frame whose module was noted, and its dso.
+  std::string module_dso;
+  StrId module;
+  bool module_named = false;
 };
 
 // Whole samples already folded: hash of what the fold reads of their stack lines (FoldStackLines),
@@ -760,7 +764,12 @@ PerfScriptFolder::Cached PerfScriptFolder::Transform(KeyHash key_hash, MakeFrame
     StrId id = tree_.names().Intern(func);
     if (opt_.note_modules && !f.dso.empty() && !func.empty() &&
         (func[0] != '[' || opt_.include_addrs)) {
-      StrId module = tree_.names().Intern(DsoFile(f.dso));
+      if (f.dso != cache.module_dso || !cache.module_named) {  // frames come in runs of a dso
+        cache.module_dso.assign(f.dso);
+        cache.module = tree_.names().Intern(DsoFile(f.dso));
+        cache.module_named = true;
+      }
+      const StrId module = cache.module;
       tree_.NoteModule(id, module);
       if (f.entry != ScriptFrame::kNoEntry) tree_.NoteAddress(id, f.entry);
       if (!f.build_id.empty()) tree_.NoteBuildId(module, tree_.names().Intern(f.build_id));
