@@ -143,14 +143,37 @@ constexpr auto kWordChar = [] {  // IsWord as a table: the address is scanned pe
   return t;
 }();
 
+// The end of the run of word characters (\w) at `i`; 8 bytes at a time (SWAR: each byte's
+// classes from range tests that cannot carry into the next byte), as an address is scanned
+// on every stack line.
+inline size_t SkipWord(std::string_view s, size_t i) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    // Per byte of x (each below 0x80): its high bit set when the byte is at least c.
+    auto at_least = [](uint64_t x, unsigned c) { return (x + kOnes * (0x80 - c)) & kHigh; };
+    for (uint64_t word; i + 8 <= s.size(); i += 8) {
+      std::memcpy(&word, s.data() + i, 8);
+      const uint64_t x = word & ~kHigh;
+      const uint64_t is_word =
+          ((at_least(x, '0') & ~at_least(x, '9' + 1)) | (at_least(x, 'A') & ~at_least(x, 'Z' + 1)) |
+           (at_least(x, 'a') & ~at_least(x, 'z' + 1)) | (at_least(x, '_') & ~at_least(x, '_' + 1))) &
+          ~word;  // a byte from 0x80 up is no word character
+      if (uint64_t other = ~is_word & kHigh) {
+        return i + static_cast<size_t>(std::countr_zero(other)) / 8;
+      }
+    }
+  }
+  while (i < s.size() && kWordChar[static_cast<unsigned char>(s[i])]) ++i;
+  return i;
+}
+
 enum class LineMatch { kYes, kNo, kBacktrack };
 
 // MatchStackLine's first, greedy try from `i`, the end of the line's leading whitespace:
 // kBacktrack when only backtracking can match (re2 decides). Inline: it runs once per line.
 inline LineMatch MatchStackLineFrom(std::string_view l, size_t i, StackLine* out) {
   size_t n = l.size();
-  size_t j = i;
-  while (j < n && kWordChar[static_cast<unsigned char>(l[j])]) ++j;
+  size_t j = SkipWord(l, i);
   if (j == i) return LineMatch::kNo;
   // The last ')' (usually the line's last byte), and the last " (" that ends before it.
   size_t r = n;

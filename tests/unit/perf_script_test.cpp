@@ -74,6 +74,32 @@ TEST(PerfScriptRegex, StackLineAgreesWithTheRegex) {
   }
 }
 
+// Longer lines over the bytes at the edges of \w and \s (the scanners step 8 bytes at a time
+// over an indent and an address): the same agreement.
+TEST(PerfScriptRegex, StackLineAgreesWithTheRegexAtEveryClassEdge) {
+  std::mt19937 rng(5);
+  const std::string alphabet = "/09:@AZ[`_az{ \t\v()f+x\x7f";  // (re2 reads UTF-8: no high bytes)
+  for (int i = 0; i < 200000; ++i) {
+    std::string l = RandomLine(rng, alphabet, 40);
+    if (i % 2) l = std::string(rng() % 20, ' ') + std::string(rng() % 20, 'a') + l;
+    re2::StringPiece pc, f, d;
+    bool want = re2::RE2::PartialMatch(l, kStack, &pc, &f, &d);
+    StackLine sl;
+    bool got = MatchStackLine(l, &sl);
+    ASSERT_EQ(got, want) << "[" << l << "]";
+    if (!got) continue;
+    ASSERT_EQ(std::string(sl.pc), Str(pc)) << "[" << l << "]";
+    ASSERT_EQ(std::string(sl.func), Str(f)) << "[" << l << "]";
+    ASSERT_EQ(std::string(sl.dso), Str(d)) << "[" << l << "]";
+  }
+  // A byte from 0x80 up ends the address, as Perl's \w on bytes.
+  StackLine sl;
+  ASSERT_TRUE(MatchStackLine("\t   0123456789abcdef01234\x80\xff f (x)", &sl));
+  EXPECT_EQ(sl.pc, "0123456789abcdef01234");
+  EXPECT_EQ(sl.func, "\x80\xff f");
+  EXPECT_EQ(sl.dso, "x");
+}
+
 TEST(PerfScriptRegex, StripOffsetAgreesWithTheRegex) {
   const re2::RE2 offset("\\+0x[\\da-f]+$");
   std::mt19937 rng(4);
