@@ -407,58 +407,56 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
     next_sibling[m] = first_child[p];
     first_child[p] = static_cast<uint32_t>(m);
   }
-  std::vector<uint32_t> on_path;  // by function: how often it is on the path
-  struct PairState {
-    uint32_t on_path;  // how often the pair is on the path
-    uint32_t at;       // its index in fs.direct
-  };
-  FlatMap<uint64_t, PairState, MixHash> pairs;
-  struct Visit {
-    uint32_t node;
-    int32_t func;  // -1: not on the path (the process, with skip_process)
-    uint64_t pair;
-    bool pair_counted;
-  };
-  std::vector<Visit> stack;
-  auto enter = [&](uint32_t m, int32_t caller) {
-    Visit v{m, -1, 0, false};
+  std::vector<uint32_t> on_path;   // by function: how often it is on the path
+  std::vector<int32_t> path;       // the functions on the path (-1: the process left out)
+  std::vector<uint32_t> visiting;  // the nodes on the path
+  // (pair, weight) where a pair first appears on its path, summed by pair at the end (a
+  // sort runs through memory in order; a hash map of the pairs would miss the cache).
+  std::vector<std::pair<uint64_t, uint64_t>> firsts;
+  auto enter = [&](uint32_t m) {
+    const int32_t caller = path.empty() ? -1 : path.back();
+    int32_t func = -1;
     if (!(o.skip_process && tree.parent(NodeId(m)) == StackTree::kRoot)) {
-      uint32_t f = FunctionOf(tree, tree.frame(NodeId(m)).value, &fs);
-      if (f >= on_path.size()) on_path.resize(f + 1, 0);
-      if (on_path[f]++ == 0) fs.totals[f] = AddSat(fs.totals[f], under[m]);
+      const uint32_t f = FunctionOf(tree, tree.frame(NodeId(m)).value, &fs);
+      if (f >= on_path.size()) on_path.resize(fs.names.size(), 0);
+      const bool recursive = on_path[f]++ > 0;
+      if (!recursive) fs.totals[f] = AddSat(fs.totals[f], under[m]);
       const uint64_t w = tree.self(NodeId(m), column);
       if (w) fs.selfs[f] = AddSat(fs.selfs[f], w);
       if (caller >= 0) {
-        v.pair = PairKey(static_cast<uint32_t>(caller), f);
-        bool added;
-        PairState& st = pairs.TryEmplace(
-            v.pair, PairState{0, static_cast<uint32_t>(fs.direct.size())}, &added);
-        if (added) fs.direct.emplace_back(v.pair, 0);
-        if (st.on_path++ == 0) fs.direct[st.at].second = AddSat(fs.direct[st.at].second, under[m]);
-        v.pair_counted = true;
+        // The pair can be on the path already only if f is (recursion): look up the path.
+        bool seen = false;
+        for (size_t i = 1; recursive && !seen && i < path.size(); ++i) {
+          seen = path[i] == static_cast<int32_t>(f) && path[i - 1] == caller;
+        }
+        if (!seen) firsts.emplace_back(PairKey(static_cast<uint32_t>(caller), f), under[m]);
       }
-      v.func = static_cast<int32_t>(f);
+      func = static_cast<int32_t>(f);
     }
-    stack.push_back(v);
+    path.push_back(func);
+    visiting.push_back(m);
   };
   for (uint32_t c = first_child[0]; c; c = next_sibling[c]) {
-    enter(c, -1);
-    while (!stack.empty()) {
-      // Descend to the next unvisited child of the top, or leave it.
-      Visit& top = stack.back();
-      uint32_t& next = first_child[top.node];  // consumed as the walk goes
+    enter(c);
+    while (!visiting.empty()) {
+      // Descend to the next unvisited child of the node on top, or leave it.
+      uint32_t& next = first_child[visiting.back()];  // consumed as the walk goes
       if (next) {
         uint32_t child = next;
         next = next_sibling[child];
-        enter(child, top.func);
+        enter(child);
         continue;
       }
-      if (top.func >= 0) --on_path[static_cast<uint32_t>(top.func)];
-      if (top.pair_counted) --pairs.Find(top.pair)->on_path;
-      stack.pop_back();
+      if (path.back() >= 0) --on_path[static_cast<uint32_t>(path.back())];
+      path.pop_back();
+      visiting.pop_back();
     }
   }
-  std::sort(fs.direct.begin(), fs.direct.end());
+  std::sort(firsts.begin(), firsts.end());
+  for (const auto& [pair, w] : firsts) {
+    if (fs.direct.empty() || fs.direct.back().first != pair) fs.direct.emplace_back(pair, 0);
+    fs.direct.back().second = AddSat(fs.direct.back().second, w);
+  }
   g.saturated += tree.saturated();
   g.decimals = tree.decimals();
   g.unit = tree.unit();
