@@ -5,8 +5,9 @@
 // to the fold a recording's samples take too (BeginSample: the event filter, the period, the
 // root frame; AddFrame: the frame's names from frame_names.h, once per distinct frame, cached by
 // the frame's fields; EndSample: the stack into the tree). A whole sample whose frames were seen
-// before under the same root frame is recognised by a hash of its frames' fields (not of its
-// addresses and offsets, on which no name depends) and added to its leaf directly.
+// before under the same root frame is recognised by a hash of its stack lines' text without
+// their addresses and offsets, on which no name depends (AppendLineKey), and added to its leaf
+// directly; the lines are scanned once, their indents and addresses 8 bytes at a time.
 
 #include "formats/perf_script.h"
 

@@ -26,10 +26,13 @@
 // the Perl script's per-sample and per-frame rules (frame_names.h) are written once.
 //
 // Speed: two caches. A sample whose frames were seen before, under the same root frame, is
-// recognised by one 128-bit hash of its frames' fields (addresses and offsets left out, as the
-// names do not depend on them) and lands on its tree leaf directly: its lines cost a scan each,
-// no naming and no tree walk. Otherwise each distinct frame is named once and cached (key: the
-// frame's fields), so the per-line cost is a hash, a probe and a tree step.
+// recognised by one 128-bit hash of its stack lines' text without their addresses and offsets
+// (no name depends on them; the address is kept where it names the frame, --addrs) and lands
+// on its tree leaf directly: its lines cost a scan each, no naming and no tree walk. Otherwise
+// each distinct frame is named once and cached (key: its line's text so cut, or a recording
+// frame's fields); a new sample asks for all its frames' cache slots before the first lookup,
+// and a frame of one name finds the name's id in its slot, so the per-line cost is a hash, a
+// probe and a tree step.
 
 #include <array>
 #include <cstdint>
