@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/flat_map.h"
 #include "base/intern.h"
 #include "base/utf8.h"
 #include "callgraph/graph_select.h"
@@ -37,6 +38,17 @@ namespace pf {
 namespace {
 
 using graph_select::PairKey;
+
+// A PairKey's hash for FlatMap, whose slot is the hash's low bits: mixed (the murmur3
+// finaliser), as a pair's low half, the callee, is shared by all its callers.
+struct MixHash {
+  size_t operator()(uint64_t x) const {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return static_cast<size_t>(x);
+  }
+};
 
 enum FrameFlag : uint8_t { kFocus = 1, kIgnore = 2, kHide = 4, kShowFrom = 8 };
 
@@ -97,6 +109,10 @@ class PathWalker {
     }
     return !path->empty();
   }
+
+  /// Whether any filter is given (else a path is the stack, less the process with
+  /// skip_process).
+  bool filters() const { return !flags_.empty(); }
 
   /// Throws when --focus or --show-from matched no function of the samples walked, as -z and
   /// -l do: an empty graph would not say why.
@@ -342,9 +358,118 @@ std::string CallGraphColor(const std::string& colormap, double w, double skew) {
 
 namespace {
 
+// The function of frame name `frame` in `fs`, numbered when first met.
+uint32_t FunctionOf(const StackTree& tree, uint32_t frame, CallCounts* fs) {
+  if (fs->func_of[frame] < 0) {
+    fs->func_of[frame] = static_cast<int32_t>(fs->names.size());
+    fs->names.push_back(tree.names().Name(StrId{frame}));
+    fs->name_ids.push_back(frame);
+    fs->totals.push_back(0);
+    fs->selfs.push_back(0);
+  }
+  return static_cast<uint32_t>(fs->func_of[frame]);
+}
+
+// Pass 1 without filters, in one walk down the tree rather than one walk up from each stack:
+// a function's total is the weight under the nodes where it first appears on the path from
+// the root, a pair's the weight under the nodes where it first appears (the same sums as
+// counting each stack's distinct functions and pairs once, in one visit of each node). Only
+// the subtrees that hold weight are walked, so the functions and pairs met are those of the
+// weighted stacks.
+CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, CallGraph* graph,
+                              int column) {
+  CallGraph& g = *graph;
+  CallCounts fs;
+  fs.func_of.assign(tree.names().size(), -1);
+  const size_t n = tree.size();
+  // Each node's weight, then its subtree's (children have larger ids than their parents).
+  // A sample of the process alone (skip_process) has no call chain: left out, as gprof2dot.
+  std::vector<uint64_t> under(n, 0);
+  for (NodeId m{1}; m.index() < n; ++m) {
+    uint64_t w = tree.self(m, column);
+    if (w == 0 || (o.skip_process && tree.parent(m) == StackTree::kRoot)) continue;
+    under[m.index()] = w;
+    if (__builtin_add_overflow(g.total, w, &g.total)) {
+      g.total = UINT64_MAX;
+      ++g.saturated;
+    }
+  }
+  g.kept_weight = g.total;
+  for (size_t m = n; m-- > 1;) {
+    size_t p = tree.parent(NodeId(static_cast<uint32_t>(m))).index();
+    under[p] = AddSat(under[p], under[m]);
+  }
+  // Children lists, then a depth-first walk that counts each function and pair on the path.
+  std::vector<uint32_t> first_child(n, 0), next_sibling(n, 0);
+  for (size_t m = n; m-- > 1;) {
+    if (under[m] == 0) continue;
+    size_t p = tree.parent(NodeId(static_cast<uint32_t>(m))).index();
+    next_sibling[m] = first_child[p];
+    first_child[p] = static_cast<uint32_t>(m);
+  }
+  std::vector<uint32_t> on_path;   // by function: how often it is on the path
+  std::vector<int32_t> path;       // the functions on the path (-1: the process left out)
+  std::vector<uint32_t> visiting;  // the nodes on the path
+  // (pair, weight) where a pair first appears on its path, summed by pair at the end (a
+  // sort runs through memory in order; a hash map of the pairs would miss the cache).
+  std::vector<std::pair<uint64_t, uint64_t>> firsts;
+  auto enter = [&](uint32_t m) {
+    const int32_t caller = path.empty() ? -1 : path.back();
+    int32_t func = -1;
+    if (!(o.skip_process && tree.parent(NodeId(m)) == StackTree::kRoot)) {
+      const uint32_t f = FunctionOf(tree, tree.frame(NodeId(m)).value, &fs);
+      if (f >= on_path.size()) on_path.resize(fs.names.size(), 0);
+      const bool recursive = on_path[f]++ > 0;
+      if (!recursive) fs.totals[f] = AddSat(fs.totals[f], under[m]);
+      const uint64_t w = tree.self(NodeId(m), column);
+      if (w) fs.selfs[f] = AddSat(fs.selfs[f], w);
+      if (caller >= 0) {
+        // The pair can be on the path already only if f is (recursion): look up the path.
+        bool seen = false;
+        for (size_t i = 1; recursive && !seen && i < path.size(); ++i) {
+          seen = path[i] == static_cast<int32_t>(f) && path[i - 1] == caller;
+        }
+        if (!seen) firsts.emplace_back(PairKey(static_cast<uint32_t>(caller), f), under[m]);
+      }
+      func = static_cast<int32_t>(f);
+    }
+    path.push_back(func);
+    visiting.push_back(m);
+  };
+  for (uint32_t c = first_child[0]; c; c = next_sibling[c]) {
+    enter(c);
+    while (!visiting.empty()) {
+      // Descend to the next unvisited child of the node on top, or leave it.
+      uint32_t& next = first_child[visiting.back()];  // consumed as the walk goes
+      if (next) {
+        uint32_t child = next;
+        next = next_sibling[child];
+        enter(child);
+        continue;
+      }
+      if (path.back() >= 0) --on_path[static_cast<uint32_t>(path.back())];
+      path.pop_back();
+      visiting.pop_back();
+    }
+  }
+  std::sort(firsts.begin(), firsts.end());
+  for (const auto& [pair, w] : firsts) {
+    if (fs.direct.empty() || fs.direct.back().first != pair) fs.direct.emplace_back(pair, 0);
+    fs.direct.back().second = AddSat(fs.direct.back().second, w);
+  }
+  g.saturated += tree.saturated();
+  g.decimals = tree.decimals();
+  g.unit = tree.unit();
+  g.all_nodes = fs.names.size();
+  g.all_edges = fs.direct.size();
+  fs.total = g.total;
+  return fs;
+}
+
 // Pass 1: exact totals, self weights and direct edges (and the graph's total and counts).
 CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
                           CallGraph* graph, int column = 0) {
+  if (!walker.filters()) return CountFunctionsDown(tree, o, graph, column);
   CallGraph& g = *graph;
   CallCounts fs;
   std::vector<int32_t>& func_of = fs.func_of;
@@ -352,7 +477,8 @@ CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, Path
   std::vector<uint32_t>& name_ids = fs.name_ids;
   std::vector<uint64_t>& totals = fs.totals;
   std::vector<uint64_t>& selfs = fs.selfs;
-  std::unordered_map<uint64_t, uint64_t>& direct = fs.direct;
+  std::vector<std::pair<uint64_t, uint64_t>>& direct = fs.direct;
+  FlatMap<uint64_t, uint32_t, MixHash> direct_at;  // pair -> its index in `direct`
   func_of.assign(tree.names().size(), -1);
   std::vector<uint32_t> path, funcs;
   std::vector<uint64_t> pairs;
@@ -386,8 +512,14 @@ CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, Path
     for (uint32_t f : funcs) totals[f] = AddSat(totals[f], w);
     std::sort(pairs.begin(), pairs.end());
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    for (uint64_t p : pairs) direct[p] = AddSat(direct[p], w);
+    for (uint64_t p : pairs) {
+      bool added;
+      uint32_t at = direct_at.TryEmplace(p, static_cast<uint32_t>(direct.size()), &added);
+      if (added) direct.emplace_back(p, 0);
+      direct[at].second = AddSat(direct[at].second, w);
+    }
   }
+  std::sort(direct.begin(), direct.end());
   if (g.total > 0) walker.CheckMatched(o);
   g.saturated += tree.saturated();
   g.decimals = tree.decimals();

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "io/output.h"
@@ -96,7 +96,8 @@ struct CallCounts {
   std::vector<std::string_view> names;  ///< function -> name
   std::vector<uint32_t> name_ids;       ///< function -> frame name id
   std::vector<uint64_t> totals, selfs;  ///< by function
-  std::unordered_map<uint64_t, uint64_t> direct;  ///< caller << 32 | callee -> weight
+  /// (caller << 32 | callee, weight), sorted by the pair, each pair once.
+  std::vector<std::pair<uint64_t, uint64_t>> direct;
   uint64_t total = 0;                             ///< weight of the whole profile
   std::vector<std::string_view> modules;  ///< function -> module, when not from a tree
   std::vector<uint64_t> called;           ///< function -> calls into it, when known

@@ -52,9 +52,15 @@ CallCounts CollectFunctions(const FunctionGraph& graph, int column) {
   }
   for (uint32_t c = 0; c < graph.calls().size(); ++c) {
     const FunctionGraph::Call& call = graph.calls()[c];
-    fs.direct[PairKey(call.caller, call.callee)] = graph.inclusive(c, column);
+    fs.direct.emplace_back(PairKey(call.caller, call.callee), graph.inclusive(c, column));
     fs.called[call.callee] = AddSat(fs.called[call.callee], call.count);
   }
+  // Sorted by pair, each pair once: the last call of a pair gives its weight.
+  std::stable_sort(fs.direct.begin(), fs.direct.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto last = std::unique(fs.direct.rbegin(), fs.direct.rend(),
+                          [](const auto& a, const auto& b) { return a.first == b.first; });
+  fs.direct.erase(fs.direct.begin(), last.base());
   return fs;
 }
 

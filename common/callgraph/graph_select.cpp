@@ -87,10 +87,7 @@ std::vector<uint32_t> ChooseNodes(const CallCounts& fs, const CallGraphOptions& 
   std::vector<bool> allowed(names.size(), true);
   if (!o.root.empty() || !o.leaf.empty()) {
     std::vector<std::vector<uint32_t>> down(names.size()), up(names.size());
-    std::vector<uint64_t> keys;
-    for (const auto& [key, w] : fs.direct) keys.push_back(key);
-    std::sort(keys.begin(), keys.end());
-    for (uint64_t key : keys) {
+    for (const auto& [key, w] : fs.direct) {  // sorted by key
       uint32_t a = static_cast<uint32_t>(key >> 32), b = static_cast<uint32_t>(key);
       down[a].push_back(b);
       up[b].push_back(a);

@@ -292,23 +292,35 @@ class Collapser::Impl {
       return;
     }
     if (event_filter_.empty()) FindFirstEvent(block.data, &event_filter_);
+    // The first blocks are folded on this thread: all of them with one thread, else those of
+    // the first one_thread_text_bytes (CollapseOptions); the rest by the workers, the first
+    // of which goes on with this folder.
+    folders.push_back(std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_));
+    PerfScriptFolder& first = *folders.back();
+    uint64_t folded_here = 0;
+    auto fold_here = [&](const Block& b) {
+      first.AddBlock(b.data, b.first_line, source.name());
+      if (b.releasable) ReleaseInput(b.data);
+      folded_here += b.data.size();
+    };
     Block next;
     bool more = blocks.Next(&next);
-    if (threads_ <= 1 || !more) {
-      folders.push_back(std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_));
-      PerfScriptFolder& f = *folders.back();
-      f.AddBlock(block.data, block.first_line, source.name());
-      if (block.releasable) ReleaseInput(block.data);
-      while (more) {
-        f.AddBlock(next.data, next.first_line, source.name());
-        if (next.releasable) ReleaseInput(next.data);
+    std::optional<Block> to_queue;  // the first block, when the workers take it
+    if (threads_ <= 1 || !more || opt_.one_thread_text_bytes > 0) {
+      fold_here(block);
+      while (more && (threads_ <= 1 || folded_here < opt_.one_thread_text_bytes)) {
+        fold_here(next);
         more = blocks.Next(&next);
       }
     } else {
+      to_queue = std::move(block);
+    }
+    if (more) {
+      if (event_filter_.empty()) event_filter_ = first.event_filter();
       BlockQueue queue(threads_ * 2);
       std::vector<std::thread> workers;
       std::vector<std::exception_ptr> errors(threads_);
-      for (unsigned i = 0; i < threads_; ++i) {
+      while (folders.size() < threads_) {
         folders.push_back(std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_));
       }
       for (unsigned i = 0; i < threads_; ++i) {
@@ -329,7 +341,7 @@ class Collapser::Impl {
         });
       }
       try {
-        more = queue.Push({std::move(block), event_filter_}) && more;
+        if (to_queue && !queue.Push({std::move(*to_queue), event_filter_})) more = false;
         while (more) {
           // Until an event type is known, look ahead so every worker filters alike.
           if (event_filter_.empty()) FindFirstEvent(next.data, &event_filter_);
@@ -355,7 +367,15 @@ class Collapser::Impl {
     for (auto& f : folders) {
       f->tree().set_unit(f->Unit());
       unit = CombineUnits(unit, f->Unit());
-      tree.Merge(f->tree());
+      // Into a tree that holds nothing yet (the first input), the first folder's tree moves:
+      // merging it would copy it and intern all its names again (a fifth of a capture's fold
+      // with --addrs).
+      if (tree.size() == 1 && !tree.has_self(StackTree::kRoot) && tree.names().size() == 0 &&
+          !tree.differential()) {
+        tree = std::move(f->tree());
+      } else {
+        tree.Merge(f->tree());
+      }
       skipped.Merge(f->skipped_lines());
       samples += f->samples();
       others += f->other_event_samples();

@@ -26,6 +26,11 @@ struct CollapseOptions {
   /// --time); text inputs cannot be selected from (CollapseFiles refuses them then).
   SelectionOptions select;
   unsigned threads = 0;         // parsing threads; 0: one per CPU
+  // Perf script text: the first this many bytes are folded on one thread, the rest (if any)
+  // on `threads`. pf-dot sets it: its frames keep their addresses, so a second thread names
+  // most of them again and the merge interns them again, which costs more CPU than a small
+  // input's fold.
+  uint64_t one_thread_text_bytes = 0;
   // A perf.data file this large or larger is read and unwound on one thread while another
   // names and folds its samples (when threads allow two); a smaller one is folded on one.
   uint64_t two_stage_bytes = 8 << 20;

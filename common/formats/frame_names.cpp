@@ -8,6 +8,9 @@
 
 #include "formats/frame_names.h"
 
+#include <algorithm>
+#include <array>
+
 #include "formats/perf_script.h"
 
 namespace pf {
@@ -113,6 +116,16 @@ bool IsRustLifetime(std::string_view s, size_t i) {
 // With `keep_cxx` (pf-dot, which no Perl output binds), neither does the "()" of operator()
 // nor a '(' inside braces ("{lambda(int)#1}"): the names stay distinguishable.
 void TidyGeneric(std::string* func, bool keep_cxx) {
+  // Only ';', '(' and quotes change a name: most names (and every "[dso <addr>]") have none.
+  static constexpr auto kChanges = [] {
+    std::array<bool, 256> t{};
+    for (unsigned char c : {';', '(', '"', '\''}) t[c] = true;
+    return t;
+  }();
+  if (std::none_of(func->begin(), func->end(),
+                   [](char c) { return kChanges[static_cast<unsigned char>(c)]; })) {
+    return;
+  }
   for (char& c : *func) {
     if (c == ';') c = ':';
   }
@@ -190,14 +203,6 @@ void AppendSrcline(std::string_view srcline, std::string* func) {
 }
 
 }  // namespace
-
-std::string_view StripOffset(std::string_view f) {
-  // Perl: s/\+0x[\da-f]+$// (the hex digits at the end, then "+0x" before them)
-  size_t i = f.size();
-  while (i > 0 && IsLowerHex(f[i - 1])) --i;
-  if (i == f.size() || i < 3 || f.substr(i - 3, 3) != "+0x") return f;
-  return f.substr(0, i - 3);
-}
 
 bool IsKernelModule(std::string_view mod) {
   if (mod.find("unknown") != std::string_view::npos) return false;

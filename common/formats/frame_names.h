@@ -41,7 +41,13 @@ struct ScriptFrame {
 };
 
 /// The Perl script's s/\+0x[\da-f]+$//: a stack line's function without its offset.
-std::string_view StripOffset(std::string_view func);
+inline std::string_view StripOffset(std::string_view f) {
+  // the hex digits at the end, then "+0x" before them
+  size_t i = f.size();
+  while (i > 0 && perl::IsLowerHex(f[i - 1])) --i;
+  if (i == f.size() || i < 3 || f[i - 3] != '+' || f[i - 2] != '0' || f[i - 1] != 'x') return f;
+  return f.substr(0, i - 3);
+}
 
 /// Whether a dso is a kernel's ("[kernel.kallsyms]", a vmlinux, a .ko module) or a JIT's
 /// (/tmp/perf-PID.map, jitted-PID-N.so), for --kernel and --jit.

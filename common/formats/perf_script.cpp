@@ -5,8 +5,9 @@
 // to the fold a recording's samples take too (BeginSample: the event filter, the period, the
 // root frame; AddFrame: the frame's names from frame_names.h, once per distinct frame, cached by
 // the frame's fields; EndSample: the stack into the tree). A whole sample whose frames were seen
-// before under the same root frame is recognised by a hash of its frames' fields (not of its
-// addresses and offsets, on which no name depends) and added to its leaf directly.
+// before under the same root frame is recognised by a hash of its stack lines' text without
+// their addresses and offsets, on which no name depends (AppendLineKey), and added to its leaf
+// directly; the lines are scanned once, their indents and addresses 8 bytes at a time.
 
 #include "formats/perf_script.h"
 
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cstring>
 
@@ -32,11 +34,24 @@ using perl::IsLowerHex;
 using perl::IsSpace;
 using perl::IsWord;
 
-std::string_view TrimLeft(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size() && IsSpace(s[i])) ++i;
-  return s.substr(i);
+// The end of the whitespace at `i`; runs of blanks (a stack line's indent) 8 bytes at a time.
+inline size_t SkipSpaces(std::string_view s, size_t i) {
+  for (;;) {
+    if constexpr (std::endian::native == std::endian::little) {
+      for (uint64_t word; i + 8 <= s.size(); i += 8) {
+        std::memcpy(&word, s.data() + i, 8);
+        if (uint64_t other = word ^ 0x2020202020202020ull) {  // the first byte that is not ' '
+          i += static_cast<size_t>(std::countr_zero(other)) / 8;
+          break;
+        }
+      }
+    }
+    if (i == s.size() || !IsSpace(s[i])) return i;
+    ++i;  // a tab (or another space character), or one of the last few blanks
+  }
 }
+
+std::string_view TrimLeft(std::string_view s) { return s.substr(SkipSpaces(s, 0)); }
 
 bool IsBlankLine(std::string_view s) {
   for (char c : s) {
@@ -119,24 +134,52 @@ bool MatchEventTail(std::string_view l, std::string_view* period, std::string_vi
   return true;
 }
 
-bool MatchStackLine(std::string_view l, StackLine* out) {
-  static constexpr auto kWord = [] {  // IsWord as a table: the address is scanned per line
-    std::array<bool, 256> t{};
-    for (int c = 0; c < 256; ++c) {
-      t[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+namespace {
+
+constexpr auto kWordChar = [] {  // IsWord as a table: the address is scanned per line
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    t[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  }
+  return t;
+}();
+
+// The end of the run of word characters (\w) at `i`; 8 bytes at a time (SWAR: each byte's
+// classes from range tests that cannot carry into the next byte), as an address is scanned
+// on every stack line.
+inline size_t SkipWord(std::string_view s, size_t i) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    // Per byte of x (each below 0x80): its high bit set when the byte is at least c.
+    auto at_least = [](uint64_t x, unsigned c) { return (x + kOnes * (0x80 - c)) & kHigh; };
+    for (uint64_t word; i + 8 <= s.size(); i += 8) {
+      std::memcpy(&word, s.data() + i, 8);
+      const uint64_t x = word & ~kHigh;
+      const uint64_t is_word =
+          ((at_least(x, '0') & ~at_least(x, '9' + 1)) | (at_least(x, 'A') & ~at_least(x, 'Z' + 1)) |
+           (at_least(x, 'a') & ~at_least(x, 'z' + 1)) | (at_least(x, '_') & ~at_least(x, '_' + 1))) &
+          ~word;  // a byte from 0x80 up is no word character
+      if (uint64_t other = ~is_word & kHigh) {
+        return i + static_cast<size_t>(std::countr_zero(other)) / 8;
+      }
     }
-    return t;
-  }();
+  }
+  while (i < s.size() && kWordChar[static_cast<unsigned char>(s[i])]) ++i;
+  return i;
+}
+
+enum class LineMatch { kYes, kNo, kBacktrack };
+
+// MatchStackLine's first, greedy try from `i`, the end of the line's leading whitespace:
+// kBacktrack when only backtracking can match (re2 decides). Inline: it runs once per line.
+inline LineMatch MatchStackLineFrom(std::string_view l, size_t i, StackLine* out) {
   size_t n = l.size();
-  size_t i = 0;
-  while (i < n && IsSpace(l[i])) ++i;
-  size_t j = i;
-  while (j < n && kWord[static_cast<unsigned char>(l[j])]) ++j;
-  if (j == i) return false;
+  size_t j = SkipWord(l, i);
+  if (j == i) return LineMatch::kNo;
   // The last ')' (usually the line's last byte), and the last " (" that ends before it.
   size_t r = n;
   while (r > j && l[r - 1] != ')') --r;
-  if (r <= j || r < 3) return false;
+  if (r <= j || r < 3) return LineMatch::kNo;
   --r;
   size_t s = std::string_view::npos;
   for (size_t lim = r; lim > 1;) {  // the last '(' in [1, lim) after a space
@@ -149,15 +192,20 @@ bool MatchStackLine(std::string_view l, StackLine* out) {
     }
     lim = pos;
   }
-  if (s == std::string_view::npos) return false;
-  size_t k = j;
-  while (k < n && IsSpace(l[k])) ++k;
-  if (s > k) {  // the greedy first try succeeds
-    out->pc = l.substr(i, j - i);
-    out->func = l.substr(k, s - k);
-    out->dso = l.substr(s + 2, r - s - 2);
-    return true;
-  }
+  if (s == std::string_view::npos) return LineMatch::kNo;
+  size_t k = SkipSpaces(l, j);
+  if (s <= k) return LineMatch::kBacktrack;
+  out->pc = l.substr(i, j - i);
+  out->func = l.substr(k, s - k);
+  out->dso = l.substr(s + 2, r - s - 2);
+  return LineMatch::kYes;
+}
+
+}  // namespace
+
+bool MatchStackLine(std::string_view l, StackLine* out) {
+  LineMatch m = MatchStackLineFrom(l, SkipSpaces(l, 0), out);
+  if (m != LineMatch::kBacktrack) return m == LineMatch::kYes;
   // Only backtracking can match (e.g. "7f1e2215d058  (/lib/libc.so)"): let re2 decide.
   re2::StringPiece pc, func, dso;
   if (!re2::RE2::PartialMatch(re2::StringPiece(l.data(), l.size()), StackLineRegex(), &pc,
@@ -196,10 +244,13 @@ bool FindFirstEvent(std::string_view data, std::string* event) {
 
 // ---------------------------------------------------------------------------------------
 
+// A frame's names: one id, or `count` ids from Cache::frames[first].
 struct PerfScriptFolder::Cached {
   uint32_t first = 0;
   uint32_t count = 0;
   bool skip_after = false;
+  StrId one;  // the only name, when `count` is 1 and `one_name`
+  bool one_name = false;
 };
 
 // A map from 128-bit XXH3 hashes to 32-bit values, open addressing. Both caches below key by
@@ -230,6 +281,7 @@ struct Table128 {
       }
     }
   }
+  void Prefetch(uint64_t low) const { __builtin_prefetch(&slots[low & (slots.size() - 1)]); }
   // `slot` is what Find returned for `key`, with nothing inserted since.
   void Insert(Slot* slot, XXH128_hash_t key, uint32_t value) {
     *slot = Slot{key, value, true};
@@ -247,15 +299,21 @@ struct Table128 {
   }
 };
 
-// Frames already named: hash of a frame's fields (AppendFrameKey; seeded by 2, or 3 under a
-// Java comm) -> entry.
+// Frames already named: hash of a frame's key (AppendFrameKey, AppendLineKey) -> the frame's
+// one name, kOneName | its id (most frames: the lookup is all it costs), or the index of its
+// entry in `entries` (a frame of several names, or one of --skip-after's).
 struct PerfScriptFolder::Cache {
   static constexpr size_t kMaxEntries = 1 << 22;
+  static constexpr uint32_t kOneName = 1u << 31;
   Table128 lines;
   std::vector<Cached> entries;
   std::vector<StrId> frames;
   FrameNames names;  // scratch for Transform
   std::string key;   // scratch for AddFrame
+  // The module of the last frame whose module was noted, and its dso.
+  std::string module_dso;
+  StrId module;
+  bool module_named = false;
 };
 
 // Whole samples already folded: hash of what the fold reads of their stack lines (FoldStackLines),
@@ -263,9 +321,22 @@ struct PerfScriptFolder::Cache {
 struct PerfScriptFolder::SampleCache {
   static constexpr size_t kMaxEntries = 1 << 22;
   Table128 table;
-  std::string key;                   // scratch: the sample's frame keys, one after the other
-  std::vector<size_t> ends;          // where each frame's key ends in `key`
-  std::vector<StackLine> frames;     // the sample's frames, leaf first, offsets stripped
+  // Scratch: the sample's line keys one after the other, key[0, key_size); the buffer only
+  // grows, and is written through a pointer (no size kept up to date byte by byte).
+  std::string key = std::string(4096, '\0');
+  size_t key_size = 0;
+  struct Frame {
+    StackLine line;  // offset stripped
+    size_t key_end;  // where its key ends in `key`
+    KeyHash hash;    // of its key, for the frame cache (a new sample's)
+  };
+  std::vector<Frame> frames;  // the sample's frames, leaf first
+
+  // Room for `n` more bytes of key.
+  char* KeyRoom(size_t n) {
+    if (key.size() - key_size < n) key.resize(std::max(2 * key.size(), key_size + n));
+    return key.data() + key_size;
+  }
 };
 
 PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter)
@@ -335,37 +406,39 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
 
 // A fresh sample's stack lines, up to the empty line that ends it (left to the caller). The key
 // of a sample is what the fold reads of each line, seeded by its root frame's id (the comm, and
-// PID/TID for --pid/--tid; Java's rule follows from it): each frame's fields as AddFrame keys
-// them (the name without its offset, the dso, the address only for --addrs), so samples whose
-// stacks differ only in addresses and offsets, as most of a capture's do, share one entry; with
-// --srcline, where a frame spans lines, the lines' text. A sample seen before adds its period to
-// the remembered leaf with no per-frame work; a new one is named frame by frame and its leaf
-// remembered. A sample with a line that is not a plain stack line (an event line, a comment, an
-// overlong or unmatched line) is left to AddBlock's line-by-line fold, `*lines` untouched.
+// PID/TID for --pid/--tid; Java's rule follows from it). Without --srcline, a line's part of the
+// key is its text without the address and the offset (AppendLineKey), so samples whose stacks
+// differ only in addresses and offsets, as most of a capture's do, share one entry; with
+// --srcline, where a frame spans lines, it is the lines' text. A sample seen before adds its
+// period to the remembered leaf with no per-frame work; a new one is named frame by frame (each
+// line's key also keys the frame cache) and its leaf remembered. A sample with a line that is
+// not a plain stack line (an event line, a comment, an overlong line, one that needs regex
+// backtracking or matches nothing) is left to AddBlock's line-by-line fold, `*lines` untouched.
 void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
                                       const std::string& file) {
   SampleCache& sc = *samples_cache_;
-  sc.key.clear();
-  sc.ends.clear();
+  sc.key_size = 0;
   sc.frames.clear();
   LineSplitter at = *lines;
   std::string_view line;
   StackLine sl;
   uint64_t n = 0;
-  for (LineSplitter next = at; next.Next(&line) && !IsBlankLine(line); at = next, ++n) {
-    if (!IsSpace(line[0]) || line.size() > BlockReader::kMaxLineBytes) return;
+  for (LineSplitter next = at; next.Next(&line); at = next, ++n) {
+    size_t i = SkipSpaces(line, 0);
+    if (i == line.size()) break;  // the empty line that ends the sample
+    if (i == 0 || line.size() > BlockReader::kMaxLineBytes) return;
+    char* out = sc.KeyRoom(line.size() + 2);
     if (opt_.srcline) {
-      sc.key.append(line);
-      sc.key += '\n';
+      std::memcpy(out, line.data(), line.size());
+      out[line.size()] = '\n';
+      sc.key_size += line.size() + 1;
       continue;
     }
-    if (!MatchStackLine(line, &sl)) return;
-    sl.func = StripOffset(sl.func);
-    AppendFrameKey(sl.func, sl.dso, {}, sl.pc, &sc.key);
-    sc.ends.push_back(sc.key.size());
-    sc.frames.push_back(sl);
+    if (MatchStackLineFrom(line, i, &sl) != LineMatch::kYes) return;
+    sc.key_size = AppendLineKey(line, &sl, out) - sc.key.data();
+    sc.frames.push_back({sl, sc.key_size});
   }
-  XXH128_hash_t key = XXH3_128bits_withSeed(sc.key.data(), sc.key.size(), pname_.value);
+  XXH128_hash_t key = XXH3_128bits_withSeed(sc.key.data(), sc.key_size, pname_.value);
   bool found;
   Table128::Slot* slot = sc.table.Find(key, &found);
   if (found) {
@@ -394,12 +467,18 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
       }
     }
   } else {
-    const uint64_t seed = java_ ? 3 : 2;
-    for (size_t i = 0, begin = 0; i < sc.frames.size() && !skip_remaining_; begin = sc.ends[i++]) {
-      std::string_view frame_key(sc.key.data() + begin, sc.ends[i] - begin);
-      Push(Transform(frame_key, seed, [&sc, i] {
-        const StackLine& f = sc.frames[i];
-        return ScriptFrame{f.pc, f.func, f.dso, {}};
+    const uint64_t seed = java_ ? kLineKeySeed + 1 : kLineKeySeed;
+    // Every frame's hash first, its slot asked for: the lookups' waits on memory overlap.
+    size_t begin = 0;
+    for (SampleCache::Frame& f : sc.frames) {
+      f.hash = HashKey(std::string_view(sc.key.data() + begin, f.key_end - begin), seed);
+      begin = f.key_end;
+      PrefetchFrame(f.hash);
+    }
+    for (const SampleCache::Frame& f : sc.frames) {
+      if (skip_remaining_) break;
+      Push(Transform(f.hash, [&f] {
+        return ScriptFrame{f.line.pc, f.line.func, f.line.dso, {}};
       }));
     }
     *lines = at;
@@ -412,6 +491,29 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
   }
   slot = samples_cache_->table.Find(key, &found);
   if (!found) samples_cache_->table.Insert(slot, key, leaf.value);
+}
+
+// A stack line's key: its text from the name on, without the name's offset ("NAME (DSO)" and
+// whatever follows the ')'), after the address when the address names the frame (--addrs, an
+// unknown function) and a space, then a newline. It gives back the fields the names depend on
+// (the address, the name without its offset, the dso: MatchStackLine finds the same last " ("
+// and last ')' in it), so equal keys name alike; `sl->func` loses its offset. Writes at most
+// line.size() + 2 bytes at `out`; returns their end.
+char* PerfScriptFolder::AppendLineKey(std::string_view line, StackLine* sl, char* out) const {
+  sl->func = StripOffset(sl->func);
+  if (opt_.include_addrs && sl->func.find("[unknown]") != std::string_view::npos) {
+    std::memcpy(out, sl->pc.data(), sl->pc.size());
+    out += sl->pc.size();
+  }
+  *out++ = ' ';
+  std::memcpy(out, sl->func.data(), sl->func.size());
+  out += sl->func.size();
+  const char* dso_at = sl->dso.data() - 2;  // the " (" before the dso
+  size_t tail = line.data() + line.size() - dso_at;
+  std::memcpy(out, dso_at, tail);
+  out += tail;
+  *out++ = '\n';
+  return out;
 }
 
 NodeId PerfScriptFolder::FoldSample(std::string_view text, const std::string& file) {
@@ -485,36 +587,47 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
     tid = pid;
     pid = "?";
   }
-  scratch_.assign(h.comm);
-  if (opt_.include_tid) {
+  // The root frame's text before its characters are replaced: the comm, as it is unless
+  // --pid or --tid add to it.
+  std::string_view raw = h.comm;
+  if (opt_.include_tid || opt_.include_pid) {
+    scratch_.assign(h.comm);
     scratch_ += '-';
     scratch_ += pid;
-    scratch_ += '/';
-    scratch_ += tid;
-  } else if (opt_.include_pid) {
-    scratch_ += '-';
-    scratch_ += pid;
+    if (opt_.include_tid) {
+      scratch_ += '/';
+      scratch_ += tid;
+    }
+    raw = scratch_;
   }
-  // Spaces become underscores (Perl); a ';' becomes ':' as in every other name, or it would
-  // split the first frame in two (the Perl script and inferno leave it: `map;churn`).
-  for (char& c : scratch_) {
-    if (c == ' ') c = '_';
-    if (c == ';') c = ':';
-  }
-  // The roots of the last few threads sampled (a capture interleaves the CPUs' samples).
-  RecentRoot* hit = nullptr;
-  for (RecentRoot& r : recent_roots_) {
-    if (r.named && r.name == scratch_) {
-      hit = &r;
-      break;
+  // The roots of the last few threads sampled (a capture interleaves the CPUs' samples), keyed
+  // by that text; the last one found is asked first.
+  RecentRoot* hit = &recent_roots_[last_root_];
+  if (!(hit->named && hit->raw == raw)) {
+    hit = nullptr;
+    for (RecentRoot& r : recent_roots_) {
+      if (r.named && r.raw == raw) {
+        hit = &r;
+        break;
+      }
     }
   }
   if (!hit) {
-    hit = &recent_roots_[next_root_++ % recent_roots_.size()];
+    last_root_ = next_root_++ % recent_roots_.size();
+    hit = &recent_roots_[last_root_];
     hit->named = true;
-    hit->name = scratch_;
-    hit->java = scratch_.compare(0, 4, "java") == 0;
-    hit->id = tree_.names().Intern(scratch_);
+    hit->raw.assign(raw);
+    // Spaces become underscores (Perl); a ';' becomes ':' as in every other name, or it would
+    // split the first frame in two (the Perl script and inferno leave it: `map;churn`).
+    std::string name(raw);
+    for (char& c : name) {
+      if (c == ' ') c = '_';
+      if (c == ';') c = ':';
+    }
+    hit->java = name.compare(0, 4, "java") == 0;
+    hit->id = tree_.names().Intern(name);
+  } else {
+    last_root_ = static_cast<size_t>(hit - recent_roots_.data());
   }
   java_ = hit->java;
   pname_ = hit->id;
@@ -626,28 +739,45 @@ void PerfScriptFolder::AddFrame(const ScriptFrame& f) {
   std::string& key = cache_->key;
   key.clear();
   AppendFrameKey(f.name, f.dso, f.srcline, f.pc, &key);
-  Push(Transform(key, java_ ? 3 : 2, [&f] { return f; }));
+  Push(Transform(HashKey(key, java_ ? 3 : 2), [&f] { return f; }));
 }
 
 void PerfScriptFolder::Push(const Cached& c) {
+  if (c.one_name) {
+    rev_frames_.push_back(c.one);
+    return;
+  }
   for (uint32_t i = c.count; i-- > 0;) rev_frames_.push_back(cache_->frames[c.first + i]);
   if (c.skip_after) skip_remaining_ = true;
 }
 
+PerfScriptFolder::KeyHash PerfScriptFolder::HashKey(std::string_view key, uint64_t seed) {
+  XXH128_hash_t h = XXH3_128bits_withSeed(key.data(), key.size(), seed);
+  return {h.low64, h.high64};
+}
+
+void PerfScriptFolder::PrefetchFrame(KeyHash hash) const { cache_->lines.Prefetch(hash.low); }
+
 template <typename MakeFrame>
-const PerfScriptFolder::Cached& PerfScriptFolder::Transform(std::string_view key, uint64_t seed,
-                                                            MakeFrame make_frame) {
-  XXH128_hash_t hash = XXH3_128bits_withSeed(key.data(), key.size(), seed);
+PerfScriptFolder::Cached PerfScriptFolder::Transform(KeyHash key_hash, MakeFrame make_frame) {
+  const XXH128_hash_t hash{key_hash.low, key_hash.high};
   bool found;
   Table128::Slot* slot = cache_->lines.Find(hash, &found);
-  if (found) return cache_->entries[slot->value];
-  if (cache_->entries.size() >= Cache::kMaxEntries) {  // bound memory on endless distinct lines
+  if (found) {
+    if (slot->value & Cache::kOneName) {
+      Cached c;
+      c.count = 1;
+      c.one = StrId{slot->value & ~Cache::kOneName};
+      c.one_name = true;
+      return c;
+    }
+    return cache_->entries[slot->value];
+  }
+  if (cache_->lines.used >= Cache::kMaxEntries) {  // bound memory on endless distinct lines
     cache_ = std::make_unique<Cache>();
     slot = cache_->lines.Find(hash, &found);
   }
   Cache& cache = *cache_;
-  cache.lines.Insert(slot, hash, static_cast<uint32_t>(cache.entries.size()));
-
   Cached entry;
   entry.first = static_cast<uint32_t>(cache.frames.size());
   const ScriptFrame f = make_frame();
@@ -658,7 +788,12 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(std::string_view key
     StrId id = tree_.names().Intern(func);
     if (opt_.note_modules && !f.dso.empty() && !func.empty() &&
         (func[0] != '[' || opt_.include_addrs)) {
-      StrId module = tree_.names().Intern(DsoFile(f.dso));
+      if (f.dso != cache.module_dso || !cache.module_named) {  // frames come in runs of a dso
+        cache.module_dso.assign(f.dso);
+        cache.module = tree_.names().Intern(DsoFile(f.dso));
+        cache.module_named = true;
+      }
+      const StrId module = cache.module;
       tree_.NoteModule(id, module);
       if (f.entry != ScriptFrame::kNoEntry) tree_.NoteAddress(id, f.entry);
       if (!f.build_id.empty()) tree_.NoteBuildId(module, tree_.names().Intern(f.build_id));
@@ -666,8 +801,16 @@ const PerfScriptFolder::Cached& PerfScriptFolder::Transform(std::string_view key
     cache.frames.push_back(id);
   }
   entry.count = static_cast<uint32_t>(cache.frames.size() - entry.first);
-  cache.entries.push_back(entry);
-  return cache.entries.back();
+  if (entry.count == 1 && !entry.skip_after && cache.frames.back().value < Cache::kOneName) {
+    entry.one = cache.frames.back();
+    entry.one_name = true;
+    cache.frames.pop_back();
+    cache.lines.Insert(slot, hash, entry.one.value | Cache::kOneName);
+  } else {
+    cache.lines.Insert(slot, hash, static_cast<uint32_t>(cache.entries.size()));
+    cache.entries.push_back(entry);
+  }
+  return entry;
 }
 
 NodeId PerfScriptFolder::EndSample() {

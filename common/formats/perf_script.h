@@ -26,10 +26,13 @@
 // the Perl script's per-sample and per-frame rules (frame_names.h) are written once.
 //
 // Speed: two caches. A sample whose frames were seen before, under the same root frame, is
-// recognised by one 128-bit hash of its frames' fields (addresses and offsets left out, as the
-// names do not depend on them) and lands on its tree leaf directly: its lines cost a scan each,
-// no naming and no tree walk. Otherwise each distinct frame is named once and cached (key: the
-// frame's fields), so the per-line cost is a hash, a probe and a tree step.
+// recognised by one 128-bit hash of its stack lines' text without their addresses and offsets
+// (no name depends on them; the address is kept where it names the frame, --addrs) and lands
+// on its tree leaf directly: its lines cost a scan each, no naming and no tree walk. Otherwise
+// each distinct frame is named once and cached (key: its line's text so cut, or a recording
+// frame's fields); a new sample asks for all its frames' cache slots before the first lookup,
+// and a frame of one name finds the name's id in its slot, so the per-line cost is a hash, a
+// probe and a tree step.
 
 #include <array>
 #include <cstdint>
@@ -159,14 +162,26 @@ class PerfScriptFolder {
   // After an event line: the sample's stack lines, folded at once (from the sample cache when
   // they were seen before), unless one of them needs AddBlock's line-by-line rules.
   void FoldStackLines(LineSplitter* lines, uint64_t* line_no, const std::string& file);
+  // A stack line's part of a sample's key (also its frame's key, under kLineKeySeed).
+  char* AppendLineKey(std::string_view line, StackLine* sl, char* out) const;
+  // The frame cache's seeds: AppendFrameKey's keys under 2 (3 under a Java comm), a stack
+  // line's (AppendLineKey) under 4 (5): the two kinds of key never meet.
+  static constexpr uint64_t kLineKeySeed = 4;
   // A frame's key: the fields its names depend on (NameFrame), each after its length.
   void AppendFrameKey(std::string_view name, std::string_view dso, std::string_view srcline,
                       std::string_view pc, std::string* key) const;
   void Push(const Cached& c);
-  // The cached names of the frame keyed by the hash of `key` with `seed`; on a miss, the
-  // names of make_frame()'s frame (a ScriptFrame), cached.
+  // A frame key's 128-bit hash (XXH3 with `seed`), and a request for the cache slot where
+  // its lookup starts (a sample's new frames ask for all theirs before the first lookup).
+  struct KeyHash {
+    uint64_t low = 0, high = 0;
+  };
+  static KeyHash HashKey(std::string_view key, uint64_t seed);
+  void PrefetchFrame(KeyHash hash) const;
+  // The cached names of the frame whose key has `hash`; on a miss, the names of
+  // make_frame()'s frame (a ScriptFrame), cached.
   template <typename MakeFrame>
-  const Cached& Transform(std::string_view key, uint64_t seed, MakeFrame make_frame);
+  Cached Transform(KeyHash hash, MakeFrame make_frame);
   void NoteOtherEvent(std::string_view event);
 
   const PerfScriptOptions& opt_;
@@ -181,13 +196,14 @@ class PerfScriptFolder {
   bool java_ = false;
   StrId pname_;
   struct RecentRoot {
-    std::string name;
+    std::string raw;  // the comm (and PID/TID), its characters not yet replaced
     StrId id;
     bool java = false;
     bool named = false;
   };
   std::array<RecentRoot, 8> recent_roots_;  // BeginSample's last root frames, interned
   size_t next_root_ = 0;
+  size_t last_root_ = 0;  // the root of the last sample
   uint64_t period_ = 1;
   uint64_t with_period_ = 0, without_period_ = 0;  // event lines kept, for Unit()
   std::vector<StrId> rev_frames_;  // leaf first, each line's group reversed

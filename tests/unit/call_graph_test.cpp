@@ -265,6 +265,27 @@ TEST(CallGraphTest, DeterministicOutput) {
             Dot(BuildCallGraph(Tree(rev), NoPruning())));
 }
 
+// Without filters the counts come from one walk down the tree; a filter that removes nothing
+// takes the walk up from each stack: both give the same graph, with recursion (direct and
+// mutual, also through the process frame's name), stacks of no weight, weight on inner nodes,
+// and the process frame left out or kept.
+TEST(CallGraphTest, TheWalkDownTheTreeCountsAsTheWalkUpEachStack) {
+  StackTree tree = Tree({"p;a;b;a;b 10", "p;a;a;a 3", "p;a;b 7", "p;a 2", "p 5", "q;a;b;c 4",
+                         "q;a;dead;end 0", "q;c;a;c;b 6", "p;p;p 1", "r 0"});
+  for (bool skip_process : {false, true}) {
+    CallGraphOptions o = NoPruning();
+    o.skip_process = skip_process;
+    CallGraphOptions walk_up = o;
+    walk_up.hide = {"^no such frame$"};
+    EXPECT_EQ(Dot(BuildCallGraph(tree, o), o), Dot(BuildCallGraph(tree, walk_up), walk_up));
+    CallGraph g = BuildCallGraph(tree, o);
+    const CallGraph::Node* a = Find(g, "a");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->total, 32u);  // once per stack, however often a stack holds it
+    EXPECT_EQ(g.all_nodes, skip_process ? 4u : 5u);  // not "dead", "end" nor "r": no weight
+  }
+}
+
 /// Runs `dot -Tsvg` on `text`; returns its exit status, or -1 when dot is missing.
 int RunDot(const std::string& text) {
   if (std::system("command -v dot >/dev/null 2>&1") != 0) return -1;

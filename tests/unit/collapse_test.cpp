@@ -203,6 +203,16 @@ TEST(Collapse, ThreadsGiveIdenticalOutputOnLargeInput) {
   std::string a = test::Collapse(big, one);
   EXPECT_FALSE(a.empty());
   EXPECT_EQ(a, test::Collapse(big, two));
+  // The first block on this thread, the rest on two workers, the first going on with its
+  // folder (pf-dot's one_thread_text_bytes); and all of it on this thread.
+  for (uint64_t bytes : {uint64_t{1}, uint64_t{64} << 20}) {
+    CollapseOptions prefix = two;
+    prefix.one_thread_text_bytes = bytes;
+    EXPECT_EQ(a, test::Collapse(big, prefix)) << bytes;
+    prefix.perf.include_addrs = one.perf.include_addrs = true;
+    EXPECT_EQ(test::Collapse(big, one), test::Collapse(big, prefix)) << bytes;
+    one.perf.include_addrs = false;
+  }
 }
 
 TEST(Collapse, MergesFoldedWithPerfScript) {

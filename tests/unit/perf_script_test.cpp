@@ -74,6 +74,32 @@ TEST(PerfScriptRegex, StackLineAgreesWithTheRegex) {
   }
 }
 
+// Longer lines over the bytes at the edges of \w and \s (the scanners step 8 bytes at a time
+// over an indent and an address): the same agreement.
+TEST(PerfScriptRegex, StackLineAgreesWithTheRegexAtEveryClassEdge) {
+  std::mt19937 rng(5);
+  const std::string alphabet = "/09:@AZ[`_az{ \t\v()f+x\x7f";  // (re2 reads UTF-8: no high bytes)
+  for (int i = 0; i < 200000; ++i) {
+    std::string l = RandomLine(rng, alphabet, 40);
+    if (i % 2) l = std::string(rng() % 20, ' ') + std::string(rng() % 20, 'a') + l;
+    re2::StringPiece pc, f, d;
+    bool want = re2::RE2::PartialMatch(l, kStack, &pc, &f, &d);
+    StackLine sl;
+    bool got = MatchStackLine(l, &sl);
+    ASSERT_EQ(got, want) << "[" << l << "]";
+    if (!got) continue;
+    ASSERT_EQ(std::string(sl.pc), Str(pc)) << "[" << l << "]";
+    ASSERT_EQ(std::string(sl.func), Str(f)) << "[" << l << "]";
+    ASSERT_EQ(std::string(sl.dso), Str(d)) << "[" << l << "]";
+  }
+  // A byte from 0x80 up ends the address, as Perl's \w on bytes.
+  StackLine sl;
+  ASSERT_TRUE(MatchStackLine("\t   0123456789abcdef01234\x80\xff f (x)", &sl));
+  EXPECT_EQ(sl.pc, "0123456789abcdef01234");
+  EXPECT_EQ(sl.func, "\x80\xff f");
+  EXPECT_EQ(sl.dso, "x");
+}
+
 TEST(PerfScriptRegex, StripOffsetAgreesWithTheRegex) {
   const re2::RE2 offset("\\+0x[\\da-f]+$");
   std::mt19937 rng(4);
@@ -401,6 +427,44 @@ TEST(PerfScriptFolder, SampleCacheUnderOddEventLines) {
             "a_12_3:-?;main;leaf 400\n"
             "x\ty-?;main;leaf 1\n"
             "x_y-?;main;leaf 501\n");
+}
+
+// A sample's key is its lines' text without addresses and offsets (the address kept where it
+// names the frame): lines whose fields differ, even where the text is odd (a name that holds
+// " (", a dso that holds '(', no space after the address, an offset that is not at the end,
+// an inline chain, a line only backtracking matches), stay apart, and each repeat (other
+// addresses, offsets, trailing blanks, indents, periods) folds as its first did.
+TEST(PerfScriptFolder, SampleCacheKeysKeepOddLinesApart) {
+  const char* kStacks[][2] = {
+      {"1 f (x)", "2 main+0x1 (x)"},         {"1 f (x) ", "2 main+0x2 (x)"},
+      {"1 a+0x1 (b) (c)", "2 main (x)"},     {"1 a (b) (c)", "2 main (x)"},
+      {"1 g+0x10 (x (y)", "2 main (x)"},     {"7f00 [unknown] (x)", "2 main (x)"},
+      {"7f01 [unknown] (x)", "3 main (x)"},  {"7f01 [unknown]+0x5 (x)", "3 main (x)"},
+      {"abc[unknown] (x)", "3 main (x)"},    {"7f1e2215d058  (/lib/libc.so)", "3 main (x)"},
+      {"\t 1 f+0xa (x)", "2 main+0x1 (x)"}, {"1 h->k+0x3 (inlined)", "2 main+0x1 (x)"},
+  };
+  const char* kHeads[] = {"pp 1/2 [000] 1.0: 10 cycles:", "pp 1/2 [001] 2.0: 20 cycles:",
+                          "qq 1/3 [001] 3.0: 40 cycles:"};
+  std::string text;
+  for (size_t rep = 0; rep < 2; ++rep) {
+    for (size_t i = 0; i < std::size(kStacks); ++i) {
+      text += kHeads[(i + rep) % 3];
+      for (const char* line : kStacks[i]) text += std::string("\n\t  ") + line;
+      text += "\n\n";
+    }
+  }
+  EXPECT_EQ(test::Collapse(text),
+            "pp;main;  30\npp;main;[x] 70\npp;main;a  30\npp;main;a+0x1  10\npp;main;f 70\n"
+            "pp;main;g+0x10  20\npp;main;h;k_[i] 10\nqq;main;[x] 120\nqq;main;a+0x1  40\n"
+            "qq;main;f 80\nqq;main;g+0x10  40\nqq;main;h;k_[i] 40\n");
+  CollapseOptions addrs;
+  addrs.perf.include_addrs = true;
+  EXPECT_EQ(test::Collapse(text, addrs),
+            "pp;main;  30\npp;main;[x <7f00>] 10\npp;main;[x <7f01>] 50\npp;main;[x <abc>] 10\n"
+            "pp;main;a  30\npp;main;a+0x1  10\npp;main;f 70\npp;main;g+0x10  20\n"
+            "pp;main;h;k_[i] 10\nqq;main;[x <7f00>] 40\nqq;main;[x <7f01>] 40\n"
+            "qq;main;[x <abc>] 40\nqq;main;a+0x1  40\nqq;main;f 80\nqq;main;g+0x10  40\n"
+            "qq;main;h;k_[i] 40\n");
 }
 
 // A repeated sample with a line the fold skips is warned about each time.
