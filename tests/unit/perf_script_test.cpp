@@ -58,19 +58,23 @@ TEST(PerfScriptRegex, EventTailAgreesWithTheRegex) {
   }
 }
 
+// MatchStackLine and the regular expression agree on `l`.
+void ExpectStackLineAsTheRegex(const std::string& l) {
+  re2::StringPiece pc, f, d;
+  bool want = re2::RE2::PartialMatch(l, kStack, &pc, &f, &d);
+  StackLine sl;
+  bool got = MatchStackLine(l, &sl);
+  ASSERT_EQ(got, want) << "[" << l << "]";
+  if (!got) return;
+  ASSERT_EQ(std::string(sl.pc), Str(pc)) << "[" << l << "]";
+  ASSERT_EQ(std::string(sl.func), Str(f)) << "[" << l << "]";
+  ASSERT_EQ(std::string(sl.dso), Str(d)) << "[" << l << "]";
+}
+
 TEST(PerfScriptRegex, StackLineAgreesWithTheRegex) {
   std::mt19937 rng(3);
   for (int i = 0; i < 300000; ++i) {
-    std::string l = RandomLine(rng, "a1 ( )\t_x(", 16);
-    re2::StringPiece pc, f, d;
-    bool want = re2::RE2::PartialMatch(l, kStack, &pc, &f, &d);
-    StackLine sl;
-    bool got = MatchStackLine(l, &sl);
-    ASSERT_EQ(got, want) << "[" << l << "]";
-    if (!got) continue;
-    ASSERT_EQ(std::string(sl.pc), Str(pc)) << "[" << l << "]";
-    ASSERT_EQ(std::string(sl.func), Str(f)) << "[" << l << "]";
-    ASSERT_EQ(std::string(sl.dso), Str(d)) << "[" << l << "]";
+    ASSERT_NO_FATAL_FAILURE(ExpectStackLineAsTheRegex(RandomLine(rng, "a1 ( )\t_x(", 16)));
   }
 }
 
@@ -82,15 +86,7 @@ TEST(PerfScriptRegex, StackLineAgreesWithTheRegexAtEveryClassEdge) {
   for (int i = 0; i < 200000; ++i) {
     std::string l = RandomLine(rng, alphabet, 40);
     if (i % 2) l = std::string(rng() % 20, ' ') + std::string(rng() % 20, 'a') + l;
-    re2::StringPiece pc, f, d;
-    bool want = re2::RE2::PartialMatch(l, kStack, &pc, &f, &d);
-    StackLine sl;
-    bool got = MatchStackLine(l, &sl);
-    ASSERT_EQ(got, want) << "[" << l << "]";
-    if (!got) continue;
-    ASSERT_EQ(std::string(sl.pc), Str(pc)) << "[" << l << "]";
-    ASSERT_EQ(std::string(sl.func), Str(f)) << "[" << l << "]";
-    ASSERT_EQ(std::string(sl.dso), Str(d)) << "[" << l << "]";
+    ASSERT_NO_FATAL_FAILURE(ExpectStackLineAsTheRegex(l));
   }
   // A byte from 0x80 up ends the address, as Perl's \w on bytes.
   StackLine sl;
