@@ -412,7 +412,22 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
   std::vector<uint32_t> visiting;  // the nodes on the path
   // (pair, weight) where a pair first appears on its path, summed by pair at the end (a
   // sort runs through memory in order; a hash map of the pairs would miss the cache).
+  // Summed whenever it doubles past what summing left, so it holds at most about twice the
+  // distinct pairs (a tree of millions of unshared paths has a pair a node).
   std::vector<std::pair<uint64_t, uint64_t>> firsts;
+  size_t sum_at = 1 << 20;
+  auto sum_firsts = [&firsts] {
+    std::sort(firsts.begin(), firsts.end());
+    size_t out = 0;
+    for (size_t i = 0; i < firsts.size(); ++i) {
+      if (out > 0 && firsts[out - 1].first == firsts[i].first) {
+        firsts[out - 1].second = AddSat(firsts[out - 1].second, firsts[i].second);
+      } else {
+        firsts[out++] = firsts[i];
+      }
+    }
+    firsts.resize(out);
+  };
   auto enter = [&](uint32_t m) {
     const int32_t caller = path.empty() ? -1 : path.back();
     int32_t func = -1;
@@ -430,6 +445,10 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
           seen = path[i] == static_cast<int32_t>(f) && path[i - 1] == caller;
         }
         if (!seen) firsts.emplace_back(PairKey(static_cast<uint32_t>(caller), f), under[m]);
+        if (firsts.size() >= sum_at) {
+          sum_firsts();
+          sum_at = std::max<size_t>(sum_at, 2 * firsts.size());
+        }
       }
       func = static_cast<int32_t>(f);
     }
@@ -452,11 +471,8 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
       visiting.pop_back();
     }
   }
-  std::sort(firsts.begin(), firsts.end());
-  for (const auto& [pair, w] : firsts) {
-    if (fs.direct.empty() || fs.direct.back().first != pair) fs.direct.emplace_back(pair, 0);
-    fs.direct.back().second = AddSat(fs.direct.back().second, w);
-  }
+  sum_firsts();
+  fs.direct = std::move(firsts);
   g.saturated += tree.saturated();
   g.decimals = tree.decimals();
   g.unit = tree.unit();
@@ -469,7 +485,12 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
 // Pass 1: exact totals, self weights and direct edges (and the graph's total and counts).
 CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
                           CallGraph* graph, int column = 0) {
-  if (!walker.filters()) return CountFunctionsDown(tree, o, graph, column);
+  // The walk down holds 16 bytes a node and a pair a node: past a million nodes (a profile
+  // of millions of unshared paths) the walk up each stack costs less time and memory.
+  constexpr size_t kWalkDownNodes = 1 << 20;
+  if (!walker.filters() && tree.size() <= kWalkDownNodes) {
+    return CountFunctionsDown(tree, o, graph, column);
+  }
   CallGraph& g = *graph;
   CallCounts fs;
   std::vector<int32_t>& func_of = fs.func_of;
