@@ -415,7 +415,7 @@ class RecordingFolder {
   // A sample and its chain (recorded, or unwound by either stage).
   void FoldSample(const Sample& s, std::span<const uint64_t> chain, bool no_callchain) {
     bool fresh;
-    uint32_t key = keys_.Key(*session_, s, chain, no_callchain, &fresh);
+    KeyFold& key = keys_.Find(*session_, s, chain, no_callchain, &fresh);
     fold_->Fold(*session_, s, chain, key, fresh);
   }
 
@@ -504,7 +504,7 @@ class RecordingFolder {
       // Session::Frames tells an unwound chain from the recorded one by where it is.
       s.callchain = item.unwound ? std::span<const uint64_t>() : words;
       bool fresh;
-      uint32_t key = keys_.Number(item.key, &fresh);
+      KeyFold& key = keys_.Find(item.key, &fresh);
       fold_->Fold(session, s, words, key, fresh);
     }
   }
