@@ -1,8 +1,8 @@
 #pragma once
 // The fold of a recording's samples (collapse's own; record_fold.cpp says how it works):
-// SampleKeys numbers the samples by their addresses, RecordFold folds each as perf script's
-// text of it would be folded, from the fields of its named frames, naming only what an
-// earlier sample did not.
+// SampleKeys keys the samples by their addresses, each key with how its samples fold
+// (KeyFold); RecordFold folds each as perf script's text of it would be folded, from the
+// fields of its named frames, naming only what an earlier sample did not.
 
 #include <cstdint>
 #include <span>
