@@ -36,7 +36,6 @@
 #include <charconv>
 #include <utility>
 
-#include "base/error.h"
 
 namespace pf {
 
@@ -55,7 +54,7 @@ RecordFold::RecordFold(const PerfScriptOptions& options, const std::string& even
   fields_.pid = opt_.include_pid || opt_.include_tid;
 }
 
-void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,
+void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chain, KeyFold& key,
                       bool fresh) {
   uint64_t weight = opt_.weight_samples || s.period == 0 ? 1 : s.period;
   // The unit is the first folded sample's (one of the event kept, as the text's fold has it).
@@ -72,8 +71,8 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
       ++filtered_hits_;
     }
   };
-  if (!fresh && cache_[key].reuse) {
-    fold_as(cache_[key].leaf, cache_[key].filtered);
+  if (!fresh && key.reuse) {
+    fold_as(key.leaf, key.filtered);
     return;
   }
   std::string_view comm = session.Comm(s.pid, s.tid);
@@ -90,7 +89,7 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   if (fresh) {
     named_key = NamedKey(session, s, comm);
     if (const Named* n = named_.Find(named_key)) {
-      Add(key, Cached{n->leaf, n->filtered, true});
+      key = KeyFold{n->leaf, n->filtered, true};
       fold_as(n->leaf, n->filtered);
       return;
     }
@@ -102,10 +101,9 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   NodeId leaf = FoldNamed(session, s, comm, &reuse);
   ++named_folds_;
   if (fresh) {
-    Cached c{leaf, folder_.other_event_samples() != filtered_before, reuse};
+    key = KeyFold{leaf, folder_.other_event_samples() != filtered_before, reuse};
     bool inserted;
-    if (reuse) named_.TryEmplace(named_key, Named{c.leaf, c.filtered}, &inserted);
-    Add(key, c);
+    if (reuse) named_.TryEmplace(named_key, Named{key.leaf, key.filtered}, &inserted);
   }
   if (leaf != PerfScriptFolder::kNoLeaf) counted();
 }
@@ -238,11 +236,6 @@ WeightUnit RecordFold::UnitOf(const Sample& s) const {
     return WeightUnit::kNanoseconds;
   }
   return WeightUnit::kEvents;
-}
-
-void RecordFold::Add(uint32_t key, Cached c) {
-  if (key != cache_.size()) throw Error(source_name_, "internal error: samples out of order");
-  cache_.push_back(std::move(c));
 }
 
 // What the fold reads of a sample's frames: names, dsos, marks and source lines (their

@@ -1,8 +1,8 @@
 #pragma once
 // The fold of a recording's samples (collapse's own; record_fold.cpp says how it works):
-// SampleKeys numbers the samples by their addresses, RecordFold folds each as perf script's
-// text of it would be folded, from the fields of its named frames, naming only what an
-// earlier sample did not.
+// SampleKeys keys the samples by their addresses, each key with how its samples fold
+// (KeyFold); RecordFold folds each as perf script's text of it would be folded, from the
+// fields of its named frames, naming only what an earlier sample did not.
 
 #include <cstdint>
 #include <span>
@@ -17,17 +17,25 @@
 
 namespace pf {
 
+// How the samples of one key (SampleKeys) fold: RecordFold::Fold sets it at the key's first
+// sample, and folds the later ones by it.
+struct KeyFold {
+  NodeId leaf = PerfScriptFolder::kNoLeaf;
+  bool filtered = false;  // a sample of another event (not counted by the folder)
+  bool reuse = false;     // false: the fold of this key's samples depends on their time (Fold)
+};
+
 // The key of a sample's fold by its addresses: event, thread, comm, maps generation and call
-// chain. Keys are numbered in the order they first appear.
+// chain, with its KeyFold beside it in the table (a sample that repeats one costs one lookup).
 // (Keys are hashed whole from a buffer: XXH3's streaming calls cost more than the bytes.)
-// (Hash may run on one thread, for a Session that replays the same records, and Number on
+// (Hash may run on one thread, for a Session that replays the same records, and Find on
 // another.)
 class SampleKeys {
  public:
   /// `no_callchain`: the sample recorded no call chain (its ip stands for it).
-  uint32_t Key(Session& session, const Sample& s, std::span<const uint64_t> chain,
-               bool no_callchain, bool* fresh) {
-    return Number(Hash(session, s, chain, no_callchain), fresh);
+  KeyFold& Find(Session& session, const Sample& s, std::span<const uint64_t> chain,
+                bool no_callchain, bool* fresh) {
+    return Find(Hash(session, s, chain, no_callchain), fresh);
   }
   XXH128_hash_t Hash(Session& session, const Sample& s, std::span<const uint64_t> chain,
                      bool no_callchain) {
@@ -41,15 +49,17 @@ class SampleKeys {
     bytes_.append(reinterpret_cast<const char*>(chain.data()), chain.size() * 8);
     return XXH3_128bits(bytes_.data(), bytes_.size());
   }
-  /// Asks the CPU to load where Number will look `key` up.
-  void Prefetch(const XXH128_hash_t& key) const { ids_.Prefetch(key); }
-  uint32_t Number(const XXH128_hash_t& key, bool* fresh) {
-    return ids_.TryEmplace(key, static_cast<uint32_t>(ids_.size()), fresh);
+  /// Asks the CPU to load where Find will look `key` up.
+  void Prefetch(const XXH128_hash_t& key) const { folds_.Prefetch(key); }
+  /// The fold of `key`'s samples; *fresh: the key is new (its KeyFold unset). The reference
+  /// stays valid until the next Find.
+  KeyFold& Find(const XXH128_hash_t& key, bool* fresh) {
+    return folds_.TryEmplace(key, KeyFold(), fresh);
   }
 
  private:
   std::string bytes_;
-  FlatMap<XXH128_hash_t, uint32_t, Hash128Key, Equal128Key> ids_;
+  FlatMap<XXH128_hash_t, KeyFold, Hash128Key, Equal128Key> folds_;
 };
 
 // Folds samples keyed by SampleKeys, in their order: a key's first sample is named and folded
@@ -60,9 +70,9 @@ class RecordFold {
   RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
              std::string source_name);
 
-  /// Folds `s`, whose call chain is `chain` and whose key (SampleKeys) is `key`, first seen
-  /// now when `fresh`.
-  void Fold(Session& session, Sample s, std::span<const uint64_t> chain, uint32_t key,
+  /// Folds `s`, whose call chain is `chain` and whose key's fold (SampleKeys) is `key`, first
+  /// seen now when `fresh` (then set here).
+  void Fold(Session& session, Sample s, std::span<const uint64_t> chain, KeyFold& key,
             bool fresh);
 
   PerfScriptFolder& folder() { return folder_; }
@@ -78,17 +88,11 @@ class RecordFold {
   uint64_t named_folds() const { return named_folds_; }
 
  private:
-  struct Cached {
-    NodeId leaf;
-    bool filtered;
-    bool reuse;  // false: the fold of this key's samples depends on their time (Fold)
-  };
   struct Named {
     NodeId leaf;
     bool filtered;
   };
 
-  void Add(uint32_t key, Cached c);
   XXH128_hash_t NamedKey(const Session& session, const Sample& s, std::string_view comm);
   // Folds `s`, whose frames are frames_; *reuse: the fold holds for the key's later samples.
   NodeId FoldNamed(Session& session, const Sample& s, std::string_view comm, bool* reuse);
@@ -101,7 +105,6 @@ class RecordFold {
   PerfScriptFolder folder_;
   std::string source_name_;
   ScriptFields fields_;
-  std::vector<Cached> cache_;  // by key
   FlatMap<XXH128_hash_t, Named, Hash128Key, Equal128Key> named_;
   std::vector<FrameId> frame_ids_;
   std::vector<ResolvedFrame> frames_;  // frame_ids_'s frames, when they are folded

@@ -415,24 +415,63 @@ class RecordingFolder {
   // A sample and its chain (recorded, or unwound by either stage).
   void FoldSample(const Sample& s, std::span<const uint64_t> chain, bool no_callchain) {
     bool fresh;
-    uint32_t key = keys_.Key(*session_, s, chain, no_callchain, &fresh);
+    KeyFold& key = keys_.Find(*session_, s, chain, no_callchain, &fresh);
     fold_->Fold(*session_, s, chain, key, fresh);
   }
 
   void FoldInOneStage() {
     Session& session = *session_;
-    std::vector<uint64_t> chain_scratch;
-    ReplayOrdered(reader_, [&](const Record& r) {
-      alignas(64) Sample s;  // (on cache lines of its own: ParseSample clears it whole)
-      if (r.type != kRecordSample) {
-        session.OnRecord(reader_, r);
-      } else if (reader_.ParseSample(r, &s) && select_.KeepsTimeAndCpu(s) &&
-                 (!select_.filters_threads() ||
-                  select_.KeepsThread(s, session.Comm(s.pid, s.tid)))) {
-        // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part).
-        FoldSample(s, session.Callchain(s, &chain_scratch), s.callchain.empty());
-      }
-    });
+    // The keys' table is big and each sample looks up a key seldom seen: a sample from the
+    // mapped file is hashed as it comes, its slot asked for, and folded when the next record
+    // comes (or its pages are to be given back), by which time the slot is in the cache.
+    // (Its hash is of the Session as it comes, which no record changes before it is folded.)
+    std::vector<uint64_t> chain_scratch[2];
+    alignas(64) Sample pending;
+    std::span<const uint64_t> pending_chain;
+    XXH128_hash_t pending_key{};
+    bool has_pending = false;
+    auto fold_pending = [&] {
+      if (!has_pending) return;
+      has_pending = false;
+      bool fresh;
+      KeyFold& key = keys_.Find(pending_key, &fresh);
+      fold_->Fold(session, pending, pending_chain, key, fresh);
+    };
+    ReplayOrdered(
+        reader_,
+        [&](const Record& r) {
+          alignas(64) Sample s;  // (on cache lines of its own: ParseSample clears it whole)
+          if (r.type != kRecordSample) {
+            fold_pending();
+            session.OnRecord(reader_, r);
+          } else if (reader_.ParseSample(r, &s) && select_.KeepsTimeAndCpu(s) &&
+                     (!select_.filters_threads() ||
+                      select_.KeepsThread(s, session.Comm(s.pid, s.tid)))) {
+            // A DWARF sample's chain is unwound here (its recorded chain is the kernel's part),
+            // into the scratch the pending sample's does not use.
+            std::vector<uint64_t>& scratch =
+                chain_scratch[has_pending && pending_chain.data() == chain_scratch[0].data()];
+            std::span<const uint64_t> chain = session.Callchain(s, &scratch);
+            const bool no_callchain = s.callchain.empty();
+            if (!r.stable) {  // its bytes go with the next record: folded now
+              fold_pending();
+              FoldSample(s, chain, no_callchain);
+              return;
+            }
+            XXH128_hash_t key = keys_.Hash(session, s, chain, no_callchain);
+            keys_.Prefetch(key);
+            fold_pending();
+            pending = s;
+            pending_chain = chain;
+            pending_key = key;
+            has_pending = true;
+          }
+        },
+        [&](const uint8_t* keep) {
+          fold_pending();
+          reader_.ReleaseBefore(keep);
+        });
+    fold_pending();
   }
 
   // The folding stage: folds the batches as they come (mapping pages ahead of the reading
@@ -504,7 +543,7 @@ class RecordingFolder {
       // Session::Frames tells an unwound chain from the recorded one by where it is.
       s.callchain = item.unwound ? std::span<const uint64_t>() : words;
       bool fresh;
-      uint32_t key = keys_.Number(item.key, &fresh);
+      KeyFold& key = keys_.Find(item.key, &fresh);
       fold_->Fold(session, s, words, key, fresh);
     }
   }

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "base/error.h"
 #include "base/hex.h"
@@ -321,7 +322,8 @@ KernelSymbols KernelSymbols::Load(const std::string& path) {
   return FromText(std::move(owner), text, false);
 }
 
-bool KernelSymbols::LookupCore(uint64_t ip, Hit* hit) const {
+bool KernelSymbols::LookupCore(uint64_t ip, Hit* hit, Sym* range) const {
+  range->end = 0;
   std::string_view text = text_;
   // The last line with an address at or below ip (lines that do not parse are passed over).
   size_t lo = 0, hi = core_end_, best = kNone, next = 0;
@@ -384,11 +386,35 @@ bool KernelSymbols::LookupCore(uint64_t ip, Hit* hit) const {
   hit->name = kept.field;
   hit->module = {};
   hit->offset = ip - kept.address;
+  // Every address in [kept, end) finds the same lines (the core is in address order).
+  const size_t name_at = static_cast<size_t>(kept.field.data() - text.data());
+  if (name_at <= UINT32_MAX && kept.field.size() <= UINT16_MAX) {
+    *range = Sym{kept.address, end, static_cast<uint32_t>(name_at),
+                 static_cast<uint16_t>(kept.field.size()), 0, 0};
+  }
   return true;
 }
 
 bool KernelSymbols::Lookup(uint64_t ip, Hit* hit) const {
-  if (core_kept_ && (symbols_.empty() || ip < symbols_.front().start)) return LookupCore(ip, hit);
+  if (core_kept_ && (symbols_.empty() || ip < symbols_.front().start)) {
+    auto at = std::upper_bound(core_found_.begin(), core_found_.end(), ip,
+                               [](uint64_t v, const Sym& s) { return v < s.start; });
+    if (at != core_found_.begin() && ip < std::prev(at)->end) {
+      const Sym& s = *std::prev(at);
+      hit->name = text_.substr(s.name_offset, s.name_size);
+      hit->module = {};
+      hit->offset = ip - s.start;
+      return true;
+    }
+    Sym range;
+    if (!LookupCore(ip, hit, &range)) return false;
+    // (Kept only where it overlaps no other: the table stays sorted and disjoint.)
+    if (range.end != 0 && (at == core_found_.begin() || std::prev(at)->end <= range.start) &&
+        (at == core_found_.end() || range.end <= at->start)) {
+      core_found_.insert(at, range);
+    }
+    return true;
+  }
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), ip,
                              [](uint64_t v, const Sym& s) { return v < s.start; });
   if (it == symbols_.begin()) return false;

@@ -10,12 +10,13 @@
 // The core kernel's lines (those before the first line with a tab) are listed in address
 // order (scripts/kallsyms sorts them), so they are not parsed up front: a lookup binary-
 // searches the text and reads the few lines around the answer (near a core name with a
-// bracket, which perf takes for a module's, the whole parse answers). Only the module and
-// trampoline lines after them are parsed into a table. (Finding where the core's lines end
-// reads the text up to there; for a copy in a file, the cache on disk keeps the answer.) A
-// file whose core lines are out of order (spot-checked when loading) or overlap the modules'
-// is parsed whole, as is text with every address zero. Either way the answers are those of
-// the whole parse (ParseEagerly, which the tests compare against).
+// bracket, which perf takes for a module's, the whole parse answers); the symbol found answers
+// the later lookups in its range. Only the module and trampoline lines after them are parsed
+// into a table. (Finding where the core's lines end reads the text up to there; for a copy
+// in a file, the cache on disk keeps the answer.) A file whose core lines are out of order
+// (spot-checked when loading) or overlap the modules' is parsed whole, as is text with every
+// address zero. Either way the answers are those of the whole parse (ParseEagerly, which the
+// tests compare against).
 //
 // When kptr_restrict hides the addresses (all zero), the table is empty.
 
@@ -78,7 +79,8 @@ class KernelSymbols {
                                 bool eager, size_t core_end = SIZE_MAX);
   // Parses text_[from, end) into symbols_ (perf's rules over those lines alone).
   void BuildTable(size_t from);
-  bool LookupCore(uint64_t ip, Hit* hit) const;
+  // *range: the answer's symbol, to keep (its end 0 when it is not to be kept).
+  bool LookupCore(uint64_t ip, Hit* hit, Sym* range) const;
 
   std::shared_ptr<const void> owner_;  // keeps text_ alive (a copy, a buffer or a mapping)
   std::string_view text_;
@@ -91,6 +93,10 @@ class KernelSymbols {
   bool restricted_ = false;  // the text had symbols, every address zero (kptr_restrict)
   // The whole parse, for a lookup near a core name with a bracket (built when first needed).
   mutable std::shared_ptr<KernelSymbols> whole_;
+  // LookupCore's answers by their symbols (sorted by start, disjoint): a capture's kernel
+  // frames are many addresses in a few thousand functions, and each binary search of the text
+  // reads lines at random across megabytes.
+  mutable std::vector<Sym> core_found_;
 };
 
 }  // namespace pf

@@ -1180,4 +1180,78 @@ TEST(CallGraphOptions, InTheOrderPerfTakesThem) {
 }
 
 }  // namespace
+
+namespace {
+
+// A stream of rounds, each of `runs` runs of samples in time order (as perf reads each CPU's
+// buffer in turn), whose times reach back into the rounds before and tie across runs. Each
+// sample's ip is its place in the stream; `expected` gets the ips in perf's order: at each
+// FINISHED_ROUND, the samples up to the round before's latest time, by time then place.
+std::string RoundsStream(size_t runs, std::vector<uint64_t>* expected) {
+  StringSink sink;
+  BufferedWriter out(sink);
+  PerfStreamWriter w(out);
+  w.WriteHeader();
+  w.WriteAttr(TestAttr(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME),
+              std::vector<uint64_t>{7});
+  std::vector<std::pair<uint64_t, uint64_t>> queued;  // time, ip
+  uint64_t seq = 0, round_max = 0, limit = 0, rng = 12345;
+  auto next = [&](uint64_t n) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (rng >> 33) % n;
+  };
+  auto deliver = [&](bool all) {
+    std::stable_sort(queued.begin(), queued.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t n = 0;
+    while (n < queued.size() && (all || queued[n].first <= limit)) {
+      expected->push_back(queued[n++].second);
+    }
+    queued.erase(queued.begin(), queued.begin() + static_cast<std::ptrdiff_t>(n));
+  };
+  for (uint64_t round = 1; round <= 8; ++round) {
+    for (size_t run = 0; run < runs; ++run) {
+      uint64_t t = round * 100 - next(150);  // back into the round before
+      for (uint64_t k = next(12); k > 0; --k) {
+        t += next(3);  // ties within a run and across runs
+        SampleFields s;
+        s.ip = 0x400000 + seq++;
+        s.pid = s.tid = 100;
+        s.time = t;
+        w.WriteSample(s);
+        queued.emplace_back(t, s.ip);
+        round_max = std::max(round_max, t);
+      }
+    }
+    w.WriteFinishedRound();
+    deliver(false);
+    limit = round_max;
+  }
+  deliver(true);
+  w.Flush();
+  return sink.data();
+}
+
+}  // namespace
+
+// ReplayOrdered merges the runs of a round (or sorts them, when there are many) with the
+// records an earlier round left queued: the order is perf's, for a file and for a pipe.
+TEST(ReplayOrdered, DeliversInTimeThenStreamOrder) {
+  for (size_t runs : {1, 3, 7, 64, 65, 200}) {
+    std::vector<uint64_t> expected;
+    const std::string data = RoundsStream(runs, &expected);
+    for (bool stable : {true, false}) {
+      std::unique_ptr<ByteSource> src =
+          stable ? MemoryInput(data, "file") : std::make_unique<ChunkedSource>(data);
+      PerfDataReader reader(*src);
+      std::vector<uint64_t> got;
+      ReplayOrdered(reader, [&](const Record& r) {
+        Sample s;
+        if (r.type == kRecordSample && reader.ParseSample(r, &s)) got.push_back(s.ip);
+      });
+      EXPECT_EQ(got, expected) << runs << " runs, " << (stable ? "file" : "pipe");
+    }
+  }
+}
+
 }  // namespace pf
