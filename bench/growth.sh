@@ -3,7 +3,10 @@
 # size, on synthetic folded stacks (../shared/bench/synth_folded.py) sorted and shuffled,
 # with the time per input line and the memory per distinct stack, and inferno-flamegraph
 # beside it up to --peer-max stacks. Prints one markdown table. Not a ctest test: the 10M
-# input is 6 GB and takes minutes to make (once; kept in the cache below).
+# input is 6 GB and takes minutes to make (once; kept in the cache below). Peak RSS counts
+# the input's pages the kernel keeps mapped: a file cached in 2 MB folios can stay mapped in
+# part after pf gives its pages back (the 3M sorted input here: 19 MB of pf's own memory,
+# 930 MB of the file's).
 #
 # Usage: bench/growth.sh [--sizes 1000000,3000000,10000000] [--peer-max N]
 #   --sizes     distinct stacks of each input (default 1M, 3M and 10M)
@@ -19,7 +22,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --sizes) SIZES=$2; shift 2 ;;
     --peer-max) PEER_MAX=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1" ;;
   esac
 done
@@ -32,8 +35,12 @@ SYNTH=$ROOT/../shared/bench/synth_folded.py
 C=${XDG_CACHE_HOME:-$HOME/.cache}/pf-bench/growth
 mkdir -p "$C" || die "cannot create $C"
 
-# measure CMD...: "CPU-SECONDS PEAK-KB" of one run (user + system time, GNU time).
-measure() { /usr/bin/time -f '%U %S %M' "$@" 2>&1 >/dev/null | tail -n 1 | awk '{ print $1 + $2, $3 }'; }
+# measure CMD...: "CPU-SECONDS PEAK-KB" of the better of two runs (user + system time, GNU
+# time; the first may read the input from disk).
+measure() {
+  for _ in 1 2; do /usr/bin/time -f '%U %S %M' "$@" 2>&1 >/dev/null | tail -n 1; done |
+    awk '{ t = $1 + $2; if (NR == 1 || t < best) { best = t; kb = $3 } } END { print best, kb }'
+}
 
 echo "| distinct stacks | input | order | pf CPU | pf µs per line | pf peak RSS | pf bytes per stack | inferno CPU | inferno peak RSS | inferno bytes per stack |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
