@@ -546,56 +546,63 @@ class Printer {
   std::vector<std::string> warnings_;
 };
 
+// A record ReplayOrdered holds back. Queued records live in one arena (8-byte aligned words),
+// indexed by these small entries, which are sorted; no allocation per record.
+struct QueuedRecord {
+  uint64_t time, seq;
+  size_t offset;        // in words, when copied into the arena
+  const uint8_t* data;  // or the body itself, when it stays valid (a mapped file)
+  uint32_t size;        // body bytes
+  uint32_t type;
+  uint16_t misc;
+};
+
+// Puts `queue` in time order (then arrival order), its first `sorted` entries being in order
+// already (those the last flush left). Only the later entries are sorted, then merged with
+// those (a round's later half stays queued for the next: sorting it again cost ~3%). They
+// come as runs in time order (a round reads each CPU's buffer in turn), which are merged in
+// pairs; more than kMergedRuns are sorted. `runs` is scratch.
+void OrderQueue(std::vector<QueuedRecord>& queue, size_t sorted, std::vector<size_t>& runs) {
+  constexpr size_t kMergedRuns = 64;
+  auto before = [](const QueuedRecord& a, const QueuedRecord& b) {
+    return a.time != b.time ? a.time < b.time : a.seq < b.seq;
+  };
+  runs.assign(1, sorted);
+  for (size_t i = sorted + 1; i < queue.size() && runs.size() <= kMergedRuns; ++i) {
+    if (before(queue[i], queue[i - 1])) runs.push_back(i);
+  }
+  auto at = [&](size_t i) { return queue.begin() + static_cast<std::ptrdiff_t>(i); };
+  if (runs.size() > kMergedRuns) {
+    std::sort(at(sorted), queue.end(), before);
+  } else {
+    // Neighbouring runs merged in pairs, until one is left (runs: the m runs' bounds).
+    runs.push_back(queue.size());
+    while (runs.size() > 2) {
+      const size_t m = runs.size() - 1;
+      size_t kept = 0;
+      for (size_t k = 0; k < m; k += 2) {
+        if (k + 1 < m) std::inplace_merge(at(runs[k]), at(runs[k + 1]), at(runs[k + 2]), before);
+        runs[kept++] = runs[k];
+      }
+      runs[kept++] = queue.size();
+      runs.resize(kept);
+    }
+  }
+  std::inplace_merge(queue.begin(), at(sorted), queue.end(), before);
+}
+
 }  // namespace
 
 void ReplayOrdered(PerfDataReader& reader, const std::function<void(const Record&)>& deliver,
                    const std::function<void(const uint8_t*)>& release) {
-  // Queued records live in one arena (8-byte aligned words), indexed by small entries that
-  // are sorted; no allocation per record.
-  struct Entry {
-    uint64_t time, seq;
-    size_t offset;              // in words, when copied into the arena
-    const uint8_t* data;        // or the body itself, when it stays valid (a mapped file)
-    uint32_t size;              // body bytes
-    uint32_t type;
-    uint16_t misc;
-  };
+  using Entry = QueuedRecord;
   std::vector<uint64_t> arena;
   std::vector<Entry> queue;
   size_t sorted = 0;  // queue's first entries, in order: those a flush left queued
-  std::vector<size_t> runs;  // where the new entries' runs in order start (flush)
-  constexpr size_t kMergedRuns = 64;
+  std::vector<size_t> runs;  // OrderQueue's scratch
   uint64_t seq = 0, round_max = 0, flush_limit = 0;
   auto flush = [&](uint64_t limit, bool all) {
-    // Only the records queued since the last flush are sorted, then merged with those it left
-    // (a round's later half stays queued for the next: sorting it again cost ~3%). They come
-    // as runs in time order (a round reads each CPU's buffer in turn), which are merged; more
-    // than kMergedRuns are sorted.
-    auto before = [](const Entry& a, const Entry& b) {
-      return a.time != b.time ? a.time < b.time : a.seq < b.seq;
-    };
-    runs.assign(1, sorted);
-    for (size_t i = sorted + 1; i < queue.size() && runs.size() <= kMergedRuns; ++i) {
-      if (before(queue[i], queue[i - 1])) runs.push_back(i);
-    }
-    auto at = [&](size_t i) { return queue.begin() + static_cast<std::ptrdiff_t>(i); };
-    if (runs.size() > kMergedRuns) {
-      std::sort(at(sorted), queue.end(), before);
-    } else {
-      // Neighbouring runs merged in pairs, until one is left (runs: the m runs' bounds).
-      runs.push_back(queue.size());
-      while (runs.size() > 2) {
-        const size_t m = runs.size() - 1;
-        size_t kept = 0;
-        for (size_t k = 0; k < m; k += 2) {
-          if (k + 1 < m) std::inplace_merge(at(runs[k]), at(runs[k + 1]), at(runs[k + 2]), before);
-          runs[kept++] = runs[k];
-        }
-        runs[kept++] = queue.size();
-        runs.resize(kept);
-      }
-    }
-    std::inplace_merge(queue.begin(), at(sorted), queue.end(), before);
+    OrderQueue(queue, sorted, runs);
     size_t n = 0;
     for (; n < queue.size() && (all || queue[n].time <= limit); ++n) {
       const Entry& e = queue[n];
