@@ -370,6 +370,21 @@ uint32_t FunctionOf(const StackTree& tree, uint32_t frame, CallCounts* fs) {
   return static_cast<uint32_t>(fs->func_of[frame]);
 }
 
+// Sorts (key, weight) pairs and sums the weights of each key into one pair.
+void SumByKey(std::vector<std::pair<uint64_t, uint64_t>>* pairs) {
+  std::vector<std::pair<uint64_t, uint64_t>>& v = *pairs;
+  std::sort(v.begin(), v.end());
+  size_t out = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (out > 0 && v[out - 1].first == v[i].first) {
+      v[out - 1].second = AddSat(v[out - 1].second, v[i].second);
+    } else {
+      v[out++] = v[i];
+    }
+  }
+  v.resize(out);
+}
+
 // Pass 1 without filters, in one walk down the tree rather than one walk up from each stack:
 // a function's total is the weight under the nodes where it first appears on the path from
 // the root, a pair's the weight under the nodes where it first appears (the same sums as
@@ -416,18 +431,6 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
   // distinct pairs (a tree of millions of unshared paths has a pair a node).
   std::vector<std::pair<uint64_t, uint64_t>> firsts;
   size_t sum_at = 1 << 20;
-  auto sum_firsts = [&firsts] {
-    std::sort(firsts.begin(), firsts.end());
-    size_t out = 0;
-    for (size_t i = 0; i < firsts.size(); ++i) {
-      if (out > 0 && firsts[out - 1].first == firsts[i].first) {
-        firsts[out - 1].second = AddSat(firsts[out - 1].second, firsts[i].second);
-      } else {
-        firsts[out++] = firsts[i];
-      }
-    }
-    firsts.resize(out);
-  };
   auto enter = [&](uint32_t m) {
     const int32_t caller = path.empty() ? -1 : path.back();
     int32_t func = -1;
@@ -446,7 +449,7 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
         }
         if (!seen) firsts.emplace_back(PairKey(static_cast<uint32_t>(caller), f), under[m]);
         if (firsts.size() >= sum_at) {
-          sum_firsts();
+          SumByKey(&firsts);
           sum_at = std::max<size_t>(sum_at, 2 * firsts.size());
         }
       }
@@ -471,7 +474,7 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
       visiting.pop_back();
     }
   }
-  sum_firsts();
+  SumByKey(&firsts);
   fs.direct = std::move(firsts);
   g.saturated += tree.saturated();
   g.decimals = tree.decimals();
