@@ -360,7 +360,13 @@ class Collapser::Impl {
       }
     }
     NoteOverlong(blocks, source.name());
+    MergeFolders(folders, tree, source.name());
+  }
 
+  // The folders' trees into `tree`, their notes into the report; an error when nothing in
+  // input `name` was perf script text.
+  void MergeFolders(std::vector<std::unique_ptr<PerfScriptFolder>>& folders, StackTree& tree,
+                    const std::string& name) {
     SkipCount skipped;
     uint64_t samples = 0, others = 0;
     WeightUnit unit = WeightUnit::kUnspecified;
@@ -383,12 +389,12 @@ class Collapser::Impl {
       NoteOtherEvents(f->other_events());
       if (event_filter_.empty()) event_filter_ = f->event_filter();
     }
-    NoteInputUnit(unit, source.name());
+    NoteInputUnit(unit, name);
     std::sort(other_events_.begin(), other_events_.end());
     if (skipped.count) report_->warnings.push_back(SkippedMessage(skipped, ""));
     report_->skipped_lines += skipped.count;
     if (samples == 0 && others == 0 && skipped.count) {
-      throw Error(Where(source.name(), skipped.first_line),
+      throw Error(Where(name, skipped.first_line),
                   "nothing in the input parsed as `perf script` text (" +
                       Plural(skipped.count, "line", "lines") + " not understood); pf reads " +
                       FormatsPfReads());
