@@ -77,8 +77,8 @@ Walk Plan(const StackList& list, const std::vector<uint32_t>& order, int wcol,
       open.pop_back();
       if (!(static_cast<double>(o.width) < prune_width)) {
         uint32_t& kept = walk.opens_kept[o.k];
-        const size_t depth = open.size();  // o's: the frames above it
-        kept = std::max<uint32_t>(kept, static_cast<uint32_t>(depth + 1 - walk.shared[o.k]));
+        const size_t above = open.size();  // the frames above o: o's depth
+        kept = std::max<uint32_t>(kept, static_cast<uint32_t>(above + 1 - walk.shared[o.k]));
       }
       if (!open.empty()) open.back().width += o.width;
     }
