@@ -1,8 +1,7 @@
 // From a stack tree to a flame graph's layout (flame.h). The stacks are merged into frames as
-// flamegraph.pl's flow() merges them (FlowBuilder): a frame is a run of neighbouring stacks that
-// share a prefix, the stacks visited in sorted order, or in the input's order with
-// --flamechart. Frames narrower than --minwidth are pruned as soon as their parent closes, so
-// memory follows what will be drawn. The layout then gives each frame its box in pixels, its
+// flamegraph.pl's flow() merges them (FlowBuilder, flow.cpp), visited in sorted order, or in
+// the input's order with --flamechart; a single sorted folded file streams into the merger
+// line by line (StreamSortedFolded). The layout then gives each frame its box in pixels, its
 // colour and its details line, for the SVG and Cairo writers to draw without further decisions.
 
 #include "render/flame.h"
@@ -24,238 +23,6 @@
 #include "stacks/weight.h"
 
 namespace pf {
-
-namespace {
-constexpr uint32_t kNone = UINT32_MAX;
-
-bool StartsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(0, p.size()) == p;
-}
-}  // namespace
-
-struct FlowBuilder::Node {
-  StrId name;
-  std::string_view view;
-  uint32_t depth = 0;
-  uint64_t start = 0;   // the running total when the frame opened (flame charts)
-  uint64_t self = 0;    // weight of stacks ending here
-  uint64_t pruned = 0;  // weight of children removed as too narrow
-  // Removed siblings leave their gap, as in flamegraph.pl: `gap` is the width of those just
-  // before this child, `tail_gap` that of those after the last child kept (the next child
-  // opened, if the frame is reopened, starts after it).
-  uint64_t gap = 0;
-  uint64_t tail_gap = 0;
-  uint64_t width = 0;   // valid once closed
-  double delta = 0;
-  bool owned = false;   // `view` points into names_, not into the caller's input
-  // The children, in the order they were opened: a list through the nodes themselves (a
-  // vector each was an allocation per frame).
-  uint32_t first_child = kNone, last_child = kNone, prev = kNone, next = kNone;
-};
-
-FlowBuilder::FlowBuilder(double threshold_per_total, bool flamechart, bool stable_names)
-    : threshold_per_total_(threshold_per_total), flamechart_(flamechart),
-      stable_names_(stable_names) {
-  StrId root = names_.Intern("");
-  open_.push_back(NewNode(root, names_.Name(root), 0));
-}
-
-FlowBuilder::~FlowBuilder() = default;
-
-uint32_t FlowBuilder::NewNode(StrId name, std::string_view view, uint32_t depth) {
-  uint32_t n;
-  if (!free_.empty()) {
-    n = free_.back();
-    free_.pop_back();
-    nodes_[n] = Node();
-  } else {
-    n = static_cast<uint32_t>(nodes_.size());
-    nodes_.emplace_back();
-  }
-  Node& node = nodes_[n];
-  node.name = name;
-  node.view = view;
-  node.depth = depth;
-  node.start = sum_;
-  return n;
-}
-
-void FlowBuilder::Add(std::span<const std::string_view> frames, uint64_t weight, double delta) {
-  size_t common = 0;
-  while (common < frames.size() && common + 1 < open_.size() &&
-         nodes_[open_[common + 1]].view == frames[common]) {
-    ++common;
-  }
-  AddAfter(common, frames.subspan(common), weight, delta);
-}
-
-void FlowBuilder::AddAfter(size_t shared, std::span<const std::string_view> tail,
-                           uint64_t weight, double delta, bool frame_order) {
-  // The open frames beyond the shared ones may still continue with the tail's first frames.
-  size_t common = shared;
-  while (!frame_order && common - shared < tail.size() && common + 1 < open_.size() &&
-         nodes_[open_[common + 1]].view == tail[common - shared]) {
-    ++common;
-  }
-  while (open_.size() > common + 1) {
-    Close(open_.back());
-    open_.pop_back();
-  }
-  for (size_t i = common; i < shared + tail.size(); ++i) {
-    std::string_view frame = tail[i - shared];
-    uint32_t parent = open_.back();
-    uint32_t n = kNone;
-    if (!flamechart_ && !frame_order) {
-      // Lines sorted as whole strings visit "foo", then "foo::bar", then "foo;baz": reopen
-      // "foo" instead of drawing it twice. Only siblings extending the name can be between.
-      for (uint32_t c = nodes_[parent].last_child; c != kNone; c = nodes_[c].prev) {
-        std::string_view v = nodes_[c].view;
-        if (v == frame) {
-          n = c;
-          break;
-        }
-        if (!StartsWith(v, frame)) break;
-      }
-    }
-    if (n == kNone) {
-      n = NewNode(StrId{}, frame, static_cast<uint32_t>(i + 1));
-      nodes_[n].gap = std::exchange(nodes_[parent].tail_gap, 0);
-      Link(parent, n);
-    }
-    open_.push_back(n);
-  }
-  Node& leaf = nodes_[open_.back()];
-  if (__builtin_add_overflow(leaf.self, weight, &leaf.self)) leaf.self = UINT64_MAX;
-  leaf.delta += delta;
-  if (__builtin_add_overflow(sum_, weight, &sum_)) {
-    sum_ = UINT64_MAX;
-    ++saturated_;
-  }
-  double a = std::fabs(delta);
-  if (a > max_delta_) max_delta_ = a;
-}
-
-void FlowBuilder::AddPruned(uint64_t weight, double delta) {
-  // What PruneChildren leaves of a removed child: its width in the gap before the next
-  // child kept, and in the frame's pruned weight.
-  Node& node = nodes_[open_.back()];
-  node.tail_gap = AddSat(node.tail_gap, weight);
-  node.pruned = AddSat(node.pruned, weight);
-  if (__builtin_add_overflow(sum_, weight, &sum_)) {
-    sum_ = UINT64_MAX;
-    ++saturated_;
-  }
-  max_delta_ = std::max(max_delta_, std::fabs(delta));
-}
-
-void FlowBuilder::Close(uint32_t n) {
-  Node& node = nodes_[n];
-  uint64_t w = AddSat(node.self, node.pruned);
-  for (uint32_t c = node.first_child; c != kNone; c = nodes_[c].next) {
-    w = AddSat(w, nodes_[c].width);
-  }
-  node.width = w;
-  // Children are final now: the narrow ones can go (see the file comment in flame.h).
-  if (threshold_per_total_ > 0) PruneChildren(n, threshold_per_total_ * static_cast<double>(sum_));
-  // The survivors keep their names: copy them, so the views no longer point into the input
-  // (whose pages a streaming caller gives back) — only frames likely to be drawn pay this.
-  if (stable_names_) return;
-  for (uint32_t c = nodes_[n].first_child; c != kNone; c = nodes_[c].next) {
-    Node& child = nodes_[c];
-    if (!child.owned) {
-      child.view = names_.Name(names_.Intern(child.view));
-      child.owned = true;
-    }
-  }
-}
-
-void FlowBuilder::Link(uint32_t parent, uint32_t child) {
-  Node& p = nodes_[parent];
-  nodes_[child].prev = p.last_child;
-  nodes_[child].next = kNone;
-  if (p.last_child == kNone) {
-    p.first_child = child;
-  } else {
-    nodes_[p.last_child].next = child;
-  }
-  p.last_child = child;
-}
-
-void FlowBuilder::PruneChildren(uint32_t n, double threshold) {
-  uint64_t gone = 0, gap = 0;  // gap: the removed width since the last child kept
-  for (uint32_t c = nodes_[n].first_child; c != kNone;) {
-    Node& child = nodes_[c];
-    const uint32_t next = child.next;
-    if (static_cast<double>(child.width) < threshold) {
-      gone = AddSat(gone, child.width);
-      gap += child.gap + child.width;
-      (child.prev == kNone ? nodes_[n].first_child : nodes_[child.prev].next) = next;
-      (next == kNone ? nodes_[n].last_child : nodes_[next].prev) = child.prev;
-      FreeSubtree(c);
-    } else {
-      child.gap += gap;
-      gap = 0;
-    }
-    c = next;
-  }
-  nodes_[n].pruned = AddSat(nodes_[n].pruned, gone);
-  nodes_[n].tail_gap += gap;
-}
-
-void FlowBuilder::FreeSubtree(uint32_t n) {
-  todo_.assign(1, n);
-  while (!todo_.empty()) {
-    uint32_t m = todo_.back();
-    todo_.pop_back();
-    for (uint32_t c = nodes_[m].first_child; c != kNone; c = nodes_[c].next) todo_.push_back(c);
-    free_.push_back(m);
-  }
-}
-
-void FlowBuilder::Finish(uint64_t total) {
-  while (open_.size() > 1) {
-    Close(open_.back());
-    open_.pop_back();
-  }
-  uint32_t root = open_[0];
-  Node& r = nodes_[root];
-  uint64_t w = AddSat(r.self, r.pruned);
-  for (uint32_t c = r.first_child; c != kNone; c = nodes_[c].next) w = AddSat(w, nodes_[c].width);
-  r.width = w;
-  // Final pruning with the real total, every level (flamegraph.pl: width < minwidth_time).
-  if (threshold_per_total_ > 0) {
-    double threshold = threshold_per_total_ * static_cast<double>(total);
-    std::vector<uint32_t> todo{root};
-    while (!todo.empty()) {
-      uint32_t m = todo.back();
-      todo.pop_back();
-      PruneChildren(m, threshold);
-      for (uint32_t c = nodes_[m].first_child; c != kNone; c = nodes_[c].next) todo.push_back(c);
-    }
-  }
-  // Depth first, children in the order they were opened; in a flame graph the own samples
-  // come first, then the children; a flame chart keeps the recorded offsets.
-  out_.clear();
-  struct Item {
-    uint32_t node;
-    uint64_t start;
-  };
-  std::vector<Item> todo{{root, 0}};
-  while (!todo.empty()) {
-    Item it = todo.back();
-    todo.pop_back();
-    const Node& node = nodes_[it.node];
-    out_.push_back({node.view, node.depth, it.start, node.width, node.delta});
-    uint64_t pos = AddSat(it.start, node.self);
-    size_t first = todo.size();
-    for (uint32_t c = node.first_child; c != kNone; c = nodes_[c].next) {
-      pos += nodes_[c].gap;
-      todo.push_back({c, flamechart_ ? nodes_[c].start : pos});
-      pos = AddSat(pos, nodes_[c].width);
-    }
-    std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());
-  }
-}
 
 namespace {
 
@@ -669,6 +436,44 @@ size_t Mismatch(std::string_view a, std::string_view b) {
   return i;
 }
 
+// The last line read, not yet given to the flow: whether the frames it opened are made
+// at all depends on the next line (FlushPending).
+struct PendingLine {
+  size_t shared = 0;                     // frames shared with the line before
+  std::vector<std::string_view> frames;  // the frames after them
+  uint64_t weight = 0;
+  double delta = 0;
+  bool any = false;
+};
+
+// Gives the flow the pending line, of whose frames the next line shares `next_shared`; the
+// next line's first frame after those is `next_first` (null: there is no next line). The
+// line's frames that the next one does not share close at once with the line's weight as
+// their width. When that is narrower than what the flow prunes at its sum so far (the
+// final threshold is higher still), they are never made: their width is a gap
+// (AddPruned), as pruning leaves it. Not when the next line's frame extends the first of
+// them, its sibling ("foo" then "foo.cold"): a later line may reopen it ("foo;bar").
+void FlushPending(FlowBuilder& flow, const FlameOptions& o, const PendingLine& p,
+                  size_t next_shared, const std::string_view* next_first) {
+  const size_t depth = p.shared + p.frames.size();
+  const size_t kept = std::max(next_shared, p.shared);  // frames made (shared ones, at least)
+  bool gap = kept < depth &&
+             static_cast<double>(p.weight) < FlamePruneWidth(o, flow.weight_sum());
+  if (gap && next_first && kept == next_shared) {
+    std::string_view first = p.frames[kept - p.shared];
+    gap = !next_first->starts_with(first);
+  }
+  if (!gap) {
+    flow.AddAfter(p.shared, p.frames, p.weight, p.delta);
+    return;
+  }
+  std::span<const std::string_view> frames(p.frames);
+  flow.AddAfter(p.shared, frames.first(kept - p.shared), 0, 0);
+  if (!flow.AddPruned(p.weight, p.delta, &frames[kept - p.shared])) {
+    flow.AddAfter(kept, frames.subspan(kept - p.shared), p.weight, p.delta);  // reopened
+  }
+}
+
 }  // namespace
 
 std::string DiffNames(const std::vector<std::string>& comments) {
@@ -691,9 +496,11 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
   int columns = FoldedColumns(data);
   if (columns == 0) return false;
   FlowBuilder flow(ThresholdPerTotal(o), false);
+  const bool prunes = ThresholdPerTotal(o) > 0;
   FoldedLines lines(data, columns);
   std::string_view prev;
   std::vector<std::string_view> frames;
+  PendingLine pending;
   std::vector<size_t> ends, prev_ends;  // where each frame of the line ends (';' or the end)
   SkipCount bad;
   uint64_t parsed = 0;
@@ -716,6 +523,12 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
     }
     const FoldedLine& fl = lines.folded();
     if (fl.fractional) return false;  // decimal counts: the tree keeps them exact
+    // With --minwidth 0 a stack of no weight would leave empty frames, which the tree
+    // does not hold.
+    if (!prunes && fl.counts[fl.ncounts - 1] == 0 &&
+        (fl.ncounts == 1 || fl.counts[0] == 0)) {
+      return false;
+    }
     // The bytes shared with the previous stack: they prove the order, and the frames they
     // hold completely need neither splitting nor comparing again.
     std::string_view cur = fl.stack;
@@ -753,12 +566,24 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
     }
     prev = cur;
     prev_ends.swap(ends);
-    uint64_t w = fl.counts[fl.ncounts - 1];
-    double d = fl.ncounts == 2
-                   ? static_cast<double>(fl.counts[1]) - static_cast<double>(fl.counts[0])
-                   : 0;
+    const uint64_t w = fl.counts[fl.ncounts - 1];
+    const double d = fl.ncounts == 2
+                         ? static_cast<double>(fl.counts[1]) - static_cast<double>(fl.counts[0])
+                         : 0;
     if (fl.too_large) flow.NoteSaturated();
-    flow.AddAfter(shared, frames, w, d);
+    if (pending.any && frames.empty()) {
+      // The same stack again: one stack, as in the tree (a differential's colours are
+      // scaled by the largest change of a stack).
+      if (__builtin_add_overflow(pending.weight, w, &pending.weight)) return false;
+      pending.delta += d;
+    } else {
+      if (pending.any) FlushPending(flow, o, pending, shared, &frames[0]);
+      pending.shared = shared;
+      pending.frames.swap(frames);
+      pending.weight = w;
+      pending.delta = d;
+      pending.any = true;
+    }
     ++parsed;
     before_any |= fl.ncounts == 2 && fl.counts[0] != 0;
     if (src.releasable() && prev.data() - released > static_cast<ptrdiff_t>(kReleaseEvery)) {
@@ -766,6 +591,7 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
       released = prev.data();
     }
   }
+  if (pending.any) FlushPending(flow, o, pending, 0, nullptr);
   if (bad.count && warnings) {
     warnings->push_back(std::to_string(bad.count) + (bad.count == 1 ? " line" : " lines") +
                         " skipped (not `stack count`), first at " +

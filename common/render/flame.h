@@ -88,8 +88,12 @@ class FlowBuilder {
   /// A stack whose frames past the open ones (those of the stack before, up to the last
   /// AddAfter) are all too narrow to draw: as if they had been added and pruned, its
   /// weight is a gap in the deepest open frame. For a caller that knows every frame's final
-  /// width ahead (a StackList's walk: see DrawFoldedInAnyOrder).
-  void AddPruned(uint64_t weight, double delta);
+  /// width ahead (a StackList's walk: see DrawFoldedInAnyOrder), or that a frame closed
+  /// narrow for good (a sorted stream, in text order). `first`, in text order: the first
+  /// frame removed, so that its gap goes before the siblings extending its name, and a
+  /// later sibling that it extends goes before it. Returns false, having added nothing,
+  /// when the flow would reopen a sibling named `first` instead: add the stack then.
+  bool AddPruned(uint64_t weight, double delta, const std::string_view* first = nullptr);
   /// Closes every frame. `total`: the count that is 100% (>= the sum of weights).
   void Finish(uint64_t total);
 
@@ -115,6 +119,15 @@ class FlowBuilder {
   void PruneChildren(uint32_t n, double threshold);
   void FreeSubtree(uint32_t n);
   void Link(uint32_t parent, uint32_t child);  // as its last child
+  uint32_t FindSibling(uint32_t parent, std::string_view frame, uint32_t* first_extension) const;
+  void Place(uint32_t parent, uint32_t child, uint32_t first_extension);
+  // A frame removed in text order whose name may extend a later sibling's (it holds a byte
+  // that sorts before ';'): its width, and the kept sibling just before it (kNone: none).
+  struct PrunedName {
+    std::string_view name;
+    uint64_t width;
+    uint32_t after;
+  };
   void Emit(uint32_t n, uint64_t start);
 
   double threshold_per_total_;
@@ -125,6 +138,7 @@ class FlowBuilder {
   std::vector<uint32_t> free_;
   std::vector<uint32_t> todo_;  // FreeSubtree's
   std::vector<uint32_t> open_;  // open_[d]: the open frame at depth d; open_[0] is the root
+  std::vector<std::vector<PrunedName>> pruned_names_;  // [d]: of open_[d]'s children
   uint64_t sum_ = 0;
   double max_delta_ = 1;
   uint64_t saturated_ = 0;
@@ -147,7 +161,8 @@ FlameLayout BuildFlameChart(const std::vector<std::string_view>& data, int colum
 
 /// Streams one folded file whose lines are sorted (as pf-collapse, stackcollapse-*.pl and
 /// inferno write them) into the frame merger, releasing its pages as it goes, so memory
-/// follows the frames drawn, not the file. Returns false, having drawn nothing, when the
+/// follows the frames drawn, not the file. A line's own frames that the next line does not
+/// share close at once: too narrow, they are never built. Returns false, having drawn nothing, when the
 /// lines are not sorted (or hold decimals): the caller folds a stack tree instead.
 bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
                         std::vector<std::string>* warnings, FlameLayout* layout);

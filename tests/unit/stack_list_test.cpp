@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -25,13 +26,19 @@ namespace {
 // The folded text of a stack's frames.
 std::string Text(const std::vector<std::string>& frames) {
   std::string out;
-  for (const std::string& f : frames) out += (out.empty() ? "" : ";") + f;
+  for (const std::string& f : frames) {
+    if (!out.empty()) out += ';';
+    out += f;
+  }
   return out;
 }
 
 std::string Joined(const StackList& list, uint32_t s) {
   std::string out;
-  for (StrId id : list.frames(s)) out += (out.empty() ? "" : ";") + std::string(list.names().Name(id));
+  for (StrId id : list.frames(s)) {
+    if (!out.empty()) out += ';';
+    out += list.names().Name(id);
+  }
   return out;
 }
 
@@ -117,24 +124,40 @@ std::string ScratchDir() {
 }
 
 // Random stacks over a small alphabet (so that prefixes, extensions and repeats abound).
+const std::vector<std::string> kNames = {"a", "b",   "a::b",  "b::a", "c",  "[unknown]",
+                                         "x_[k]", "", "a b", "a b.c", "a-", "a::b::c"};
+
 std::vector<std::string> RandomLines(int n, bool differential, std::mt19937& rng) {
-  const std::vector<std::string> names = {"a", "b", "a::b", "b::a", "c", "[unknown]", "x_[k]",
-                                          "", "a b"};
+  const std::vector<std::string>& names = kNames;
   std::vector<std::string> lines;
   for (int i = 0; i < n; ++i) {
     std::string line;
     int depth = 1 + static_cast<int>(rng() % 6);
     for (int d = 0; d < depth; ++d) {
-      line += (d ? ";" : "") + names[rng() % names.size()];
+      if (d) line += ';';
+      line += names[rng() % names.size()];
     }
-    if (line.empty()) line = "e";
+    if (line.empty()) line.push_back('e');
     // Mostly small counts, some large: frames of every width, pruned at every depth.
     auto count = [&rng] { return rng() % 8 == 0 ? rng() % 100000 : rng() % 5; };
-    line += " " + std::to_string(count());
-    if (differential) line += " " + std::to_string(count());
+    for (int c = 0; c < (differential ? 2 : 1); ++c) {
+      line += ' ';
+      line += std::to_string(count());
+    }
     lines.push_back(line);
   }
   return lines;
+}
+
+// "" when `a` and `b` are equal, else their first line that differs (a whole SVG is too
+// long to read in a failure).
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  if (a == b) return "";
+  size_t at = std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin();
+  size_t from = a.rfind('\n', at == 0 ? 0 : at - 1);
+  from = from == std::string::npos ? 0 : from + 1;
+  auto line = [from](const std::string& s) { return s.substr(from, s.find('\n', from) - from); };
+  return "line at byte " + std::to_string(from) + ":\n  " + line(a) + "\n  " + line(b);
 }
 
 std::string Svg(const FlameLayout& layout, const FlameOptions& o) {
@@ -184,6 +207,64 @@ TEST(FoldedInAnyOrder, DrawsWhatTheTreeDraws) {
       EXPECT_EQ(wl, wt);
     }
   }
+}
+
+// One sorted file streamed into the frame merger (StreamSortedFolded) draws what the tree
+// draws, or is left to the StackList: counts of every size are pruned at every depth, and
+// names that extend each other ("a", "a b", "a::b") close and reopen frames, or come out of
+// frame order ("a b;x" sorts before "a;y").
+TEST(SortedFolded, StreamsWhatTheTreeDraws) {
+  std::mt19937 rng(17);
+  const std::string path = ScratchDir() + "/sorted.folded";
+  int streamed_rounds = 0;
+  for (bool differential : {false, true}) {
+    for (int round = 0; round < 30; ++round) {
+      std::vector<std::string> lines = RandomLines(150 + round * 20, differential, rng);
+      std::sort(lines.begin(), lines.end());  // bytewise, as LC_ALL=C sort
+      Write(path, lines, 0, lines.size(), round % 5 == 0 ? "# pf-unit: nanoseconds\n" : "");
+      FlameOptions o;
+      o.minwidth = round % 2 ? 0.1 : 3;
+      if (round % 5 == 4) o.minwidth = 0;
+      if (round % 7 == 6) o.minwidth_percent = true, o.minwidth = 0.5;
+      if (round % 4 == 3) o.total = 5000000;
+      std::unique_ptr<ByteSource> src = OpenInput(path);
+      std::vector<std::string> ws, wt;
+      FlameLayout streamed;
+      if (!StreamSortedFolded(*src, o, &ws, &streamed)) continue;
+      ++streamed_rounds;
+      ReadReport report;
+      FlameLayout tree = BuildFlameGraph(CollapseFilesToTree({path}, {}, &report), o, &wt);
+      EXPECT_EQ(FirstDifference(Svg(streamed, o), Svg(tree, o)), "") << "round " << round;
+      EXPECT_EQ(ws, wt);
+    }
+  }
+  EXPECT_GE(streamed_rounds, 45);  // not those of --minwidth 0 with empty stacks
+}
+
+TEST(SortedFolded, ReopensAFrameOrPutsItBeforeItsExtensions) {
+  const std::string path = ScratchDir() + "/reopen.folded";
+  auto streamed_as_tree = [&](std::vector<std::string> lines) {
+    std::sort(lines.begin(), lines.end());
+    Write(path, lines, 0, lines.size());
+    std::unique_ptr<ByteSource> src = OpenInput(path);
+    std::vector<std::string> w;
+    FlameLayout streamed;
+    FlameOptions o;
+    o.minwidth = 2;
+    if (!StreamSortedFolded(*src, o, &w, &streamed)) return false;
+    ReadReport report;
+    return Svg(streamed, o) == Svg(BuildFlameGraph(CollapseFilesToTree({path}, {}, &report), o, &w), o);
+  };
+  EXPECT_TRUE(streamed_as_tree({"x;foo 500", "x;foo::bar 1", "x;foo;baz 700"}));  // reopened
+  // Frame by frame, foo goes before foo::bar and foo.cold, kept or removed, and after a
+  // sibling removed before them.
+  EXPECT_TRUE(streamed_as_tree({"x;foo::bar 300", "x;foo;baz 700"}));
+  EXPECT_TRUE(streamed_as_tree({"x;a 1", "x;foo.cold 1", "x;foo.cold;a 1", "x;foo;baz 700"}));
+  EXPECT_TRUE(streamed_as_tree({"x;a 1", "x;f 1", "x;f-a 1", "x;f-a;b 300", "x;f-a.b 1",
+                                "x;f-a.b;c 1", "x;f-a;c 1", "x;f;g 900"}));
+  EXPECT_TRUE(streamed_as_tree({"c;a::b 65676", "c;a;a b;a 4"}));
+  EXPECT_TRUE(streamed_as_tree({"c;a 65676", "c;a.b 4", "c;a;b 4"}));
+  EXPECT_TRUE(streamed_as_tree({"x;foo;baz 7", "x;foo_bar 1"}));
 }
 
 // pf-diff of two folded files in any order: what the trees give, with and without -n.
