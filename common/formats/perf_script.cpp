@@ -19,6 +19,7 @@
 
 #include "formats/perf_script_lines.h"
 #include "io/line_reader.h"
+#include "stacks/stack_list.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -139,7 +140,23 @@ PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string
   event_filter_key_ = std::string(EventKey(event_filter_));
 }
 
+PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter,
+                                   StackList* list)
+    : PerfScriptFolder(options, std::move(event_filter)) {
+  list_ = list;
+}
+
 PerfScriptFolder::~PerfScriptFolder() = default;
+
+Interner& PerfScriptFolder::names() { return list_ ? list_->names() : tree_.names(); }
+
+void PerfScriptFolder::AddToLeaf(NodeId leaf, uint64_t weight) {
+  if (list_) {
+    list_->AddCount(leaf.value - 1, 0, weight);
+  } else {
+    tree_.AddSelf(leaf, weight);
+  }
+}
 
 void PerfScriptFolder::NoteOtherEvent(std::string_view event) {
   ++other_event_samples_;
@@ -236,7 +253,7 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
   if (found) {
     const NodeId leaf(slot->value);
     if (leaf != kNoLeaf) {
-      tree_.AddSelf(leaf, period_);
+      AddToLeaf(leaf, period_);
       ++samples_;
     }
     ++cached_samples_;
@@ -417,7 +434,7 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
       if (c == ';') c = ':';
     }
     hit->java = name.compare(0, 4, "java") == 0;
-    hit->id = tree_.names().Intern(name);
+    hit->id = names().Intern(name);
   } else {
     last_root_ = static_cast<size_t>(hit - recent_roots_.data());
   }
@@ -577,7 +594,7 @@ PerfScriptFolder::Cached PerfScriptFolder::Transform(KeyHash key_hash, MakeFrame
   entry.skip_after = cache.names.skip_after;
   for (size_t i = 0; i < cache.names.count; ++i) {
     const std::string& func = cache.names.names[i];
-    StrId id = tree_.names().Intern(func);
+    StrId id = names().Intern(func);
     if (opt_.note_modules && !f.dso.empty() && !func.empty() &&
         (func[0] != '[' || opt_.include_addrs)) {
       if (f.dso != cache.module_dso || !cache.module_named) {  // frames come in runs of a dso
@@ -614,7 +631,12 @@ NodeId PerfScriptFolder::EndSample() {
   for (size_t i = rev_frames_.size(); i-- > 0;) path_.push_back(rev_frames_[i]);
   NodeId leaf = kNoLeaf;
   if (!path_.empty()) {
-    leaf = tree_.AddStack(path_, period_);
+    if (list_) {
+      leaf = NodeId(list_->AddFrames(path_) + 1);
+      AddToLeaf(leaf, period_);
+    } else {
+      leaf = tree_.AddStack(path_, period_);
+    }
     ++samples_;
   }
   last_leaf_ = leaf;
