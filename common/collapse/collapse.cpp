@@ -144,7 +144,7 @@ class Collapser::Impl {
         if (event_filter_.empty()) FindFirstEvent(block.data, &event_filter_);
         folders.push_back(std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_, list));
       }
-      folders[0]->AddBlock(block.data, block.first_line, source.name());
+      blocks.CountedLines(block, folders[0]->AddBlock(block.data, block.first_line, source.name()));
       if (block.releasable) ReleaseInput(block.data);
     }
     NoteOverlong(blocks, source.name());

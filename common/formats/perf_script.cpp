@@ -166,8 +166,8 @@ void PerfScriptFolder::NoteOtherEvent(std::string_view event) {
   if (other_events_.size() < 16) other_events_.emplace_back(event);
 }
 
-void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
-                                const std::string& file) {
+uint64_t PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
+                                    const std::string& file) {
   LineSplitter lines(data);
   uint64_t line_no = first_line - 1;
   std::string_view line;
@@ -211,6 +211,7 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
     skipped_.Add(file, line_no);
   }
   EndSample();  // the end of a block is the end of the input (Perl would drop the sample)
+  return line_no - (first_line - 1);
 }
 
 // A fresh sample's stack lines, up to the empty line that ends it (left to the caller). The key

@@ -103,7 +103,8 @@ class PerfScriptFolder {
   PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter, StackList* list);
   ~PerfScriptFolder();
 
-  void AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
+  /// Returns the lines of `data` (BlockReader::CountedLines).
+  uint64_t AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
 
   /// A sample's event line as the Perl script reads it (MatchEventHead, MatchEventTail).
   struct SampleHead {
