@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/files.h"
@@ -12,6 +13,7 @@
 #include "formats/pprof_writer.h"
 #include "formats/sniff.h"
 #include "io/input.h"
+#include "io/line_reader.h"
 #include "stacks/folded.h"
 #include "stacks/stack_list.h"
 
@@ -89,11 +91,57 @@ bool MergeFoldedFiles(const std::vector<std::string>& inputs, const CollapseOpti
   return true;
 }
 
+// One file of `perf script` text folded on one thread (with -j1, or a file of one block, as
+// Collapser's fold would take it), into the list of its distinct stacks (stacks/stack_list.h)
+// instead of a tree, and written in the order of their lines, which is WriteFolded's: the
+// tree's node per distinct prefix cost a hash probe per frame of each new stack and a walk
+// to write it, a third of the fold of text whose stacks do not repeat. False, having read
+// nothing, when the tree path is needed (stdin, another format, several inputs or threads,
+// the options that read or change a tree).
+bool FoldScriptFile(const std::vector<std::string>& inputs, const CollapseOptions& o,
+                    ByteSink& out, ReadReport* report) {
+  if (inputs.size() != 1 || inputs[0] == "-" || !o.filter.empty() || !o.value.empty() ||
+      !o.select.Names().empty() || o.format != "auto" || o.perf.note_modules) {
+    return false;
+  }
+  std::unique_ptr<ByteSource> src = OpenInput(inputs[0]);
+  if (!src->stable() || SniffFormat(src->Peek()) != InputFormat::kPerfScript) return false;
+  const unsigned threads = o.threads ? o.threads : std::thread::hardware_concurrency();
+  if (threads > 1 && src->Peek().size() > BlockReader::kDefaultBlockBytes) return false;
+  StackList list(1);
+  Collapser c(o, report);
+  const WeightUnit unit = c.AddPerfScriptToList(*src, &list);
+  src.reset();
+  // As WriteCollapsed warns of the tree's sums that saturated, and TakeTree's total.
+  uint64_t saturated = list.saturated(), total = 0;
+  for (uint32_t s = 0; s < list.size(); ++s) {
+    if (__builtin_add_overflow(total, list.count(s, 0), &total)) {
+      ++saturated;
+      break;
+    }
+  }
+  if (saturated) report->warnings.push_back(SaturationWarning(saturated));
+  if (list.size() == 0) NoteEmptyResult(StackTree(), report);
+  BufferedWriter w(out);
+  if (list.size() > 0) w.Append(PfUnitLine(unit));
+  list.DoneAdding();
+  for (uint32_t s : list.LineOrder()) {
+    AppendStack(list, s, w);
+    w.Append(' ');
+    w.AppendU64(list.count(s, 0));
+    w.Append('\n');
+  }
+  w.Flush();
+  out.Commit();
+  return true;
+}
+
 }  // namespace
 
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, ReadReport* report) {
   if (MergeFoldedFiles(inputs, options, out, report)) return;
+  if (FoldScriptFile(inputs, options, out, report)) return;
   WriteCollapsed(CollapseFilesToTree(inputs, options, report), out, report);
 }
 

@@ -26,6 +26,7 @@
 #include "formats/sniff.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
+#include "stacks/stack_list.h"
 
 namespace pf {
 
@@ -115,17 +116,9 @@ class Collapser::Impl {
 
   /// The folded result, filtered; notices added to the report.
   StackTree TakeTree() {
-    if (other_event_samples_ && opt_.perf.event_filter.empty()) {
-      std::string others;
-      for (const std::string& e : other_events_) others += (others.empty() ? "" : ", ") + e;
-      report_->notices.push_back("kept the samples of the first event type, " + event_filter_ +
-                                 "; skipped " + Plural(other_event_samples_, "sample", "samples") +
-                                 " of " + others + " (choose with --event-filter=EVENT)");
-    }
+    NoteEvents();
     if (!tree_) tree_.emplace();
     if (!opt_.value.empty() && !tree_->differential()) *tree_ = OneValue(*tree_, opt_.value);
-    report_->event = event_filter_;
-    report_->other_event_samples = other_event_samples_;
     for (const auto* f : {&opt_.filter.include, &opt_.filter.exclude, &opt_.filter.hide}) {
       if (!f->empty()) {
         report_->filters.push_back(f == &opt_.filter.include   ? "--include"
@@ -138,6 +131,26 @@ class Collapser::Impl {
     for (int c = 0; c < out.columns() && empty; ++c) empty = out.Total(c) == 0;
     if (empty) NoteEmptyResult(opt_.filter.empty() ? out : *tree_, report_);
     return out;
+  }
+
+  // Collapser::AddPerfScriptToList: AddPerfScript's fold on one thread, into `list`.
+  WeightUnit AddPerfScriptToList(ByteSource& source, StackList* list) {
+    ++report_->inputs;
+    BlockReader blocks(source, BlockReader::kSampleBoundary);
+    std::vector<std::unique_ptr<PerfScriptFolder>> folders;
+    Block block;
+    while (blocks.Next(&block)) {
+      if (folders.empty()) {
+        if (event_filter_.empty()) FindFirstEvent(block.data, &event_filter_);
+        folders.push_back(std::make_unique<PerfScriptFolder>(opt_.perf, event_filter_, list));
+      }
+      blocks.CountedLines(block, folders[0]->AddBlock(block.data, block.first_line, source.name()));
+      if (block.releasable) ReleaseInput(block.data);
+    }
+    NoteOverlong(blocks, source.name());
+    const WeightUnit unit = NoteFolders(folders, source.name());
+    NoteEvents();
+    return unit;
   }
 
  private:
@@ -363,16 +376,11 @@ class Collapser::Impl {
     MergeFolders(folders, tree, source.name());
   }
 
-  // The folders' trees into `tree`, their notes into the report; an error when nothing in
-  // input `name` was perf script text.
+  // The folders' trees into `tree`, their notes into the report (NoteFolders).
   void MergeFolders(std::vector<std::unique_ptr<PerfScriptFolder>>& folders, StackTree& tree,
                     const std::string& name) {
-    SkipCount skipped;
-    uint64_t samples = 0, others = 0;
-    WeightUnit unit = WeightUnit::kUnspecified;
     for (auto& f : folders) {
       f->tree().set_unit(f->Unit());
-      unit = CombineUnits(unit, f->Unit());
       // Into a tree that holds nothing yet (the first input), the first folder's tree moves:
       // merging it would copy it and intern all its names again (a fifth of a capture's fold
       // with --addrs).
@@ -382,6 +390,20 @@ class Collapser::Impl {
       } else {
         tree.Merge(f->tree());
       }
+    }
+    NoteFolders(folders, name);
+  }
+
+  // The perf script folders' notes into the report (lines skipped, samples, events left out,
+  // the unit); an error when nothing in input `name` was perf script text. Returns the unit of
+  // their weights.
+  WeightUnit NoteFolders(std::vector<std::unique_ptr<PerfScriptFolder>>& folders,
+                         const std::string& name) {
+    SkipCount skipped;
+    uint64_t samples = 0, others = 0;
+    WeightUnit unit = WeightUnit::kUnspecified;
+    for (auto& f : folders) {
+      unit = CombineUnits(unit, f->Unit());
       skipped.Merge(f->skipped_lines());
       samples += f->samples();
       others += f->other_event_samples();
@@ -400,6 +422,20 @@ class Collapser::Impl {
                       FormatsPfReads());
     }
     report_->samples += samples;
+    return unit;
+  }
+
+  // The event kept, and the samples of others left out (a notice when no --event-filter chose).
+  void NoteEvents() {
+    if (other_event_samples_ && opt_.perf.event_filter.empty()) {
+      std::string others;
+      for (const std::string& e : other_events_) others += (others.empty() ? "" : ", ") + e;
+      report_->notices.push_back("kept the samples of the first event type, " + event_filter_ +
+                                 "; skipped " + Plural(other_event_samples_, "sample", "samples") +
+                                 " of " + others + " (choose with --event-filter=EVENT)");
+    }
+    report_->event = event_filter_;
+    report_->other_event_samples = other_event_samples_;
   }
 
   // The events whose samples were left out, each named once (TakeTree's notice).
@@ -441,6 +477,10 @@ Collapser::~Collapser() = default;
 void Collapser::Add(ByteSource& source) { impl_->Add(source); }
 
 StackTree Collapser::TakeTree() { return impl_->TakeTree(); }
+
+WeightUnit Collapser::AddPerfScriptToList(ByteSource& source, StackList* list) {
+  return impl_->AddPerfScriptToList(source, list);
+}
 
 void WriteCollapsed(const StackTree& tree, ByteSink& out, ReadReport* report) {
   if (tree.saturated()) report->warnings.push_back(SaturationWarning(tree.saturated()));

@@ -19,6 +19,8 @@
 
 namespace pf {
 
+class StackList;
+
 struct CollapseOptions {
   PerfScriptOptions perf;
   StackFilterOptions filter;
@@ -54,6 +56,11 @@ class Collapser {
   void Add(ByteSource& source);
   /// The folded result, filtered; notices added to the report.
   StackTree TakeTree();
+  /// Instead of Add and TakeTree: folds `source`, `perf script` text, on this thread into
+  /// `list` (one column), with the notes TakeTree would give, and returns the unit of its
+  /// weights; for a writer of sorted folded text, which needs no tree. Only as the one input,
+  /// without the options that read or change a tree (filters, --value, a selection, modules).
+  WeightUnit AddPerfScriptToList(ByteSource& source, StackList* list);
 
  private:
   class Impl;

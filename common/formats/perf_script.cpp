@@ -15,234 +15,27 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
-#include <charconv>
 #include <cstring>
 
+#include "formats/perf_script_lines.h"
 #include "io/line_reader.h"
+#include "stacks/stack_list.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 namespace pf {
 
-namespace {
-
-using perl::IsDigit;
-using perl::IsHex;
-using perl::IsLowerHex;
-using perl::IsSpace;
-using perl::IsWord;
-
-// The end of the whitespace at `i`; runs of blanks (a stack line's indent) 8 bytes at a time.
-inline size_t SkipSpaces(std::string_view s, size_t i) {
-  for (;;) {
-    if constexpr (std::endian::native == std::endian::little) {
-      for (uint64_t word; i + 8 <= s.size(); i += 8) {
-        std::memcpy(&word, s.data() + i, 8);
-        if (uint64_t other = word ^ 0x2020202020202020ull) {  // the first byte that is not ' '
-          i += static_cast<size_t>(std::countr_zero(other)) / 8;
-          break;
-        }
-      }
-    }
-    if (i == s.size() || !IsSpace(s[i])) return i;
-    ++i;  // a tab (or another space character), or one of the last few blanks
-  }
-}
-
-std::string_view TrimLeft(std::string_view s) { return s.substr(SkipSpaces(s, 0)); }
-
-bool IsBlankLine(std::string_view s) {
-  for (char c : s) {
-    if (!IsSpace(c)) return false;
-  }
-  return true;
-}
-
-uint64_t ParsePeriod(std::string_view digits) {
-  uint64_t v = 0;
-  auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (r.ec == std::errc::result_out_of_range) return UINT64_MAX;
-  return v;
-}
-
-const re2::RE2& StackLineRegex() {
-  static const re2::RE2 re(
-      "^[\\t\\n\\v\\f\\r ]*(\\w+)[\\t\\n\\v\\f\\r ]*(.+) \\((.*)\\)");
-  return re;
-}
-
-// An event line that also holds the sample's only frame (perf script without -g):
-//   false 39654 19115.489713:   1 cycles:u:  ffffffff9b201293 [unknown] ([unknown])
-// applied to what follows the pid/tid.
-const re2::RE2& SingleLineRegex() {
-  static const re2::RE2 re("^(?:[^:]*:)?\\s*(\\d+)?\\s+(\\S+?):\\s+(\\S.*)$");
-  return re;
-}
-
-}  // namespace
-
-bool MatchEventHead(std::string_view l, EventHead* head) {
-  size_t n = l.size();
-  if (n < 2 || IsSpace(l[0])) return false;
-  // The lazy comm (\S.+?) ends at the first whitespace run, at offset 2 or later, after which
-  // digits, optional slashes and digits, and whitespace follow. Runs of whitespace give the
-  // same answer from any of their positions, and a failed try can resume after its digits.
-  for (size_t e = 2; e < n; ++e) {
-    if (!IsSpace(l[e]) || (e > 2 && IsSpace(l[e - 1]))) continue;
-    size_t w = e;
-    while (w < n && IsSpace(l[w])) ++w;
-    size_t d1 = w;
-    while (d1 < n && IsDigit(l[d1])) ++d1;
-    if (d1 == w) {
-      e = w - 1;
-      continue;
-    }
-    size_t s1 = d1;
-    while (s1 < n && l[s1] == '/') ++s1;
-    size_t d2 = s1;
-    while (d2 < n && IsDigit(l[d2])) ++d2;
-    if (d2 < n && IsSpace(l[d2])) {
-      head->comm = l.substr(0, e);
-      head->pid = l.substr(w, d1 - w);
-      head->tid = l.substr(s1, d2 - s1);
-      return true;
-    }
-    e = d2;
-  }
-  return false;
-}
-
-bool MatchEventTail(std::string_view l, std::string_view* period, std::string_view* event) {
-  size_t end = l.size();
-  while (end > 0 && IsSpace(l[end - 1])) --end;
-  if (end < 2 || l[end - 1] != ':') return false;
-  size_t tok_end = end - 1;  // the event name ends before the final ':'
-  size_t x = tok_end;
-  while (x > 0 && !IsSpace(l[x - 1])) --x;
-  if (x == tok_end || x == 0) return false;
-  size_t a = x;
-  while (a > 0 && IsSpace(l[a - 1])) --a;  // \s+ (at least one: l[x-1] is space)
-  size_t b = a;
-  while (b > 0 && IsDigit(l[b - 1])) --b;  // (\d+)*
-  size_t c = b;
-  while (c > 0 && IsSpace(l[c - 1])) --c;  // \s*
-  if (c == 0 || l[c - 1] != ':') return false;
-  *period = l.substr(b, a - b);
-  *event = l.substr(x, tok_end - x);
-  return true;
-}
-
-namespace {
-
-constexpr auto kWordChar = [] {  // IsWord as a table: the address is scanned per line
-  std::array<bool, 256> t{};
-  for (int c = 0; c < 256; ++c) {
-    t[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  }
-  return t;
-}();
-
-// The end of the run of word characters (\w) at `i`; 8 bytes at a time (SWAR: each byte's
-// classes from range tests that cannot carry into the next byte), as an address is scanned
-// on every stack line.
-inline size_t SkipWord(std::string_view s, size_t i) {
-  if constexpr (std::endian::native == std::endian::little) {
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-    // Per byte of x (each below 0x80): its high bit set when the byte is at least c.
-    auto at_least = [](uint64_t x, unsigned c) { return (x + kOnes * (0x80 - c)) & kHigh; };
-    for (uint64_t word; i + 8 <= s.size(); i += 8) {
-      std::memcpy(&word, s.data() + i, 8);
-      const uint64_t x = word & ~kHigh;
-      const uint64_t is_word =
-          ((at_least(x, '0') & ~at_least(x, '9' + 1)) | (at_least(x, 'A') & ~at_least(x, 'Z' + 1)) |
-           (at_least(x, 'a') & ~at_least(x, 'z' + 1)) | (at_least(x, '_') & ~at_least(x, '_' + 1))) &
-          ~word;  // a byte from 0x80 up is no word character
-      if (uint64_t other = ~is_word & kHigh) {
-        return i + static_cast<size_t>(std::countr_zero(other)) / 8;
-      }
-    }
-  }
-  while (i < s.size() && kWordChar[static_cast<unsigned char>(s[i])]) ++i;
-  return i;
-}
-
-enum class LineMatch { kYes, kNo, kBacktrack };
-
-// MatchStackLine's first, greedy try from `i`, the end of the line's leading whitespace:
-// kBacktrack when only backtracking can match (re2 decides). Inline: it runs once per line.
-inline LineMatch MatchStackLineFrom(std::string_view l, size_t i, StackLine* out) {
-  size_t n = l.size();
-  size_t j = SkipWord(l, i);
-  if (j == i) return LineMatch::kNo;
-  // The last ')' (usually the line's last byte), and the last " (" that ends before it.
-  size_t r = n;
-  while (r > j && l[r - 1] != ')') --r;
-  if (r <= j || r < 3) return LineMatch::kNo;
-  --r;
-  size_t s = std::string_view::npos;
-  for (size_t lim = r; lim > 1;) {  // the last '(' in [1, lim) after a space
-    const void* q = memrchr(l.data() + 1, '(', lim - 1);
-    if (!q) break;
-    size_t pos = static_cast<const char*>(q) - l.data();
-    if (l[pos - 1] == ' ') {
-      s = pos - 1;
-      break;
-    }
-    lim = pos;
-  }
-  if (s == std::string_view::npos) return LineMatch::kNo;
-  size_t k = SkipSpaces(l, j);
-  if (s <= k) return LineMatch::kBacktrack;
-  out->pc = l.substr(i, j - i);
-  out->func = l.substr(k, s - k);
-  out->dso = l.substr(s + 2, r - s - 2);
-  return LineMatch::kYes;
-}
-
-}  // namespace
-
-bool MatchStackLine(std::string_view l, StackLine* out) {
-  LineMatch m = MatchStackLineFrom(l, SkipSpaces(l, 0), out);
-  if (m != LineMatch::kBacktrack) return m == LineMatch::kYes;
-  // Only backtracking can match (e.g. "7f1e2215d058  (/lib/libc.so)"): let re2 decide.
-  re2::StringPiece pc, func, dso;
-  if (!re2::RE2::PartialMatch(re2::StringPiece(l.data(), l.size()), StackLineRegex(), &pc,
-                              &func, &dso)) {
-    return false;
-  }
-  out->pc = std::string_view(pc.data(), pc.size());
-  out->func = std::string_view(func.data(), func.size());
-  out->dso = std::string_view(dso.data(), dso.size());
-  return true;
-}
-
-std::string_view EventKey(std::string_view event) {
-  size_t colon = event.rfind(':');
-  if (colon == std::string_view::npos || colon + 1 == event.size()) return event;
-  for (char c : event.substr(colon + 1)) {
-    if (std::string_view("ukhIGHpPSDWeb").find(c) == std::string_view::npos) return event;
-  }
-  return event.substr(0, colon);
-}
-
-bool FindFirstEvent(std::string_view data, std::string* event) {
-  LineSplitter lines(data);
-  std::string_view line;
-  EventHead head;
-  std::string_view period, ev;
-  while (lines.Next(&line)) {
-    if (line.empty() || line[0] == '#' || IsSpace(line[0])) continue;
-    if (MatchEventHead(line, &head) && MatchEventTail(line, &period, &ev)) {
-      event->assign(ev);
-      return true;
-    }
-  }
-  return false;
-}
-
-// ---------------------------------------------------------------------------------------
+using script_lines::IsBlankLine;
+using script_lines::IsHex;
+using script_lines::IsLowerHex;
+using script_lines::IsSpace;
+using script_lines::LineMatch;
+using script_lines::MatchStackLineFrom;
+using script_lines::ParsePeriod;
+using script_lines::SingleLineRegex;
+using script_lines::SkipSpaces;
+using script_lines::TrimLeft;
 
 // A frame's names: one id, or `count` ids from Cache::frames[first].
 struct PerfScriptFolder::Cached {
@@ -347,7 +140,23 @@ PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string
   event_filter_key_ = std::string(EventKey(event_filter_));
 }
 
+PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter,
+                                   StackList* list)
+    : PerfScriptFolder(options, std::move(event_filter)) {
+  list_ = list;
+}
+
 PerfScriptFolder::~PerfScriptFolder() = default;
+
+Interner& PerfScriptFolder::names() { return list_ ? list_->names() : tree_.names(); }
+
+void PerfScriptFolder::AddToLeaf(NodeId leaf, uint64_t weight) {
+  if (list_) {
+    list_->AddCount(leaf.value - 1, 0, weight);
+  } else {
+    tree_.AddSelf(leaf, weight);
+  }
+}
 
 void PerfScriptFolder::NoteOtherEvent(std::string_view event) {
   ++other_event_samples_;
@@ -357,8 +166,8 @@ void PerfScriptFolder::NoteOtherEvent(std::string_view event) {
   if (other_events_.size() < 16) other_events_.emplace_back(event);
 }
 
-void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
-                                const std::string& file) {
+uint64_t PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
+                                    const std::string& file) {
   LineSplitter lines(data);
   uint64_t line_no = first_line - 1;
   std::string_view line;
@@ -402,6 +211,7 @@ void PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
     skipped_.Add(file, line_no);
   }
   EndSample();  // the end of a block is the end of the input (Perl would drop the sample)
+  return line_no - (first_line - 1);
 }
 
 // A fresh sample's stack lines, up to the empty line that ends it (left to the caller). The key
@@ -444,7 +254,7 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
   if (found) {
     const NodeId leaf(slot->value);
     if (leaf != kNoLeaf) {
-      tree_.AddSelf(leaf, period_);
+      AddToLeaf(leaf, period_);
       ++samples_;
     }
     ++cached_samples_;
@@ -625,7 +435,7 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
       if (c == ';') c = ':';
     }
     hit->java = name.compare(0, 4, "java") == 0;
-    hit->id = tree_.names().Intern(name);
+    hit->id = names().Intern(name);
   } else {
     last_root_ = static_cast<size_t>(hit - recent_roots_.data());
   }
@@ -785,7 +595,7 @@ PerfScriptFolder::Cached PerfScriptFolder::Transform(KeyHash key_hash, MakeFrame
   entry.skip_after = cache.names.skip_after;
   for (size_t i = 0; i < cache.names.count; ++i) {
     const std::string& func = cache.names.names[i];
-    StrId id = tree_.names().Intern(func);
+    StrId id = names().Intern(func);
     if (opt_.note_modules && !f.dso.empty() && !func.empty() &&
         (func[0] != '[' || opt_.include_addrs)) {
       if (f.dso != cache.module_dso || !cache.module_named) {  // frames come in runs of a dso
@@ -822,7 +632,12 @@ NodeId PerfScriptFolder::EndSample() {
   for (size_t i = rev_frames_.size(); i-- > 0;) path_.push_back(rev_frames_[i]);
   NodeId leaf = kNoLeaf;
   if (!path_.empty()) {
-    leaf = tree_.AddStack(path_, period_);
+    if (list_) {
+      leaf = NodeId(list_->AddFrames(path_) + 1);
+      AddToLeaf(leaf, period_);
+    } else {
+      leaf = tree_.AddStack(path_, period_);
+    }
     ++samples_;
   }
   last_leaf_ = leaf;

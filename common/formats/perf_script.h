@@ -47,6 +47,7 @@
 namespace pf {
 
 class LineSplitter;
+class StackList;
 
 struct PerfScriptOptions {
   bool include_pid = false;     // --pid: root frame "comm-PID"
@@ -95,9 +96,15 @@ class PerfScriptFolder {
   static constexpr NodeId kNoLeaf = StackTree::kRoot;  // the root: no sample ends there
   /// `event_filter` is the resolved filter (the option, or the first event seen).
   PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter);
+  /// Folding into `list` (its names, its distinct stacks) instead of tree(), for a writer of
+  /// sorted folded text that needs no tree (a tree's node per distinct prefix is a hash probe
+  /// per frame of a new stack). A leaf (EndSample, last_leaf) is then the stack's index in
+  /// the list plus one. Not with options.note_modules: a list keeps no modules.
+  PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter, StackList* list);
   ~PerfScriptFolder();
 
-  void AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
+  /// Returns the lines of `data` (BlockReader::CountedLines).
+  uint64_t AddBlock(std::string_view data, uint64_t first_line, const std::string& file);
 
   /// A sample's event line as the Perl script reads it (MatchEventHead, MatchEventTail).
   struct SampleHead {
@@ -127,6 +134,8 @@ class PerfScriptFolder {
   NodeId FoldSample(std::string_view text, const std::string& file);
 
   StackTree& tree() { return tree_; }
+  /// Where the names go: the list's, or the tree's.
+  Interner& names();
   uint64_t samples() const { return samples_; }
   /// Samples whose stack was seen before under the same root frame, folded from the cache.
   uint64_t cached_samples() const { return cached_samples_; }
@@ -183,11 +192,14 @@ class PerfScriptFolder {
   template <typename MakeFrame>
   Cached Transform(KeyHash hash, MakeFrame make_frame);
   void NoteOtherEvent(std::string_view event);
+  // Adds `weight` to a leaf EndSample gave (the tree's node, or the list's stack).
+  void AddToLeaf(NodeId leaf, uint64_t weight);
 
   const PerfScriptOptions& opt_;
   std::string event_filter_;
   std::string event_filter_key_;
   StackTree tree_;
+  StackList* list_ = nullptr;  // folding into it instead
 
   // The sample being read (Perl: $pname, $m_period, @stack).
   bool in_sample_ = false;

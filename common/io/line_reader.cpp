@@ -4,7 +4,8 @@
 // input with few of them is still scanned once. A stream is copied into owned buffers and the
 // partial line at the end of a chunk carries over to the next block; a stream line longer than
 // the cap is dropped and counted instead of buffered. Line numbers are counted per block so
-// that errors in blocks parsed on other threads still name their line.
+// that errors in blocks parsed on other threads still name their line; a mapped block's are
+// counted only when the next block is asked for, unless its reader said how many it read.
 
 #include "io/line_reader.h"
 
@@ -93,6 +94,8 @@ bool BlockReader::NextStable(Block* block) {
     all_ = source_.Next();
     started_ = true;
   }
+  if (!uncounted_.empty()) line_ += CountNewlines(uncounted_);  // no CountedLines for it
+  uncounted_ = {};
   std::string_view rest = all_.substr(consumed_);
   if (rest.empty()) return false;
   size_t take = rest.size();
@@ -120,7 +123,7 @@ bool BlockReader::NextStable(Block* block) {
   block->releasable = source_.releasable();
   block->data = rest.substr(0, take);
   block->first_line = line_;
-  line_ += CountNewlines(block->data);
+  uncounted_ = block->data;  // counted when the next block is asked for, unless said
   consumed_ += take;
   return true;
 }

@@ -66,6 +66,14 @@ class BlockReader {
   BlockReader(ByteSource& source, Cut cut, size_t block_bytes = kDefaultBlockBytes);
   /// The next block; false at the end of the input.
   bool Next(Block* block);
+  /// For a reader that counts the lines of the blocks it parses: `block`, the last one Next
+  /// gave, held `lines` lines, so the reader need not count them (a pass over the block)
+  /// before it numbers the next. Ignored for another block.
+  void CountedLines(const Block& block, uint64_t lines) {
+    if (block.data.data() != uncounted_.data() || block.data.size() != uncounted_.size()) return;
+    line_ += lines;
+    uncounted_ = {};
+  }
   /// Lines dropped because they were longer than kMaxLineBytes, and the first one's number.
   uint64_t overlong_lines() const { return overlong_lines_; }
   uint64_t first_overlong_line() const { return first_overlong_line_; }
@@ -79,6 +87,7 @@ class BlockReader {
   Cut cut_;
   size_t block_bytes_;
   uint64_t line_ = 1;
+  std::string_view uncounted_;  // the last block given, its lines not yet in line_ (stable mode)
   // stable mode
   std::string_view all_;
   size_t consumed_ = 0;

@@ -77,25 +77,30 @@ void StackList::Add(std::string_view stack, const XXH128_hash_t& hash, const uin
     });
     split_.clear();
     for (const Piece& p : pieces_) split_.push_back(Frame(p.name, p.hash));
-    if (chunks_.empty() || chunk_size_ - chunk_used_ < split_.size()) {
-      chunk_size_ = std::max(kChunk, split_.size());
-      chunks_.push_back(std::make_unique_for_overwrite<StrId[]>(chunk_size_));
-      chunk_used_ = 0;
-    }
-    std::copy(split_.begin(), split_.end(), chunks_.back().get() + chunk_used_);
-    where_.push_back(Where{static_cast<uint32_t>(chunks_.size() - 1),
-                           static_cast<uint32_t>(chunk_used_),
-                           static_cast<uint32_t>(split_.size())});
-    chunk_used_ += split_.size();
-    counts_.resize(counts_.size() + static_cast<size_t>(columns_), 0);
+    Store(split_);
   }
-  for (int c = 0; c < columns_; ++c) {
-    uint64_t& sum = counts_[s * columns_ + c];
-    if (__builtin_add_overflow(sum, counts[c], &sum)) {
-      sum = UINT64_MAX;
-      ++saturated_;
-    }
+  for (int c = 0; c < columns_; ++c) AddCount(s, c, counts[c]);
+}
+
+uint32_t StackList::AddFrames(std::span<const StrId> frames) {
+  bool fresh;
+  const uint32_t s = FindOrAdd(XXH3_128bits(frames.data(), frames.size_bytes()), &fresh);
+  if (fresh) Store(frames);
+  return s;
+}
+
+void StackList::Store(std::span<const StrId> frames) {
+  if (chunks_.empty() || chunk_size_ - chunk_used_ < frames.size()) {
+    chunk_size_ = std::max(std::clamp(chunk_size_ * 2, kFirstChunk, kChunk), frames.size());
+    chunks_.push_back(std::make_unique_for_overwrite<StrId[]>(chunk_size_));
+    chunk_used_ = 0;
   }
+  std::copy(frames.begin(), frames.end(), chunks_.back().get() + chunk_used_);
+  where_.push_back(Where{static_cast<uint32_t>(chunks_.size() - 1),
+                         static_cast<uint32_t>(chunk_used_),
+                         static_cast<uint32_t>(frames.size())});
+  chunk_used_ += frames.size();
+  counts_.resize(counts_.size() + static_cast<size_t>(columns_), 0);
 }
 
 StrId StackList::Frame(std::string_view name, const XXH128_hash_t& hash) {

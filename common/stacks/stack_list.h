@@ -52,6 +52,18 @@ class StackList {
   /// and asks for its slot (PrefetchSlot) before it adds this one waits on memory less.
   void Add(std::string_view stack, const XXH128_hash_t& hash, const uint64_t* counts);
   static XXH128_hash_t Hash(std::string_view stack);
+  /// For a reader that names the frames itself, in names(): the stack of `frames` (root
+  /// first), made when new, found again by 96 bits of a hash of their ids; returns its index.
+  /// A list is fed either this way or by text (Add), never both: the two hash different bytes.
+  uint32_t AddFrames(std::span<const StrId> frames);
+  /// Adds `count` to column `column` of stack `stack` (saturating, as Add).
+  void AddCount(uint32_t stack, int column, uint64_t count) {
+    uint64_t& sum = counts_[stack * columns_ + column];
+    if (__builtin_add_overflow(sum, count, &sum)) {
+      sum = UINT64_MAX;
+      ++saturated_;
+    }
+  }
   void PrefetchSlot(const XXH128_hash_t& hash) const {
     pf::Prefetch(&slots_[hash.low64 & (slots_.size() - 1)]);
   }
@@ -105,7 +117,9 @@ class StackList {
   struct Where {
     uint32_t chunk, offset, length;
   };
-  static constexpr size_t kChunk = 1 << 20;  // frames
+  // Chunks double from kFirstChunk frames to kChunk: StrId's constructor fills a chunk when
+  // it is made, and a small list should not touch 4 MB.
+  static constexpr size_t kFirstChunk = 1 << 14, kChunk = 1 << 20;  // frames
   std::vector<std::unique_ptr<StrId[]>> chunks_;
   size_t chunk_used_ = 0, chunk_size_ = 0;
   std::vector<Where> where_;       // by stack
@@ -118,6 +132,8 @@ class StackList {
     uint32_t tag;             // the hash's high half's top bits
   };
   uint32_t FindOrAdd(const XXH128_hash_t& hash, bool* fresh);
+  // Keeps a new stack's frames (FindOrAdd gave it its index), its counts 0.
+  void Store(std::span<const StrId> frames);
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
   std::vector<uint64_t> hash_;  // by stack: its hash's low half
   FlatMap<XXH128_hash_t, StrId, Hash128Key, Equal128Key> frame_of_;      // name's hash

@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "collapse/test_seams.h"
+#include "io/line_reader.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/process_maps.h"
 #include "pfstream/script_output.h"
@@ -907,6 +908,83 @@ TEST(Collapse, ForcedFormat) {
   ReadReport report;
   EXPECT_EQ(test::Collapse("a;b 3\nweird\n", folded, &report), "a;b 3\n");
   EXPECT_EQ(report.warnings.size(), 1u);
+}
+
+// pf-collapse folds one file of perf script text on one thread into a list of its distinct
+// stacks (app/collapse_files.cpp, FoldScriptFile), not a tree: it writes what the tree
+// writes, and says what the tree's fold says, on text whose stacks repeat, end where others
+// go on, differ in addresses, offsets or dsos alone, and whose names start one another.
+TEST(Collapse, ScriptFoldedToAListWritesWhatTheTreeWrites) {
+  const std::string dir = ::testing::TempDir() + "/pf_script_list_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> texts;
+  std::string text;
+  uint64_t seed = 7;
+  auto next = [&seed](uint64_t n) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % n;
+  };
+  const char* funcs[] = {"foo",         "foo::bar", "foo_baz",      "fo",
+                         "operator new(unsigned long)", "[unknown]", "f\xc3\xa9", "a;b",
+                         "std::vector<int>::push_back(int const&)", "do_syscall_64"};
+  const char* dsos[] = {"/usr/bin/app", "[kernel.kallsyms]", "/lib/libc.so.6", "[unknown]"};
+  const char* comms[] = {"app", "app two", "java", "ap"};
+  for (int i = 0; i < 3000; ++i) {
+    text += std::string(comms[next(4)]) + " " + std::to_string(100 + next(3)) + "/" +
+            std::to_string(200 + next(2)) + " [000] 1." + std::to_string(i) + ": " +
+            (next(50) ? std::to_string(1 + next(1000)) : "18446744073709551615") +
+            (next(40) ? " cpu-clock:ppp:\n" : " cycles:\n");
+    for (uint64_t d = next(6); d-- > 0;) {
+      text += "\t" + std::to_string(1000 + next(3)) + " " + funcs[next(10)] +
+              (next(2) ? "+0x" + std::to_string(next(3)) : "") + " (" + dsos[next(4)] + ")\n";
+    }
+    if (next(200) == 0) text += "not a stack line\n";
+    text += "\n";
+  }
+  texts.push_back(text);
+  // Over several blocks, a line skipped in the last: the list's fold numbers the blocks' lines
+  // itself (BlockReader::CountedLines).
+  std::string big;
+  for (std::string_view rest = text; big.size() < (9u << 20);) big += rest;
+  std::string clean;
+  LineSplitter lines(big);
+  for (std::string_view line; lines.Next(&line);) {
+    if (line != "not a stack line") clean.append(line).push_back('\n');
+  }
+  texts.push_back(clean + "app 1 1.0: 1 cycles:\n\tnot a stack line\n\n");
+  const std::string corpus = test::kCorpus + "/tests/data/collapse-perf/";
+  for (const char* f : {"cpp-stacks-std-function.txt", "go-stacks.txt", "java-inline.txt",
+                        "no-events.txt", "single-event.txt", "single-line-stacks.txt",
+                        "weird-stack-line.txt", "empty-line.txt"}) {
+    if (test::FileExists(corpus + f)) texts.push_back(test::ReadFile(corpus + f));
+  }
+  texts.push_back("app 1 1.0: 1 cycles:\n\n");                      // no frames
+  texts.push_back("app 1 1.0: 1 cycles:\n\t1 f (x)\n\nb 2 2.0: 1 instructions:\n\t1 g (x)\n");
+  for (size_t t = 0; t < texts.size(); ++t) {
+    const std::string path = dir + "/in" + std::to_string(t) + ".txt";
+    { std::ofstream(path, std::ios::binary) << texts[t]; }
+    for (int o = 0; o < 6; ++o) {
+      CollapseOptions opt;
+      opt.threads = 1;
+      opt.perf.include_pid = o == 1;
+      opt.perf.include_tid = o == 2;
+      opt.perf.annotate_kernel = opt.perf.annotate_jit = o == 3;
+      opt.perf.include_addrs = o == 4;
+      if (o == 5) opt.perf.skip_after = {"foo"};
+      StringSink list, tree;
+      ReadReport r1, r2;
+      CollapseFiles({path}, opt, list, &r1);
+      WriteCollapsed(CollapseFilesToTree({path}, opt, &r2), tree, &r2);
+      EXPECT_EQ(list.data(), tree.data()) << t << " " << o;
+      EXPECT_EQ(r1.warnings, r2.warnings) << t << " " << o;
+      EXPECT_EQ(r1.notices, r2.notices) << t << " " << o;
+      EXPECT_EQ(r1.samples, r2.samples);
+      EXPECT_EQ(r1.event, r2.event);
+      EXPECT_EQ(r1.empty, r2.empty);
+      EXPECT_EQ(r1.other_event_samples, r2.other_event_samples);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
