@@ -935,8 +935,14 @@ TEST(Collapse, ScriptFoldedToAListWritesWhatTheTreeWrites) {
             (next(50) ? std::to_string(1 + next(1000)) : "18446744073709551615") +
             (next(40) ? " cpu-clock:ppp:\n" : " cycles:\n");
     for (uint64_t d = next(6); d-- > 0;) {
-      text += "\t" + std::to_string(1000 + next(3)) + " " + funcs[next(10)] +
-              (next(2) ? "+0x" + std::to_string(next(3)) : "") + " (" + dsos[next(4)] + ")\n";
+      text += '\t';
+      text += std::to_string(1000 + next(3));
+      text += ' ';
+      text += funcs[next(10)];
+      if (next(2)) text += "+0x" + std::to_string(next(3));
+      text += " (";
+      text += dsos[next(4)];
+      text += ")\n";
     }
     if (next(200) == 0) text += "not a stack line\n";
     text += "\n";
