@@ -77,7 +77,8 @@ class StackList {
   uint64_t saturated() const { return saturated_; }
 
   /// Makes room for `more` stacks beyond those listed (address space only: nothing is
-  /// touched until used), so that the per-stack arrays never hold two copies while they grow.
+  /// touched until used), so that the per-stack arrays never hold two copies while they grow
+  /// (a list read from several inputs: reserve for all of them first, GuessFoldedLines).
   void Reserve(size_t more);
 
   /// After the last Add: frees what finds a stack or a frame name again (the hashes and
@@ -106,7 +107,12 @@ class StackList {
     uint32_t chunk, offset, length;
   };
   static constexpr size_t kChunk = 1 << 20;  // frames
-  std::vector<std::unique_ptr<StrId[]>> chunks_;
+  // Raw storage, not new StrId[]: StrId's member initializer would zero a chunk's every page
+  // up front, where a chunk's untouched tail costs no memory.
+  struct FreeChunk {
+    void operator()(StrId* p) const { ::operator delete(p); }
+  };
+  std::vector<std::unique_ptr<StrId[], FreeChunk>> chunks_;
   size_t chunk_used_ = 0, chunk_size_ = 0;
   std::vector<Where> where_;       // by stack
   std::vector<uint64_t> counts_;   // stack * columns_ + column
@@ -141,6 +147,10 @@ class FoldedUnit;
 /// disagrees, a comment where none is taken.
 bool ListFolded(std::string_view data, int column, bool release, StackList* list,
                 FoldedUnit* unit, std::vector<std::string>* comments, uint64_t* lines);
+
+/// About as many lines as folded text `data` holds, or a little more (from its first 64 KiB):
+/// the room to reserve for its stacks.
+size_t GuessFoldedLines(std::string_view data);
 
 /// Appends stack `stack`'s folded text ("a;b;c") to `out`.
 void AppendStack(const StackList& list, uint32_t stack, BufferedWriter& out);
