@@ -58,7 +58,6 @@ void StackList::DoneAdding() {
   std::vector<Slot>().swap(slots_);
   std::vector<uint64_t>().swap(hash_);
   frame_of_ = {};
-  std::vector<StrId>().swap(split_);
   std::vector<Piece>().swap(pieces_);
 }
 
@@ -74,21 +73,23 @@ void StackList::Add(std::string_view stack, const XXH128_hash_t& hash, const uin
     // outgrows the caches, and a stack's lookups then wait on memory together, not in turn.
     pieces_.clear();
     ForEachFrame(stack, [this](std::string_view f) {
-      pieces_.push_back({f, XXH3_128bits(f.data(), f.size())});
-      frame_of_.Prefetch(pieces_.back().hash);
+      Piece& piece = pieces_.emplace_back();
+      piece.hash = XXH3_128bits(f.data(), f.size());
+      piece.name = f;
+      frame_of_.Prefetch(piece.hash);
     });
-    split_.clear();
-    for (const Piece& p : pieces_) split_.push_back(Frame(p.name, p.hash));
-    if (chunks_.empty() || chunk_size_ - chunk_used_ < split_.size()) {
-      chunk_size_ = std::max(kChunk, split_.size());
+    // The frames' ids go straight to their place in the chunk.
+    const size_t n = pieces_.size();
+    if (chunks_.empty() || chunk_size_ - chunk_used_ < n) {
+      chunk_size_ = std::max(kChunk, n);
       chunks_.emplace_back(static_cast<StrId*>(::operator new(chunk_size_ * sizeof(StrId))));
       chunk_used_ = 0;
     }
-    std::copy(split_.begin(), split_.end(), chunks_.back().get() + chunk_used_);
+    StrId* out = chunks_.back().get() + chunk_used_;
+    for (size_t i = 0; i < n; ++i) out[i] = Frame(pieces_[i].name, pieces_[i].hash);
     where_.push_back(Where{static_cast<uint32_t>(chunks_.size() - 1),
-                           static_cast<uint32_t>(chunk_used_),
-                           static_cast<uint32_t>(split_.size())});
-    chunk_used_ += split_.size();
+                           static_cast<uint32_t>(chunk_used_), static_cast<uint32_t>(n)});
+    chunk_used_ += n;
     counts_.resize(counts_.size() + static_cast<size_t>(columns_), 0);
   }
   for (int c = 0; c < columns_; ++c) {
