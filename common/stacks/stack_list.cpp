@@ -3,6 +3,7 @@
 
 #include "stacks/stack_list.h"
 
+#include "base/error.h"
 #include "io/input.h"
 #include "stacks/folded.h"
 
@@ -80,15 +81,13 @@ void StackList::Add(std::string_view stack, const XXH128_hash_t& hash, const uin
     });
     // The frames' ids go straight to their place in the chunk.
     const size_t n = pieces_.size();
-    if (chunks_.empty() || chunk_size_ - chunk_used_ < n) {
-      chunk_size_ = std::max(kChunk, n);
-      chunks_.emplace_back(static_cast<StrId*>(::operator new(chunk_size_ * sizeof(StrId))));
-      chunk_used_ = 0;
-    }
+    if (chunks_.empty() || chunk_size_ - chunk_used_ < n) NewChunk(n);
     StrId* out = chunks_.back().get() + chunk_used_;
     for (size_t i = 0; i < n; ++i) out[i] = Frame(pieces_[i].name, pieces_[i].hash);
-    where_.push_back(Where{static_cast<uint32_t>(chunks_.size() - 1),
-                           static_cast<uint32_t>(chunk_used_), static_cast<uint32_t>(n)});
+    // (A longer stack's chunk begins at its last window's start.)
+    const size_t window = window_.size() - (chunk_size_ + kChunk - 1) / kChunk;
+    where_.push_back(Where{static_cast<uint32_t>(window << kWindowBits | chunk_used_),
+                           static_cast<uint32_t>(n)});
     chunk_used_ += n;
     counts_.resize(counts_.size() + static_cast<size_t>(columns_), 0);
   }
@@ -99,6 +98,17 @@ void StackList::Add(std::string_view stack, const XXH128_hash_t& hash, const uin
       ++saturated_;
     }
   }
+}
+
+void StackList::NewChunk(size_t frames) {
+  chunk_size_ = std::max(kChunk, frames);
+  const size_t windows = (chunk_size_ + kChunk - 1) / kChunk;
+  if (window_.size() + windows > kWindows || frames > UINT32_MAX) {
+    throw Error("too many frames in distinct stacks (more than 2^32)");
+  }
+  chunks_.emplace_back(static_cast<StrId*>(::operator new(chunk_size_ * sizeof(StrId))));
+  for (size_t w = 0; w < windows; ++w) window_.push_back(chunks_.back().get() + w * kChunk);
+  chunk_used_ = 0;
 }
 
 StrId StackList::Frame(std::string_view name, const XXH128_hash_t& hash) {

@@ -60,7 +60,8 @@ class StackList {
   size_t size() const { return where_.size(); }
   std::span<const StrId> frames(uint32_t stack) const {
     const Where& w = where_[stack];
-    return std::span<const StrId>(chunks_[w.chunk].get() + w.offset, w.length);
+    return std::span<const StrId>(window_[w.start >> kWindowBits] + (w.start & (kChunk - 1)),
+                                  w.length);
   }
   uint64_t count(uint32_t stack, int column) const { return counts_[stack * columns_ + column]; }
   /// Asks the CPU to load where frames(stack) and count(stack, ...) read. A walk in sorted
@@ -103,23 +104,31 @@ class StackList {
 
  private:
   StrId Frame(std::string_view name, const XXH128_hash_t& hash);
+  void NewChunk(size_t frames);  // room for at least `frames` frames
   std::vector<uint32_t> Order(const std::vector<uint32_t>& end_rank,
                               const std::vector<uint32_t>& more_rank) const;
 
   int columns_;
   Interner names_;
   // Every stack's frames, one after the other in chunks that never move (a vector of them
-  // all would hold two copies while it grows); a stack is never split between chunks.
+  // all would hold two copies while it grows); a stack is never split between chunks. A
+  // stack's frames are found by a 32-bit start: a window of kChunk frames (a chunk, or a
+  // part of a chunk made for a longer stack) and the offset in it. That is 8 bytes a stack
+  // with the length, not 12, and at most 2^32 frames in all (16 GB of them; more is an
+  // error).
+  static constexpr int kWindowBits = 20;
+  static constexpr size_t kChunk = size_t{1} << kWindowBits;  // frames
+  static constexpr size_t kWindows = size_t{1} << (32 - kWindowBits);
   struct Where {
-    uint32_t chunk, offset, length;
+    uint32_t start, length;
   };
-  static constexpr size_t kChunk = 1 << 20;  // frames
   // Raw storage, not new StrId[]: StrId's member initializer would zero a chunk's every page
   // up front, where a chunk's untouched tail costs no memory.
   struct FreeChunk {
     void operator()(StrId* p) const { ::operator delete(p); }
   };
   std::vector<std::unique_ptr<StrId[], FreeChunk>> chunks_;
+  std::vector<StrId*> window_;  // where each window's frames begin
   size_t chunk_used_ = 0, chunk_size_ = 0;
   std::vector<Where> where_;       // by stack
   std::vector<uint64_t> counts_;   // stack * columns_ + column

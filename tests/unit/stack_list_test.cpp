@@ -144,6 +144,31 @@ TEST(StackList, SortsManyStacksAsStringsDo) {
   EXPECT_EQ(got, want);
 }
 
+// Frames are kept in chunks of 2^20: stacks on both sides of a chunk's end, and a stack
+// longer than a chunk, keep their frames.
+TEST(StackList, KeepsFramesAcrossChunks) {
+  StackList list;
+  uint64_t one = 1;
+  const int kShort = 250000;  // 5 frames each: a chunk's end falls among them
+  for (int i = 0; i < kShort; ++i) {
+    list.Add("r;" + std::to_string(i % 7) + ";" + std::to_string(i) + ";x;y", &one);
+  }
+  std::string big;
+  const size_t kLong = (size_t{1} << 20) + 12345;
+  big.reserve(kLong * 2);
+  for (size_t i = 0; i < kLong; ++i) big += i ? (i % 3 ? ";b" : ";c") : "a";
+  list.Add(big, &one);
+  list.Add("after;it", &one);
+  ASSERT_EQ(list.size(), static_cast<size_t>(kShort) + 2);
+  for (int i = 0; i < kShort; i += 997) {
+    EXPECT_EQ(Joined(list, i), "r;" + std::to_string(i % 7) + ";" + std::to_string(i) + ";x;y");
+  }
+  EXPECT_EQ(Joined(list, kShort - 1),
+            "r;" + std::to_string((kShort - 1) % 7) + ";" + std::to_string(kShort - 1) + ";x;y");
+  EXPECT_EQ(Joined(list, kShort), big);
+  EXPECT_EQ(Joined(list, kShort + 1), "after;it");
+}
+
 TEST(StackList, GrowsAndKeepsEveryStack) {
   StackList list;
   uint64_t one = 1;
