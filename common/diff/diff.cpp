@@ -282,6 +282,9 @@ bool DiffFoldedInAnyOrder(const std::string_view data[2], const std::string& bef
                           const std::string& after, const DiffOptions& o, ByteSink& sink,
                           uint64_t* lines) {
   StackList list(2);
+  // Room for both texts' stacks at once: reserving for each in turn would copy the per-stack
+  // arrays while the first text's are all in memory.
+  list.Reserve(GuessFoldedLines(data[0]) + GuessFoldedLines(data[1]));
   WeightUnit unit[2];
   uint64_t read = 0;
   for (int i = 0; i < 2; ++i) {

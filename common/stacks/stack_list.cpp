@@ -3,10 +3,12 @@
 
 #include "stacks/stack_list.h"
 
+#include "base/error.h"
 #include "io/input.h"
 #include "stacks/folded.h"
 
 #include <algorithm>
+#include <new>
 #include <string_view>
 
 #define XXH_INLINE_ALL
@@ -47,6 +49,7 @@ uint32_t StackList::FindOrAdd(const XXH128_hash_t& hash, bool* fresh) {
 
 void StackList::Reserve(size_t more) {
   const size_t n = where_.size() + more;
+  if (n <= where_.capacity()) return;
   where_.reserve(n);
   hash_.reserve(n);
   counts_.reserve(n * static_cast<size_t>(columns_));
@@ -56,7 +59,6 @@ void StackList::DoneAdding() {
   std::vector<Slot>().swap(slots_);
   std::vector<uint64_t>().swap(hash_);
   frame_of_ = {};
-  std::vector<StrId>().swap(split_);
   std::vector<Piece>().swap(pieces_);
 }
 
@@ -72,12 +74,14 @@ void StackList::Add(std::string_view stack, const XXH128_hash_t& hash, const uin
     // outgrows the caches, and a stack's lookups then wait on memory together, not in turn.
     pieces_.clear();
     ForEachFrame(stack, [this](std::string_view f) {
-      pieces_.push_back({f, XXH3_128bits(f.data(), f.size())});
-      frame_of_.Prefetch(pieces_.back().hash);
+      Piece& piece = pieces_.emplace_back();
+      piece.hash = XXH3_128bits(f.data(), f.size());
+      piece.name = f;
+      frame_of_.Prefetch(piece.hash);
     });
-    split_.clear();
-    for (const Piece& p : pieces_) split_.push_back(Frame(p.name, p.hash));
-    Store(split_);
+    // The frames' ids go straight to their place in the chunk.
+    StrId* out = Room(pieces_.size());
+    for (const Piece& p : pieces_) *out++ = Frame(p.name, p.hash);
   }
   for (int c = 0; c < columns_; ++c) AddCount(s, c, counts[c]);
 }
@@ -85,22 +89,31 @@ void StackList::Add(std::string_view stack, const XXH128_hash_t& hash, const uin
 uint32_t StackList::AddFrames(std::span<const StrId> frames) {
   bool fresh;
   const uint32_t s = FindOrAdd(XXH3_128bits(frames.data(), frames.size_bytes()), &fresh);
-  if (fresh) Store(frames);
+  if (fresh) std::copy(frames.begin(), frames.end(), Room(frames.size()));
   return s;
 }
 
-void StackList::Store(std::span<const StrId> frames) {
-  if (chunks_.empty() || chunk_size_ - chunk_used_ < frames.size()) {
-    chunk_size_ = std::max(std::clamp(chunk_size_ * 2, kFirstChunk, kChunk), frames.size());
-    chunks_.push_back(std::make_unique_for_overwrite<StrId[]>(chunk_size_));
-    chunk_used_ = 0;
-  }
-  std::copy(frames.begin(), frames.end(), chunks_.back().get() + chunk_used_);
-  where_.push_back(Where{static_cast<uint32_t>(chunks_.size() - 1),
-                         static_cast<uint32_t>(chunk_used_),
-                         static_cast<uint32_t>(frames.size())});
-  chunk_used_ += frames.size();
+StrId* StackList::Room(size_t n) {
+  if (chunks_.empty() || chunk_size_ - chunk_used_ < n) NewChunk(n);
+  StrId* out = chunks_.back().get() + chunk_used_;
+  // (A longer stack's chunk begins at its last window's start.)
+  const size_t window = window_.size() - (chunk_size_ + kChunk - 1) / kChunk;
+  where_.push_back(Where{static_cast<uint32_t>(window << kWindowBits | chunk_used_),
+                         static_cast<uint32_t>(n)});
+  chunk_used_ += n;
   counts_.resize(counts_.size() + static_cast<size_t>(columns_), 0);
+  return out;
+}
+
+void StackList::NewChunk(size_t frames) {
+  chunk_size_ = std::max(kChunk, frames);
+  const size_t windows = (chunk_size_ + kChunk - 1) / kChunk;
+  if (window_.size() + windows > kWindows || frames > UINT32_MAX) {
+    throw Error("too many frames in distinct stacks (more than 2^32)");
+  }
+  chunks_.emplace_back(static_cast<StrId*>(::operator new(chunk_size_ * sizeof(StrId))));
+  for (size_t w = 0; w < windows; ++w) window_.push_back(chunks_.back().get() + w * kChunk);
+  chunk_used_ = 0;
 }
 
 StrId StackList::Frame(std::string_view name, const XXH128_hash_t& hash) {
@@ -155,10 +168,71 @@ std::vector<uint32_t> StackList::LineOrder() const {
   return Order(end_rank, more_rank);
 }
 
+namespace {
+
+// Sorts the stacks `stack[0, n)` by their keys `head[0, n)` in place (the two arrays move
+// together), most significant byte first from bit `shift` down: each byte's buckets are
+// counted, the elements swapped into their buckets, and each bucket sorted on the next byte.
+// No second copy of the arrays (an LSD radix sort's), which at the sort's peak is memory that
+// the list's own data would otherwise be the only use of.
+void SortByHead(uint64_t* head, uint32_t* stack, size_t n, int shift) {
+  if (n < 32) {  // insertion sort
+    for (size_t i = 1; i < n; ++i) {
+      const uint64_t h = head[i];
+      const uint32_t s = stack[i];
+      size_t j = i;
+      for (; j > 0 && head[j - 1] > h; --j) {
+        head[j] = head[j - 1];
+        stack[j] = stack[j - 1];
+      }
+      head[j] = h;
+      stack[j] = s;
+    }
+    return;
+  }
+  size_t count[256];
+  for (; shift >= 0; shift -= 8) {
+    std::fill(count, count + 256, 0);
+    for (size_t i = 0; i < n; ++i) ++count[head[i] >> shift & 0xff];
+    if (count[head[0] >> shift & 0xff] != n) break;  // one byte for all: on to the next
+  }
+  if (shift < 0) return;  // all keys equal
+  size_t begin[256], next[256];
+  for (size_t d = 0, at = 0; d < 256; ++d) {
+    begin[d] = next[d] = at;
+    at += count[d];
+  }
+  for (size_t d = 0; d < 256; ++d) {
+    const size_t end = d == 255 ? n : begin[d + 1];
+    while (next[d] < end) {
+      // Carry the element at next[d] to its bucket, and bring back the one found there.
+      uint64_t h = head[next[d]];
+      uint32_t s = stack[next[d]];
+      for (size_t to = h >> shift & 0xff; to != d; to = h >> shift & 0xff) {
+        std::swap(h, head[next[to]]);
+        std::swap(s, stack[next[to]]);
+        ++next[to];
+      }
+      head[next[d]] = h;
+      stack[next[d]] = s;
+      ++next[d];
+    }
+  }
+  if (shift == 0) return;
+  for (size_t d = 0; d < 256; ++d) {
+    const size_t end = d == 255 ? n : begin[d + 1];
+    if (end - begin[d] > 1) {
+      SortByHead(head + begin[d], stack + begin[d], end - begin[d], shift - 8);
+    }
+  }
+}
+
+}  // namespace
+
 // The stacks ordered by the sequences of their frames' ranks (`more_rank` for a frame with
 // frames after it, `end_rank` for the last), a sequence before its extensions. The first
 // frames' ranks make a key that settles most comparisons (0 past a stack's end), sorted by
-// radix; stacks of one key are then compared frame by frame.
+// radix; stacks of one key are then sorted by the next frames' key, until each stands alone.
 std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
                                        const std::vector<uint32_t>& more_rank) const {
   auto rank_at = [&](std::span<const StrId> f, size_t i) -> uint64_t {
@@ -171,28 +245,22 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
   for (uint32_t r : more_rank) max_rank = std::max<uint64_t>(max_rank, r);
   const int bits = 64 - __builtin_clzll(max_rank);
   const size_t in_key = bits > 32 ? 1 : static_cast<size_t>(64 / bits);
-  struct Key {
-    uint64_t head;  // the first in_key frames' ranks
-    uint32_t stack;
-  };
-  std::vector<Key> keys(size());
-  for (uint32_t s = 0; s < size(); ++s) {
-    std::span<const StrId> f = frames(s);
+  auto key_from = [&](std::span<const StrId> f, size_t first_frame) {
     uint64_t key = 0;
-    for (size_t i = 0; i < in_key; ++i) key = (in_key > 1 ? key << bits : 0) | rank_at(f, i);
-    keys[s] = Key{key << (64 - bits * in_key), s};
-  }
-  std::vector<Key> other(keys.size());
-  for (int shift = 0; shift < 64; shift += 16) {
-    std::vector<uint32_t> start(1 << 16 | 1, 0);
-    for (const Key& k : keys) ++start[(k.head >> shift & 0xffff) + 1];
-    if (start[(keys.empty() ? 0 : keys[0].head >> shift & 0xffff) + 1] == keys.size()) {
-      continue;  // one digit for all: the pass would change nothing
+    for (size_t i = first_frame; i < first_frame + in_key; ++i) {
+      key = (in_key > 1 ? key << bits : 0) | rank_at(f, i);
     }
-    for (size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
-    for (const Key& k : keys) other[start[k.head >> shift & 0xffff]++] = k;
-    keys.swap(other);
+    return key << (64 - bits * in_key);
+  };
+  // The keys beside the stacks (two arrays, not an array of pairs: 12 bytes a stack, not 16);
+  // the stacks' array is the order returned.
+  std::vector<uint64_t> head(size());
+  std::vector<uint32_t> order(size());
+  for (uint32_t s = 0; s < size(); ++s) {
+    head[s] = key_from(frames(s), 0);
+    order[s] = s;
   }
+  SortByHead(head.data(), order.data(), order.size(), 56);
   // Stacks of one key: the next frames' ranks make their next key, sorted in turn, until
   // every run holds one stack (distinct stacks differ somewhere, or one ends first).
   struct Run {
@@ -202,50 +270,62 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
   auto note_runs = [&](size_t begin, size_t end, size_t first_frame) {
     for (size_t run = begin; run < end;) {
       size_t stop = run + 1;
-      while (stop < end && keys[stop].head == keys[run].head) ++stop;
+      while (stop < end && head[stop] == head[run]) ++stop;
       if (stop - run > 1) runs.push_back({run, stop, first_frame});
       run = stop;
     }
   };
-  note_runs(0, keys.size(), in_key);
+  note_runs(0, order.size(), in_key);
+  struct Pair {
+    uint64_t head;
+    uint32_t stack;
+  };
+  constexpr size_t kSmallRun = 4096;
+  std::vector<Pair> pairs;
   while (!runs.empty()) {
     const Run r = runs.back();
     runs.pop_back();
     bool more = false;  // a stack of the run has frames past this key's
     for (size_t k = r.begin; k < r.end; ++k) {
       // (A run's stacks lie anywhere in the list: ask for them ahead, as FetchAhead.)
-      if (k + 16 < r.end) Prefetch(keys[k + 16].stack);
+      if (k + 16 < r.end) Prefetch(order[k + 16]);
       if (k + 8 < r.end) {
-        std::span<const StrId> ahead = frames(keys[k + 8].stack);
+        std::span<const StrId> ahead = frames(order[k + 8]);
         pf::Prefetch(ahead.data() + std::min(r.first_frame, ahead.size()));
       }
-      std::span<const StrId> f = frames(keys[k].stack);
-      uint64_t key = 0;
-      for (size_t i = r.first_frame; i < r.first_frame + in_key; ++i) {
-        key = (in_key > 1 ? key << bits : 0) | rank_at(f, i);
-      }
-      keys[k].head = key;
+      std::span<const StrId> f = frames(order[k]);
+      head[k] = key_from(f, r.first_frame);
       more |= f.size() > r.first_frame + in_key;
     }
-    std::sort(keys.begin() + static_cast<ptrdiff_t>(r.begin),
-              keys.begin() + static_cast<ptrdiff_t>(r.end),
-              [](const Key& x, const Key& y) { return x.head < y.head; });
+    if (r.end - r.begin <= kSmallRun) {  // through a copy of pairs: std::sort's small case
+      pairs.clear();
+      for (size_t k = r.begin; k < r.end; ++k) pairs.push_back({head[k], order[k]});
+      std::sort(pairs.begin(), pairs.end(),
+                [](const Pair& x, const Pair& y) { return x.head < y.head; });
+      for (size_t k = r.begin; k < r.end; ++k) {
+        head[k] = pairs[k - r.begin].head;
+        order[k] = pairs[k - r.begin].stack;
+      }
+    } else {
+      SortByHead(head.data() + r.begin, order.data() + r.begin, r.end - r.begin, 56);
+    }
     if (more) note_runs(r.begin, r.end, r.first_frame + in_key);
   }
-  std::vector<uint32_t> order(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].stack;
   return order;
+}
+
+size_t GuessFoldedLines(std::string_view data) {
+  const std::string_view head = data.substr(0, 64 << 10);
+  const size_t head_lines = static_cast<size_t>(std::count(head.begin(), head.end(), '\n'));
+  if (head_lines == 0) return 0;
+  return std::min<size_t>(data.size() / head.size() * head_lines * 11 / 10, 1u << 30);
 }
 
 bool ListFolded(std::string_view data, int column, bool release, StackList* list,
                 FoldedUnit* unit, std::vector<std::string>* comments, uint64_t* lines) {
-  // Room for as many stacks as the input has lines, guessed from its first 64 KiB: at most
-  // that many are new (reserved, not touched, the room costs no memory).
-  const std::string_view head = data.substr(0, 64 << 10);
-  const size_t head_lines = static_cast<size_t>(std::count(head.begin(), head.end(), '\n'));
-  if (head_lines > 0) {
-    list->Reserve(std::min<size_t>(data.size() / head.size() * head_lines * 11 / 10, 1u << 30));
-  }
+  // Room for as many stacks as the input has lines: at most that many are new (reserved, not
+  // touched, the room costs no memory).
+  list->Reserve(GuessFoldedLines(data));
   FoldedLines in(data, column < 0 ? list->columns() : 1);
   struct Pending {
     std::string_view stack;

@@ -14,6 +14,7 @@
 // takes sorted text (LineOrder, the order pf-diff writes). Memory follows the distinct
 // stacks, and no node is made for a prefix.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -71,7 +72,8 @@ class StackList {
   size_t size() const { return where_.size(); }
   std::span<const StrId> frames(uint32_t stack) const {
     const Where& w = where_[stack];
-    return std::span<const StrId>(chunks_[w.chunk].get() + w.offset, w.length);
+    return std::span<const StrId>(window_[w.start >> kWindowBits] + (w.start & (kChunk - 1)),
+                                  w.length);
   }
   uint64_t count(uint32_t stack, int column) const { return counts_[stack * columns_ + column]; }
   /// Asks the CPU to load where frames(stack) and count(stack, ...) read. A walk in sorted
@@ -81,15 +83,22 @@ class StackList {
     pf::Prefetch(&where_[stack]);
     pf::Prefetch(&counts_[stack * columns_]);
   }
-  /// The two prefetches of a walk over `order`, at step k.
+  /// The prefetches of a walk over `order`, at step k: a stack's frames span a few cache
+  /// lines (about 70 bytes on average), each asked for.
   void FetchAhead(const std::vector<uint32_t>& order, size_t k) const {
     if (k + 16 < order.size()) Prefetch(order[k + 16]);
-    if (k + 8 < order.size()) pf::Prefetch(frames(order[k + 8]).data());
+    if (k + 8 < order.size()) {
+      const std::span<const StrId> f = frames(order[k + 8]);
+      const uintptr_t first = reinterpret_cast<uintptr_t>(f.data()) & ~uintptr_t{63};
+      const uintptr_t end = reinterpret_cast<uintptr_t>(f.data() + f.size());
+      pf::PrefetchBytes(reinterpret_cast<const void*>(first), std::min<size_t>(end - first, 256));
+    }
   }
   uint64_t saturated() const { return saturated_; }
 
   /// Makes room for `more` stacks beyond those listed (address space only: nothing is
-  /// touched until used), so that the per-stack arrays never hold two copies while they grow.
+  /// touched until used), so that the per-stack arrays never hold two copies while they grow
+  /// (a list read from several inputs: reserve for all of them first, GuessFoldedLines).
   void Reserve(size_t more);
 
   /// After the last Add: frees what finds a stack or a frame name again (the hashes and
@@ -107,20 +116,31 @@ class StackList {
 
  private:
   StrId Frame(std::string_view name, const XXH128_hash_t& hash);
+  void NewChunk(size_t frames);  // room for at least `frames` frames
   std::vector<uint32_t> Order(const std::vector<uint32_t>& end_rank,
                               const std::vector<uint32_t>& more_rank) const;
 
   int columns_;
   Interner names_;
   // Every stack's frames, one after the other in chunks that never move (a vector of them
-  // all would hold two copies while it grows); a stack is never split between chunks.
+  // all would hold two copies while it grows); a stack is never split between chunks. A
+  // stack's frames are found by a 32-bit start: a window of kChunk frames (a chunk, or a
+  // part of a chunk made for a longer stack) and the offset in it. That is 8 bytes a stack
+  // with the length, not 12, and at most 2^32 frames in all (16 GB of them; more is an
+  // error).
+  static constexpr int kWindowBits = 20;
+  static constexpr size_t kChunk = size_t{1} << kWindowBits;  // frames
+  static constexpr size_t kWindows = size_t{1} << (32 - kWindowBits);
   struct Where {
-    uint32_t chunk, offset, length;
+    uint32_t start, length;
   };
-  // Chunks double from kFirstChunk frames to kChunk: StrId's constructor fills a chunk when
-  // it is made, and a small list should not touch 4 MB.
-  static constexpr size_t kFirstChunk = 1 << 14, kChunk = 1 << 20;  // frames
-  std::vector<std::unique_ptr<StrId[]>> chunks_;
+  // Raw storage, not new StrId[]: StrId's member initializer would zero a chunk's every page
+  // up front, where a chunk's untouched tail costs no memory.
+  struct FreeChunk {
+    void operator()(StrId* p) const { ::operator delete(p); }
+  };
+  std::vector<std::unique_ptr<StrId[], FreeChunk>> chunks_;
+  std::vector<StrId*> window_;  // where each window's frames begin
   size_t chunk_used_ = 0, chunk_size_ = 0;
   std::vector<Where> where_;       // by stack
   std::vector<uint64_t> counts_;   // stack * columns_ + column
@@ -132,12 +152,11 @@ class StackList {
     uint32_t tag;             // the hash's high half's top bits
   };
   uint32_t FindOrAdd(const XXH128_hash_t& hash, bool* fresh);
-  // Keeps a new stack's frames (FindOrAdd gave it its index), its counts 0.
-  void Store(std::span<const StrId> frames);
+  // Room for a new stack's `n` frames (FindOrAdd gave it its index), its counts 0.
+  StrId* Room(size_t n);
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
   std::vector<uint64_t> hash_;  // by stack: its hash's low half
   FlatMap<XXH128_hash_t, StrId, Hash128Key, Equal128Key> frame_of_;      // name's hash
-  std::vector<StrId> split_;  // a new stack's frames
   struct Piece {
     std::string_view name;
     XXH128_hash_t hash;
@@ -157,6 +176,10 @@ class FoldedUnit;
 /// disagrees, a comment where none is taken.
 bool ListFolded(std::string_view data, int column, bool release, StackList* list,
                 FoldedUnit* unit, std::vector<std::string>* comments, uint64_t* lines);
+
+/// About as many lines as folded text `data` holds, or a little more (from its first 64 KiB):
+/// the room to reserve for its stacks.
+size_t GuessFoldedLines(std::string_view data);
 
 /// Appends stack `stack`'s folded text ("a;b;c") to `out`.
 void AppendStack(const StackList& list, uint32_t stack, BufferedWriter& out);

@@ -103,6 +103,82 @@ TEST(StackList, SortsLinesBytewise) {
   EXPECT_EQ(got[1], "a b");
 }
 
+// Enough stacks for the radix sorts' every path: the first sort's buckets, runs of one key
+// past the small runs' size and below it, keys that run out (prefixes), frames past the key.
+TEST(StackList, SortsManyStacksAsStringsDo) {
+  std::mt19937 rng(29);
+  const std::vector<std::string> names = {"a", "b", "a::b", "b::a", "c", "a;", "x_[k]", "", "a b"};
+  // (Text and Joined drop the ';' after an empty first name: not here.)
+  auto join = [](const auto& frames, auto name) {
+    std::string out;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (i) out += ';';
+      out += name(frames[i]);
+    }
+    return out;
+  };
+  auto as_is = [](const std::string& n) { return n; };
+  StackList list;
+  std::vector<std::vector<std::string>> stacks;
+  uint64_t one = 1;
+  for (int i = 0; i < 40000; ++i) {
+    // Deep stacks over few names: long runs of one key; a few shallow ones.
+    // Most stacks share a trunk longer than a sort key: runs of one key of every size.
+    std::vector<std::string> st;
+    if (rng() % 5 != 0) st = {"main", "run", "loop", "step", "a", "b", "c", "a", "b", "c"};
+    const int depth =
+        i % 50 == 0 ? 1 + static_cast<int>(rng() % 3) : 4 + static_cast<int>(rng() % 12);
+    for (int d = 0; d < depth; ++d) {
+      std::string n = names[rng() % names.size()];
+      if (n == "a;") n = 't' + std::to_string(rng() % 300);  // many names: wide ranks
+      st.push_back(n);
+    }
+    list.Add(join(st, as_is), &one);
+    stacks.push_back(st);
+  }
+  std::sort(stacks.begin(), stacks.end());
+  stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+  ASSERT_EQ(list.size(), stacks.size());
+  // Frame by frame: as vectors of names compare (a prefix first).
+  auto listed = [&](uint32_t s) {
+    return join(list.frames(s), [&](StrId id) { return std::string(list.names().Name(id)); });
+  };
+  std::vector<std::string> want, got;
+  for (const auto& st : stacks) want.push_back(join(st, as_is));
+  for (uint32_t s : list.SortedOrder()) got.push_back(listed(s));
+  EXPECT_EQ(got, want);
+  // Line by line: as the texts compare.
+  std::sort(want.begin(), want.end());
+  got.clear();
+  for (uint32_t s : list.LineOrder()) got.push_back(listed(s));
+  EXPECT_EQ(got, want);
+}
+
+// Frames are kept in chunks of 2^20: stacks on both sides of a chunk's end, and a stack
+// longer than a chunk, keep their frames.
+TEST(StackList, KeepsFramesAcrossChunks) {
+  StackList list;
+  uint64_t one = 1;
+  const int kShort = 250000;  // 5 frames each: a chunk's end falls among them
+  for (int i = 0; i < kShort; ++i) {
+    list.Add("r;" + std::to_string(i % 7) + ";" + std::to_string(i) + ";x;y", &one);
+  }
+  std::string big;
+  const size_t kLong = (size_t{1} << 20) + 12345;
+  big.reserve(kLong * 2);
+  for (size_t i = 0; i < kLong; ++i) big += i ? (i % 3 ? ";b" : ";c") : "a";
+  list.Add(big, &one);
+  list.Add("after;it", &one);
+  ASSERT_EQ(list.size(), static_cast<size_t>(kShort) + 2);
+  for (int i = 0; i < kShort; i += 997) {
+    EXPECT_EQ(Joined(list, i), "r;" + std::to_string(i % 7) + ";" + std::to_string(i) + ";x;y");
+  }
+  EXPECT_EQ(Joined(list, kShort - 1),
+            "r;" + std::to_string((kShort - 1) % 7) + ";" + std::to_string(kShort - 1) + ";x;y");
+  EXPECT_EQ(Joined(list, kShort), big);
+  EXPECT_EQ(Joined(list, kShort + 1), "after;it");
+}
+
 TEST(StackList, GrowsAndKeepsEveryStack) {
   StackList list;
   uint64_t one = 1;
