@@ -211,10 +211,13 @@ void FlowBuilder::Place(uint32_t parent, uint32_t child, uint32_t first_extensio
   uint64_t extending = 0;
   const size_t depth = nodes_[child].depth - 1;
   if (depth < pruned_names_.size()) {
-    for (PrunedName& r : pruned_names_[depth]) {
-      if (r.after == after && StartsWith(r.name, name)) {
-        extending += r.width;
-        r.after = child;
+    // They were removed in text order, and those extending the name came last: the walk
+    // back stops at the first that does not.
+    std::vector<PrunedName>& removed = pruned_names_[depth];
+    for (size_t i = removed.size(); i-- > 0 && StartsWith(removed[i].name, name);) {
+      if (removed[i].after == after) {
+        extending += removed[i].width;
+        removed[i].after = child;
       }
     }
   }
