@@ -312,15 +312,18 @@ class Collapser::Impl {
     PerfScriptFolder& first = *folders.back();
     uint64_t folded_here = 0;
     auto fold_here = [&](const Block& b) {
-      first.AddBlock(b.data, b.first_line, source.name());
+      // (Its lines counted here: the reader need not count them again, if it gave none since.)
+      blocks.CountedLines(b, first.AddBlock(b.data, b.first_line, source.name()));
       if (b.releasable) ReleaseInput(b.data);
       folded_here += b.data.size();
     };
+    const bool here_first = threads_ <= 1 || opt_.one_thread_text_bytes > 0;
+    if (here_first) fold_here(block);
     Block next;
     bool more = blocks.Next(&next);
     std::optional<Block> to_queue;  // the first block, when the workers take it
-    if (threads_ <= 1 || !more || opt_.one_thread_text_bytes > 0) {
-      fold_here(block);
+    if (here_first || !more) {
+      if (!here_first) fold_here(block);
       while (more && (threads_ <= 1 || folded_here < opt_.one_thread_text_bytes)) {
         fold_here(next);
         more = blocks.Next(&next);
