@@ -436,6 +436,54 @@ size_t Mismatch(std::string_view a, std::string_view b) {
   return i;
 }
 
+// Splits the lines of a sorted folded file into frames: those each shares with the line
+// before, and its own. The bytes shared with the line before prove the order, and the frames
+// they hold completely need neither splitting nor comparing again.
+class SortedSplitter {
+ public:
+  // False when `cur` sorts before the line before (or is a prefix of it, after it).
+  bool Next(std::string_view cur, size_t* shared, std::vector<std::string_view>* frames) {
+    const size_t m = Mismatch(prev_, cur);
+    if (m < cur.size() && m < prev_.size() &&
+        static_cast<unsigned char>(cur[m]) < static_cast<unsigned char>(prev_[m])) {
+      return false;
+    }
+    if (m == cur.size() && m < prev_.size()) return false;  // a prefix after its extension
+    size_t n = 0;
+    while (n < prev_ends_.size() &&
+           (prev_ends_[n] < m ||
+            (prev_ends_[n] == prev_.size() && m == prev_.size() && m < cur.size() &&
+             cur[m] == ';') ||
+            (m == cur.size() && m == prev_.size()))) {
+      ++n;
+    }
+    ends_.assign(prev_ends_.begin(), prev_ends_.begin() + static_cast<ptrdiff_t>(n));
+    frames->clear();
+    const size_t from = n == 0 ? 0 : ends_.back() + 1;
+    if (from <= cur.size() && !(n > 0 && ends_.back() == cur.size())) {
+      for (size_t at = from;;) {
+        const size_t semi = cur.find(';', at);
+        if (semi == std::string_view::npos) {
+          frames->push_back(cur.substr(at));
+          ends_.push_back(cur.size());
+          break;
+        }
+        frames->push_back(cur.substr(at, semi - at));
+        ends_.push_back(semi);
+        at = semi + 1;
+      }
+    }
+    prev_ = cur;
+    prev_ends_.swap(ends_);
+    *shared = n;
+    return true;
+  }
+
+ private:
+  std::string_view prev_;
+  std::vector<size_t> ends_, prev_ends_;  // where each frame of the line ends (';' or the end)
+};
+
 // The last line read, not yet given to the flow: whether the frames it opened are made
 // at all depends on the next line (FlushPending).
 struct PendingLine {
@@ -498,10 +546,9 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
   FlowBuilder flow(ThresholdPerTotal(o), false);
   const bool prunes = ThresholdPerTotal(o) > 0;
   FoldedLines lines(data, columns);
-  std::string_view prev;
+  SortedSplitter split;
   std::vector<std::string_view> frames;
   PendingLine pending;
-  std::vector<size_t> ends, prev_ends;  // where each frame of the line ends (';' or the end)
   SkipCount bad;
   uint64_t parsed = 0;
   bool before_any = false;  // a differential profile with BEFORE counts
@@ -529,43 +576,8 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
         (fl.ncounts == 1 || fl.counts[0] == 0)) {
       return false;
     }
-    // The bytes shared with the previous stack: they prove the order, and the frames they
-    // hold completely need neither splitting nor comparing again.
-    std::string_view cur = fl.stack;
-    size_t m = Mismatch(prev, cur);
-    if (m < cur.size() && (m == prev.size() ? false : static_cast<unsigned char>(cur[m]) <
-                                                       static_cast<unsigned char>(prev[m]))) {
-      return false;  // not sorted: the caller builds a tree instead
-    }
-    if (m == cur.size() && m < prev.size()) return false;  // a prefix after its extension
-    size_t shared = 0;
-    while (shared < prev_ends.size() &&
-           (prev_ends[shared] < m ||
-            (prev_ends[shared] == prev.size() && m == prev.size() && m < cur.size() &&
-             cur[m] == ';') ||
-            (m == cur.size() && m == prev.size()))) {
-      ++shared;
-    }
-    ends.assign(prev_ends.begin(), prev_ends.begin() + static_cast<ptrdiff_t>(shared));
-    size_t from = shared == 0 ? 0 : ends.back() + 1;
-    frames.clear();
-    if (from <= cur.size() && !(shared > 0 && ends.back() == cur.size())) {
-      std::string_view rest = cur.substr(from);
-      size_t base = from;
-      for (;;) {
-        size_t semi = rest.find(';');
-        frames.push_back(rest.substr(0, semi));
-        if (semi == std::string_view::npos) {
-          ends.push_back(cur.size());
-          break;
-        }
-        ends.push_back(base + semi);
-        rest.remove_prefix(semi + 1);
-        base += semi + 1;
-      }
-    }
-    prev = cur;
-    prev_ends.swap(ends);
+    size_t shared;
+    if (!split.Next(fl.stack, &shared, &frames)) return false;  // not sorted: a tree instead
     const uint64_t w = fl.counts[fl.ncounts - 1];
     const double d = fl.ncounts == 2
                          ? static_cast<double>(fl.counts[1]) - static_cast<double>(fl.counts[0])
@@ -586,9 +598,10 @@ bool StreamSortedFolded(ByteSource& src, const FlameOptions& options,
     }
     ++parsed;
     before_any |= fl.ncounts == 2 && fl.counts[0] != 0;
-    if (src.releasable() && prev.data() - released > static_cast<ptrdiff_t>(kReleaseEvery)) {
-      ReleaseInput(std::string_view(released, prev.data() - released));
-      released = prev.data();
+    const char* line = fl.stack.data();
+    if (src.releasable() && line - released > static_cast<ptrdiff_t>(kReleaseEvery)) {
+      ReleaseInput(std::string_view(released, line - released));
+      released = line;
     }
   }
   if (pending.any) FlushPending(flow, o, pending, 0, nullptr);
