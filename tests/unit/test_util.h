@@ -49,6 +49,18 @@ inline std::string Collapse(std::string_view text, const CollapseOptions& opt = 
   return StackLines(sink.data());
 }
 
+/// The collapse options of a peer corpus case's option: pid, tid, kernel, jit, all, addrs
+/// or "" (FlameGraph's and inferno's flags).
+inline CollapseOptions OptionsFor(const std::string& o) {
+  CollapseOptions opt;
+  opt.perf.include_pid = o == "pid";
+  opt.perf.include_tid = o == "tid";
+  opt.perf.annotate_kernel = o == "kernel" || o == "all";
+  opt.perf.annotate_jit = o == "jit" || o == "all";
+  opt.perf.include_addrs = o == "addrs";
+  return opt;
+}
+
 inline const std::string kCorpus = PF_CORPUS_DIR;
 
 /// True when this process may open a user-space software event (recording tests skip

@@ -1,0 +1,626 @@
+// Tests of folding perf.data recordings (collapse/collapse.h over pfstream/): headers perf
+// refuses, records cut short or compressed, two stages folding as one thread does, process
+// maps across forks and exits, and what a recording says of its threads.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "app/files.h"
+#include "base/error.h"
+#include "collapse/collapse.h"
+#include "collapse/test_seams.h"
+#include "pfstream/perf_data.h"
+#include "pfstream/process_maps.h"
+#include "pfstream/script_output.h"
+#include "pfstream/session.h"
+#include "symbolize/symbolizer.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+using test::OptionsFor;
+using test_seams::ForceTwoStageUnwinder;
+using test_seams::TwoStageUnwinder;
+// Every way the two stages share the unwinding, the tools' last.
+constexpr TwoStageUnwinder kEveryUnwinder[] = {TwoStageUnwinder::kReadingThread,
+                                               TwoStageUnwinder::kFoldingThread,
+                                               TwoStageUnwinder::kByLoad};
+
+TEST(Collapse, RefusesBinaryAndBrokenRecordings) {
+  // A perf.data header cut short: read as a recording, refused with a clear message.
+  std::string perf_data("PERFILE2\x68\0\0\0\0\0\0\0", 16);
+  try {
+    test::Collapse(perf_data);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.Describe().find("perf.data header is truncated"), std::string::npos)
+        << e.Describe();
+  }
+  std::string garbage;
+  for (int i = 0; i < 5000; ++i) garbage += static_cast<char>((i * 7919) % 256);
+  EXPECT_THROW(test::Collapse(garbage), Error);
+}
+
+// A perf.data header that perf refuses is refused, not read as junk: sections inside the
+// file and after its header, entry and attribute sizes that perf knows and that agree, ids
+// inside the file (tools/perf/util/header.c). The file's entry: attr_size 144 at 16, the
+// attribute section at 24, data at 40, one attribute at 120 (size 128, then its ids at 248).
+TEST(Collapse, RefusesFileHeadersPerfRefuses) {
+  const std::string data =
+      test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/fuzz/corpus/perf_data/file.data");
+  ASSERT_GT(data.size(), 4000u);
+  auto with = [&](size_t at, uint64_t value, size_t width) {
+    std::string d = data;
+    std::memcpy(d.data() + at, &value, width);
+    return d;
+  };
+  struct Case {
+    std::string data;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {with(24, 0, 8),
+       "attribute section (144 bytes at 0) is not inside the file after its header"},
+      {with(24, data.size(), 8), "attribute section (144 bytes at"},
+      {with(16, 200, 8), "attribute entries of 200 bytes: not a size perf writes"},
+      {with(16, 64, 8), "attribute entries of 64 bytes"},
+      {with(124, 100, 4), "event attribute of 100 bytes in an entry of 144"},
+      {with(124, 0, 4), "event attribute of 0 bytes"},
+      {with(248, 1u << 20, 8), "event ids (16 bytes at 1048576) are not inside the file"},
+      {with(256, data.size(), 8), "are not inside the file"},
+      {with(40, 0, 8), "data section (at 0) is not inside the file after its header"},
+      {with(40, data.size() + 1, 8), "data section (at"},
+  };
+  for (const Case& c : cases) {
+    std::unique_ptr<ByteSource> src = MemoryInput(c.data, "bad.data");
+    try {
+      PerfDataReader reader(*src);
+      ADD_FAILURE() << "accepted; expected: " << c.message;
+    } catch (const Error& e) {
+      EXPECT_NE(e.Describe().find(c.message), std::string::npos) << e.Describe();
+      EXPECT_EQ(e.Describe().rfind("bad.data", 0), 0u) << e.Describe();
+    }
+  }
+  // The file itself, and one whose data section runs past its end (cut short), are read.
+  for (const std::string& d : {data, with(48, data.size(), 8)}) {
+    std::unique_ptr<ByteSource> src = MemoryInput(d, "good.data");
+    PerfDataReader reader(*src);
+    Record r;
+    int samples = 0;
+    while (reader.Next(&r)) samples += r.type == kRecordSample;
+    EXPECT_GT(samples, 0);
+    ASSERT_EQ(reader.attrs().size(), 1u);
+    EXPECT_EQ(reader.attrs()[0].name, "cpu-clock:ppp");
+  }
+}
+
+// A perf.data file folded in two stages (read and unwound on one thread, named and folded on
+// another) gives what one thread gives, whole or cut short in a record.
+TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
+  const std::string data =
+      test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/fuzz/corpus/perf_data/file.data");
+  ASSERT_GT(data.size(), 4000u);
+  const std::string path = ::testing::TempDir() + "/two_stage.data";
+  for (size_t size : {data.size(), data.size() - 1000, data.size() / 2}) {
+    SCOPED_TRACE(size);
+    { std::ofstream(path, std::ios::binary) << data.substr(0, size); }
+    CollapseOptions one;
+    one.threads = 1;
+    StringSink out_one;
+    ReadReport report_one;
+    CollapseFiles({path}, one, out_one, &report_one);
+    EXPECT_EQ(report_one.two_stage_inputs, 0u);
+    EXPECT_FALSE(out_one.data().empty());
+    // Unwound (here: the recorded chains read) by the reading thread, the folding one, or
+    // as their loads share it.
+    for (TwoStageUnwinder unwind : kEveryUnwinder) {
+      SCOPED_TRACE(static_cast<int>(unwind));
+      ForceTwoStageUnwinder force(unwind);
+      CollapseOptions two;
+      two.threads = 2;
+      two.two_stage_bytes = 0;
+      StringSink out_two;
+      ReadReport report_two;
+      CollapseFiles({path}, two, out_two, &report_two);
+      EXPECT_EQ(report_two.two_stage_inputs, 1u);
+      EXPECT_EQ(out_two.data(), out_one.data());
+      EXPECT_EQ(report_two.samples, report_one.samples);
+      EXPECT_EQ(report_two.warnings, report_one.warnings);
+    }
+  }
+  std::remove(path.c_str());
+}
+
+// A perf.data file (file mode) of one cpu-clock event (sample_type IP|TID|TIME|PERIOD, plus
+// CALLCHAIN when asked) and the given records; for the tests below.
+struct PerfFile {
+  std::string data;
+  void Record(uint32_t type, uint16_t misc, const std::string& body) {
+    uint16_t size = static_cast<uint16_t>(8 + body.size());
+    data.append(reinterpret_cast<const char*>(&type), 4);
+    data.append(reinterpret_cast<const char*>(&misc), 2);
+    data.append(reinterpret_cast<const char*>(&size), 2);
+    data += body;
+  }
+  template <typename... T>
+  static std::string Words(T... v) {
+    std::string s;
+    (s.append(reinterpret_cast<const char*>(&v), sizeof v), ...);
+    return s;
+  }
+  void Sample(uint32_t pid, uint32_t tid, uint64_t time, bool callchain) {
+    std::string body = Words(uint64_t{0x1234}, pid, tid, time, uint64_t{1});
+    if (callchain) body += Words(uint64_t{2}, uint64_t{0xfffffffffffffe00}, uint64_t{0x1234});
+    Record(9, 2, body);  // PERF_RECORD_SAMPLE, user mode
+  }
+  // A sample type with a call chain, and an empty one recorded (a DWARF sample's, in user
+  // mode: the recorded chain is the kernel's part).
+  void SampleWithEmptyChain(uint32_t pid, uint32_t tid, uint64_t time, uint64_t ip) {
+    Record(9, 2, Words(ip, pid, tid, time, uint64_t{1}, uint64_t{0}));
+  }
+  void Comm(uint32_t pid, uint32_t tid, std::string name) {
+    name.append(8 - name.size() % 8, '\0');
+    Record(3, 0, Words(pid, tid) + name);
+  }
+  std::string File(bool callchain) const {
+    const uint64_t attr_size = 16 + 120;
+    uint64_t sample_type = 1 | 2 | 4 | 256 | (callchain ? 32 : 0);
+    std::string attr = Words(uint32_t{1}, uint32_t{120}, uint64_t{0}, uint64_t{1}, sample_type,
+                             uint64_t{0}, uint64_t{0});
+    attr.resize(120, '\0');
+    const uint64_t attrs_off = 104, data_off = attrs_off + attr_size;
+    std::string out = Words(uint64_t{0x32454c4946524550}, uint64_t{104}, attr_size, attrs_off,
+                            attr_size, data_off, uint64_t{data.size()}, uint64_t{0}, uint64_t{0});
+    out.resize(104, '\0');
+    return out + attr + Words(data_off, uint64_t{0}) + data;
+  }
+};
+
+std::string FoldFile(const std::string& bytes, int threads,
+                     TwoStageUnwinder unwind = TwoStageUnwinder::kByLoad,
+                     ReadReport* report_out = nullptr) {
+  // (Named by the process: ctest runs tests side by side, and they all fold through here.)
+  const std::string path = ::testing::TempDir() + "/made." + std::to_string(getpid()) + ".data";
+  { std::ofstream(path, std::ios::binary) << bytes; }
+  CollapseOptions o;
+  o.threads = threads;
+  o.two_stage_bytes = 0;
+  ForceTwoStageUnwinder force(unwind);
+  StringSink out;
+  ReadReport report;
+  CollapseFiles({path}, o, out, &report);
+  std::remove(path.c_str());
+  EXPECT_EQ(report.two_stage_inputs, threads > 1 ? 1u : 0u);
+  if (report_out) *report_out = report;
+  return out.data();
+}
+
+// A thread sampled before any COMM names it is ":TID", and that changes what a later COMM does
+// (perf names the process of a COMM from another thread only while it has no name): both
+// stages must see every sample so, whichever unwinds it. (A misaligned record makes what
+// follows it go through the reading thread whatever the mode.)
+TEST(Collapse, TwoStagesNameThreadsAsOneThreadDoes) {
+  PerfFile f;
+  // (Times 0, as the COMMs carry none: the records stay in file order.)
+  f.Sample(100, 100, 0, true);
+  f.Comm(100, 101, "foo");
+  f.Record(100, 0, std::string(4, '\0'));  // an unknown record of 12 bytes
+  f.Sample(100, 100, 0, true);
+  f.Comm(100, 100, "foo");
+  f.Sample(100, 100, 0, true);
+  const std::string file = f.File(true);
+  const std::string one = FoldFile(file, 1);
+  EXPECT_EQ(one, "# pf-unit: nanoseconds\n:100;[unknown] 2\nfoo;[unknown] 1\n");
+  for (TwoStageUnwinder unwind : kEveryUnwinder) {
+    EXPECT_EQ(FoldFile(file, 2, unwind), one) << static_cast<int>(unwind);
+  }
+}
+
+// Samples without a call chain of a key folded sample by sample (a one-letter comm before a
+// five-digit thread id takes the time into the Perl script's comm): each keeps its frame.
+TEST(Collapse, SamplesWithoutChainsKeepTheirFrameWhenFoldedOneByOne) {
+  PerfFile f;
+  f.Comm(19375, 19375, "w");
+  f.Sample(19375, 19375, 1000, false);
+  f.Sample(19375, 19375, 2000, false);
+  const std::string folded = FoldFile(f.File(false), 1);
+  EXPECT_EQ(folded, "# pf-unit: nanoseconds\nw_19375_____0.000001:;[unknown] 1\n"
+                    "w_19375_____0.000002:;[unknown] 1\n");
+}
+
+// Where the sample type has a call chain, perf script prints no ip on the event line, so
+// samples that differ in their ip alone fold alike: the first is named and folded from its
+// frames, the others as it was (a DWARF recording's samples in a loop differ so, their leaf
+// named in the unwound chain).
+TEST(Collapse, SamplesThatDifferInTheirIpAloneAreNamedOnce) {
+  PerfFile f;
+  f.Comm(300, 300, "loop");
+  for (uint64_t i = 0; i < 40; ++i) f.SampleWithEmptyChain(300, 300, 1000 + i, 0x4000 + 4 * i);
+  f.Comm(301, 301, "other");
+  f.SampleWithEmptyChain(301, 301, 2000, 0x4000);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    ReadReport report;
+    EXPECT_EQ(FoldFile(f.File(true), threads, TwoStageUnwinder::kByLoad, &report),
+              "# pf-unit: nanoseconds\nloop 40\nother 1\n");
+    EXPECT_EQ(report.samples, 41u);
+    EXPECT_EQ(report.named_folds, 2u);
+  }
+}
+
+// perf inject -b writes HEADER_BUILD_ID records into a file's data section: the reader hands
+// them over as records (its build-id table stays the header's, for threads reading it while
+// it reads) and the Session gives the build-id to the maps of that file.
+TEST(Collapse, BuildIdRecordsInAFileGoToTheSession) {
+  PerfFile f;
+  std::string id(20, '\0');
+  for (int i = 0; i < 20; ++i) id[i] = static_cast<char>(0xa0 + i);
+  std::string path = "/nonexistent/libbuilt.so";
+  path.append(8 - path.size() % 8, '\0');
+  f.Record(67, 0, PerfFile::Words(uint32_t{4242}) + id + std::string(4, '\0') + path);
+  // MMAP: pid, tid, start, len, pgoff, filename.
+  f.Record(1, 2, PerfFile::Words(uint32_t{4242}, uint32_t{4242}, uint64_t{0x7000000},
+                                 uint64_t{0x10000}, uint64_t{0}) + path);
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  EXPECT_TRUE(reader.build_ids().empty());
+  Symbolizer symbolizer(Symbolizer::Options{});
+  Session session(symbolizer);
+  Record r;
+  std::vector<uint32_t> types;
+  while (reader.Next(&r)) {
+    types.push_back(r.type);
+    session.OnRecord(reader, r);
+  }
+  EXPECT_EQ(types, (std::vector<uint32_t>{67, 1}));
+  EXPECT_TRUE(reader.build_ids().empty());
+  const MapTable* maps = session.MapsOf(4242);
+  ASSERT_NE(maps, nullptr);
+  ASSERT_EQ(maps->size(), 1u);
+  EXPECT_EQ(maps->begin()->second.build_id, "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3");
+}
+
+// The folding thread maps pages ahead of the reading one in a file (io/page_ahead.h); a
+// recording read from memory or a pipe has no pages to map (nor to give back).
+TEST(Collapse, AMappedRecordingIsMappedWholeForPagesAhead) {
+  PerfFile f;
+  f.Record(1, 2, PerfFile::Words(uint32_t{1}, uint32_t{1}, uint64_t{0x7000000}, uint64_t{0x10000},
+                                 uint64_t{0}) + std::string("/bin/x\0\0", 8));
+  const std::string file = f.File(false);
+  char path[] = "/tmp/pf-collapse-test-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, file.data(), file.size()), static_cast<ssize_t>(file.size()));
+  close(fd);
+  {
+    std::unique_ptr<ByteSource> mapped = OpenInput(path);
+    PerfDataReader reader(*mapped);
+    EXPECT_EQ(reader.mapped().size(), file.size());
+    std::unique_ptr<ByteSource> memory = MemoryInput(file, "made.data");
+    PerfDataReader from_memory(*memory);
+    EXPECT_TRUE(from_memory.mapped().empty());
+  }
+  unlink(path);
+}
+
+// A forked process starts with its parent's maps and each goes its own way after: a map one
+// of them adds is not the other's. Until then they share one table (a shell's thousands of
+// subshells would otherwise copy it thousands of times).
+TEST(Collapse, ForkedProcessesShareMapsUntilOneMapsSomething) {
+  PerfFile f;
+  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
+    path.append(8 - path.size() % 8, '\0');
+    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
+  };
+  auto fork = [&](uint32_t pid, uint32_t ppid) {
+    f.Record(7, 0, PerfFile::Words(pid, ppid, pid, ppid, uint64_t{0}));
+  };
+  mmap(100, 0x7000000, "/nonexistent/liba.so");
+  fork(200, 100);
+  fork(300, 100);
+  mmap(200, 0x8000000, "/nonexistent/libb.so");
+  fork(400, 200);
+  mmap(100, 0x9000000, "/nonexistent/libc.so");
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  Symbolizer symbolizer(Symbolizer::Options{});
+  Session session(symbolizer);
+  Record r;
+  while (reader.Next(&r)) session.OnRecord(reader, r);
+  auto paths = [&](uint32_t pid) {
+    std::vector<std::string_view> v;
+    if (const MapTable* maps = session.MapsOf(pid)) {
+      for (const auto& [start, m] : *maps) v.push_back(m.path);
+    }
+    return v;
+  };
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(paths(100), (V{"/nonexistent/liba.so", "/nonexistent/libc.so"}));
+  EXPECT_EQ(paths(200), (V{"/nonexistent/liba.so", "/nonexistent/libb.so"}));
+  EXPECT_EQ(paths(300), (V{"/nonexistent/liba.so"}));
+  EXPECT_EQ(paths(400), (V{"/nonexistent/liba.so", "/nonexistent/libb.so"}));
+  EXPECT_EQ(session.MapsOf(400), session.MapsOf(200));  // not copied
+  EXPECT_NE(session.MapsOf(300), session.MapsOf(100));  // the parent copied before it mapped
+  EXPECT_NE(session.Generation(400), MapsGeneration{});
+}
+
+// ProcessMaps alone: a new map cuts away the parts of the older ones it overlaps (what is
+// left of one keeps its file offsets), and a thread is named by its last COMM, its parent's
+// comm, or as perf names a thread it never saw.
+TEST(ProcessMaps, ANewMapCutsTheOldOnesAndThreadsTakeTheirParentsComm) {
+  PerfFile f;
+  auto mmap = [&](uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, std::string path) {
+    path.append(8 - path.size() % 8, '\0');
+    f.Record(1, 2, PerfFile::Words(pid, pid, start, len, pgoff) + path);
+  };
+  mmap(100, 0x10000, 0x40000, 0x1000, "/nonexistent/liba.so");
+  mmap(100, 0x20000, 0x10000, 0, "/nonexistent/libb.so");
+  f.Comm(100, 100, "parent");
+  f.Record(7, 0, PerfFile::Words(uint32_t{100}, uint32_t{100}, uint32_t{101}, uint32_t{100},
+                                 uint64_t{0}));  // a thread of it
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  ProcessMaps maps;
+  Record r;
+  while (reader.Next(&r)) maps.OnRecord(reader, r);
+  const MapTable* table = maps.MapsOf(100);
+  ASSERT_NE(table, nullptr);
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string_view>> got;
+  for (const auto& [start, m] : *table) got.emplace_back(m.start, m.end, m.pgoff, m.path);
+  using T = std::tuple<uint64_t, uint64_t, uint64_t, std::string_view>;
+  EXPECT_EQ(got, (std::vector<T>{{0x10000, 0x20000, 0x1000, "/nonexistent/liba.so"},
+                                 {0x20000, 0x30000, 0, "/nonexistent/libb.so"},
+                                 {0x30000, 0x50000, 0x21000, "/nonexistent/liba.so"}}));
+  ASSERT_NE(maps.FindUser(100, 0x4ffff), nullptr);
+  EXPECT_EQ(maps.FindUser(100, 0x4ffff)->path, "/nonexistent/liba.so");
+  EXPECT_EQ(maps.FindUser(100, 0x50000), nullptr);
+  EXPECT_EQ(maps.FindUser(200, 0x20000), nullptr);
+  EXPECT_EQ(maps.Comm(101), "parent");
+  EXPECT_EQ(maps.Comm(102), ":102");
+  EXPECT_EQ(maps.Comm(0), "swapper");
+}
+
+// With ForgetExited, a process forked in the recording is forgotten when its last thread
+// exits (its main thread may exit first; the EXIT of a thread no FORK named is not one), and a new
+// process given its pid later has other maps generations than it had. A process that ran before the
+// recording is never forgotten: not all its threads are known.
+TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
+  PerfFile f;
+  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
+    path.append(8 - path.size() % 8, '\0');
+    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
+  };
+  auto task = [&](uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid) {
+    f.Record(type, 0, PerfFile::Words(pid, ppid, tid, ptid, uint64_t{0}));
+  };
+  constexpr uint32_t kFork = 7, kExit = 4;
+  mmap(100, 0x7000000, "/nonexistent/liba.so");
+  task(kFork, 200, 100, 200, 100);  // a process
+  task(kFork, 200, 200, 201, 200);  // and its second thread
+  mmap(200, 0x8000000, "/nonexistent/libb.so");
+  task(kExit, 200, 100, 200, 100);  // the main thread ends first
+  task(kExit, 200, 200, 202, 200);  // a thread whose FORK was lost: not counted
+  const size_t main_thread_exited = f.data.size();
+  task(kExit, 200, 200, 201, 200);
+  const size_t process_exited = f.data.size();
+  task(kExit, 100, 1, 100, 1);      // ran before: kept
+  task(kFork, 200, 100, 200, 100);  // the pid again
+  mmap(200, 0x9000000, "/nonexistent/libc.so");
+  const std::string file = f.File(false);
+  for (bool forget : {false, true}) {
+    SCOPED_TRACE(forget ? "forget" : "keep");
+    std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+    PerfDataReader reader(*src);
+    Symbolizer symbolizer(Symbolizer::Options{});
+    Session session(symbolizer);
+    session.ForgetExited(forget);
+    Record r;
+    MapsGeneration generation;
+    size_t at = 0;
+    while (reader.Next(&r)) {
+      session.OnRecord(reader, r);
+      at += 8 + r.body.size();
+      if (at == main_thread_exited) {
+        ASSERT_NE(session.MapsOf(200), nullptr);
+        EXPECT_EQ(session.MapsOf(200)->size(), 2u);
+        generation = session.Generation(200);
+      }
+      if (at == process_exited) {
+        EXPECT_EQ(session.MapsOf(200) == nullptr, forget);
+      }
+    }
+    ASSERT_NE(session.MapsOf(100), nullptr);
+    ASSERT_NE(session.MapsOf(200), nullptr);
+    EXPECT_EQ(session.MapsOf(200)->size(), 2u);  // its parent's liba.so and libc.so
+    EXPECT_NE(session.Generation(200), generation);
+  }
+}
+
+// perf record -z: the records as one zstd stream, flushed into COMPRESSED records (type 81,
+// or 83 with its size and padding, as perf 6.15 writes) every `chunk` input bytes, so
+// records straddle two of them.
+std::string Compressed(const std::string& records, size_t chunk, bool second_kind) {
+  ZSTD_CStream* z = ZSTD_createCStream();
+  ZSTD_initCStream(z, 1);
+  std::string out;
+  for (size_t at = 0; at < records.size(); at += chunk) {
+    ZSTD_inBuffer in{records.data() + at, std::min(chunk, records.size() - at), 0};
+    std::string packed(ZSTD_compressBound(in.size) + 64, '\0');
+    ZSTD_outBuffer o{packed.data(), packed.size(), 0};
+    while (in.pos < in.size) ZSTD_compressStream(z, &o, &in);
+    ZSTD_flushStream(z, &o);
+    packed.resize(o.pos);
+    PerfFile c;
+    if (second_kind) {
+      std::string body = PerfFile::Words(uint64_t{packed.size()}) + packed;
+      body.append((8 - body.size() % 8) % 8, '\0');
+      c.Record(83, 0, body);
+    } else {
+      c.Record(81, 0, packed);
+    }
+    out += c.data;
+  }
+  ZSTD_freeCStream(z);
+  return out;
+}
+
+// The records a reader gives, as bytes (type, misc, body).
+std::string ReadAll(const std::string& file, uint64_t* bad = nullptr) {
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  std::string out;
+  Record r;
+  while (reader.Next(&r)) {
+    out += PerfFile::Words(r.type, r.misc);
+    out.append(reinterpret_cast<const char*>(r.body.data()), r.body.size());
+  }
+  if (bad) *bad = reader.bad_records();
+  return out;
+}
+
+TEST(Collapse, CompressedRecordsReadAsThePlainOnes) {
+  PerfFile f;
+  // (Times 0, as the COMMs carry none: the records stay in file order.)
+  f.Comm(100, 100, "foo");
+  for (int i = 0; i < 300; ++i) f.Sample(100, 100, 0, true);
+  f.Comm(100, 100, "bar");
+  f.Sample(100, 100, 0, true);
+  const std::string plain = f.File(true);
+  const std::string records = ReadAll(plain);
+  const std::string folded = FoldFile(plain, 1);
+  EXPECT_EQ(folded, "# pf-unit: nanoseconds\nbar;[unknown] 1\nfoo;[unknown] 300\n");
+  for (bool second_kind : {false, true}) {
+    for (size_t chunk : {size_t{1}, size_t{100}, size_t{4096}, f.data.size()}) {
+      SCOPED_TRACE(std::to_string(chunk) + (second_kind ? " COMPRESSED2" : " COMPRESSED"));
+      PerfFile z;
+      z.data = Compressed(f.data, chunk, second_kind);
+      const std::string file = z.File(true);
+      uint64_t bad = 1;
+      EXPECT_EQ(ReadAll(file, &bad), records);
+      EXPECT_EQ(bad, 0u);
+      EXPECT_EQ(FoldFile(file, 1), folded);
+      EXPECT_EQ(FoldFile(file, 2), folded);
+    }
+  }
+}
+
+// A compressed record that does not inflate is counted, and so is every one after it (the
+// stream cannot be picked up again); the records before it are read. (zstd frames carry no
+// checksum: only damage its decoder can see is caught, such as a reserved block type.)
+TEST(Collapse, CorruptCompressedRecordsAreCountedNotRead) {
+  PerfFile f;
+  f.Comm(100, 100, "foo");
+  for (uint64_t t = 1; t <= 50; ++t) f.Sample(100, 100, t, true);
+  PerfFile z;
+  z.data = Compressed(f.data, 256, false);
+  // The third compressed record's data: all ones (a last block of the reserved type).
+  size_t at = 0, records = 0;
+  for (; at < z.data.size(); ++records) {
+    uint16_t size;
+    std::memcpy(&size, z.data.data() + at + 6, 2);
+    if (records == 2) std::fill(z.data.begin() + at + 8, z.data.begin() + at + size, '\xff');
+    at += size;
+  }
+  ASSERT_GT(records, 4u);
+  uint64_t bad = 0;
+  std::string read = ReadAll(z.File(true), &bad);
+  EXPECT_EQ(bad, records - 2);
+  // What the first two held: 512 bytes less the record that straddles their end.
+  EXPECT_GT(read.size(), 512u - 80u);
+  EXPECT_LE(read.size(), 512u);
+  EXPECT_EQ(ReadAll(f.File(true)).substr(0, read.size()), read);
+  // Both tools say so, once, with the count.
+  const std::string path = ::testing::TempDir() + "/corrupt_z.data";
+  { std::ofstream(path, std::ios::binary) << z.File(true); }
+  const std::string warning = path + ": skipped " + std::to_string(records - 2) +
+                              " malformed records (a bad size, a sample cut short or of an "
+                              "unknown event, an unreadable event attribute, or compressed "
+                              "data that does not inflate)";
+  StringSink folded;
+  ReadReport report;
+  CollapseFiles({path}, {}, folded, &report);
+  EXPECT_EQ(report.warnings, std::vector<std::string>{warning});
+  StringSink text;
+  ScriptReport script;
+  RunScript(path, {}, text, &script);
+  EXPECT_EQ(script.skipped, warning);
+  EXPECT_FALSE(script.truncated);
+  std::remove(path.c_str());
+  // A COMPRESSED2 record whose size runs past its end.
+  PerfFile lying;
+  lying.Record(83, 0, PerfFile::Words(uint64_t{1000}) + std::string(8, '\0'));
+  EXPECT_EQ(ReadAll(lying.File(true), &bad), "");
+  EXPECT_EQ(bad, 1u);
+}
+
+// A recording holds the PID: --pid and --tid print it (not "prog-?"), as they do from the
+// text of `pf-script -F +pid` (and stackcollapse-perf.pl --pid from perf script -F +pid). A
+// ';' in the comm becomes ':', as in every other name, instead of splitting the first frame.
+TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
+  PerfFile f;
+  f.Comm(100, 100, "map;churn");
+  f.Comm(100, 101, "map;churn");
+  for (uint64_t t = 1; t <= 4; ++t) f.Sample(100, t % 2 ? 100 : 101, t, true);
+  const std::string path = ::testing::TempDir() + "/pid." + std::to_string(getpid()) + ".data";
+  { std::ofstream(path, std::ios::binary) << f.File(true); }
+  StringSink text;
+  ScriptOptions plus_pid;
+  plus_pid.fields = {"+pid"};
+  RunScript(path, plus_pid, text, nullptr);
+  ASSERT_NE(text.data().find("map;churn   100/101 "), std::string::npos) << text.data();
+  for (const char* o : {"", "pid", "tid"}) {
+    CollapseOptions opt = OptionsFor(o);
+    const std::string from_text = test::Collapse(text.data(), opt);
+    for (int threads : {1, 2}) {
+      opt.threads = threads;
+      opt.two_stage_bytes = 0;
+      StringSink out;
+      ReadReport report;
+      CollapseFiles({path}, opt, out, &report);
+      EXPECT_EQ(test::StackLines(out.data()), from_text) << o << ", " << threads << " threads";
+    }
+  }
+  EXPECT_EQ(test::Collapse(text.data()), "map:churn;[unknown] 4\n");
+  EXPECT_EQ(test::Collapse(text.data(), OptionsFor("pid")), "map:churn-100;[unknown] 4\n");
+  EXPECT_EQ(test::Collapse(text.data(), OptionsFor("tid")),
+            "map:churn-100/100;[unknown] 2\nmap:churn-100/101;[unknown] 2\n");
+  std::remove(path.c_str());
+  // perf script's default text (the TID alone): the PID is unknown there, as in the Perl.
+  EXPECT_EQ(test::Collapse("map;churn 101 1.0: 5 cpu-clock:\n\t1 f (x)\n\n", OptionsFor("pid")),
+            "map:churn-?;f 5\n");
+}
+
+// A sample cut short (its body shorter than its attribute's fields) is skipped and counted,
+// in one stage and in two.
+TEST(Collapse, SamplesCutShortAreCounted) {
+  PerfFile f;
+  f.Comm(100, 100, "foo");
+  f.Sample(100, 100, 0, true);
+  f.Record(9, 2, PerfFile::Words(uint64_t{0x1234}, uint32_t{100}, uint32_t{100}));
+  f.Sample(100, 100, 0, true);
+  const std::string path = ::testing::TempDir() + "/short_sample.data";
+  { std::ofstream(path, std::ios::binary) << f.File(true); }
+  for (int threads : {1, 2}) {
+    CollapseOptions o;
+    o.threads = threads;
+    o.two_stage_bytes = 0;
+    StringSink folded;
+    ReadReport report;
+    CollapseFiles({path}, o, folded, &report);
+    EXPECT_EQ(folded.data(), "# pf-unit: nanoseconds\nfoo;[unknown] 2\n") << threads;
+    ASSERT_EQ(report.warnings.size(), 1u) << threads;
+    EXPECT_NE(report.warnings[0].find(": skipped 1 malformed record ("), std::string::npos);
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace pf
