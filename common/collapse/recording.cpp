@@ -325,6 +325,15 @@ class ReadingStage {
   SampleRun run_;
 };
 
+// Whether some event of the recording copies user stacks into its samples (to be unwound).
+bool CarriesStackCopies(const PerfDataReader& reader) {
+  constexpr uint64_t kSampleStackUser = 1 << 13;  // PERF_SAMPLE_STACK_USER
+  for (const EventAttr& attr : reader.attrs()) {
+    if (attr.sample_type & kSampleStackUser) return true;
+  }
+  return false;
+}
+
 // One recording's fold: the reader, the Sessions, and (in two stages) the reading thread.
 class RecordingFolder {
  public:
@@ -334,9 +343,11 @@ class RecordingFolder {
         handover_(reader_) {
     select_.Bind(reader_);  // (--time's percentages are of this recording)
     // Two stages on two threads for a file big enough to gain from them (starting the
-    // second Session and thread costs about a millisecond).
+    // second Session and thread costs about a millisecond), by what its samples carry.
+    const uint64_t two_stage_bytes =
+        CarriesStackCopies(reader_) ? opt_.two_stage_bytes : opt_.two_stage_fp_bytes;
     two_stage_ =
-        threads >= 2 && !reader_.pipe_mode() && reader_.data_size() >= opt_.two_stage_bytes;
+        threads >= 2 && !reader_.pipe_mode() && reader_.data_size() >= two_stage_bytes;
   }
 
   void Run(const std::string& event_filter, const RecordingFolded& done) {

@@ -399,6 +399,7 @@ TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
       CollapseOptions two;
       two.threads = 2;
       two.two_stage_bytes = 0;
+      two.two_stage_fp_bytes = 0;
       StringSink out_two;
       ReadReport report_two;
       CollapseFiles({path}, two, out_two, &report_two);
@@ -428,9 +429,11 @@ struct PerfFile {
     (s.append(reinterpret_cast<const char*>(&v), sizeof v), ...);
     return s;
   }
-  void Sample(uint32_t pid, uint32_t tid, uint64_t time, bool callchain) {
+  void Sample(uint32_t pid, uint32_t tid, uint64_t time, bool callchain,
+              bool stack_copy = false) {
     std::string body = Words(uint64_t{0x1234}, pid, tid, time, uint64_t{1});
     if (callchain) body += Words(uint64_t{2}, uint64_t{0xfffffffffffffe00}, uint64_t{0x1234});
+    if (stack_copy) body += Words(uint64_t{0});  // an empty stack copy
     Record(9, 2, body);  // PERF_RECORD_SAMPLE, user mode
   }
   // A sample type with a call chain, and an empty one recorded (a DWARF sample's, in user
@@ -442,9 +445,10 @@ struct PerfFile {
     name.append(8 - name.size() % 8, '\0');
     Record(3, 0, Words(pid, tid) + name);
   }
-  std::string File(bool callchain) const {
+  // (`stack_copies`: the samples carry copies of the user stack, PERF_SAMPLE_STACK_USER.)
+  std::string File(bool callchain, bool stack_copies = false) const {
     const uint64_t attr_size = 16 + 120;
-    uint64_t sample_type = 1 | 2 | 4 | 256 | (callchain ? 32 : 0);
+    uint64_t sample_type = 1 | 2 | 4 | 256 | (callchain ? 32 : 0) | (stack_copies ? 8192 : 0);
     std::string attr = Words(uint32_t{1}, uint32_t{120}, uint64_t{0}, uint64_t{1}, sample_type,
                              uint64_t{0}, uint64_t{0});
     attr.resize(120, '\0');
@@ -465,6 +469,7 @@ std::string FoldFile(const std::string& bytes, int threads,
   CollapseOptions o;
   o.threads = threads;
   o.two_stage_bytes = 0;
+  o.two_stage_fp_bytes = 0;
   ForceTwoStageUnwinder force(unwind);
   StringSink out;
   ReadReport report;
@@ -473,6 +478,35 @@ std::string FoldFile(const std::string& bytes, int threads,
   EXPECT_EQ(report.two_stage_inputs, threads > 1 ? 1u : 0u);
   if (report_out) *report_out = report;
   return out.data();
+}
+
+// By default only a recording whose samples carry stack copies is folded in two stages: for
+// frame-pointer call chains the second thread costs more CPU than it saves wall time. Either
+// way the fold is the one thread's.
+TEST(Collapse, OnlyRecordingsWithStackCopiesFoldInTwoStagesByDefault) {
+  for (bool stack_copies : {false, true}) {
+    SCOPED_TRACE(stack_copies);
+    PerfFile f;
+    f.Comm(100, 100, "foo");
+    for (uint64_t t = 1; t <= 3; ++t) f.Sample(100, 100, t, true, stack_copies);
+    const std::string path =
+        ::testing::TempDir() + "/stages." + std::to_string(getpid()) + ".data";
+    { std::ofstream(path, std::ios::binary) << f.File(true, stack_copies); }
+    std::string outs[2];
+    for (unsigned threads : {1u, 2u}) {
+      CollapseOptions o;
+      o.threads = threads;
+      o.two_stage_bytes = 0;  // (two_stage_fp_bytes: the default)
+      StringSink out;
+      ReadReport report;
+      CollapseFiles({path}, o, out, &report);
+      EXPECT_EQ(report.two_stage_inputs, threads == 2 && stack_copies ? 1u : 0u);
+      EXPECT_EQ(report.samples, 3u);
+      outs[threads - 1] = out.data();
+    }
+    EXPECT_EQ(outs[1], outs[0]);
+    std::remove(path.c_str());
+  }
 }
 
 // A thread sampled before any COMM names it is ":TID", and that changes what a later COMM does
@@ -857,6 +891,7 @@ TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
     for (int threads : {1, 2}) {
       opt.threads = threads;
       opt.two_stage_bytes = 0;
+      opt.two_stage_fp_bytes = 0;
       StringSink out;
       ReadReport report;
       CollapseFiles({path}, opt, out, &report);
@@ -887,6 +922,7 @@ TEST(Collapse, SamplesCutShortAreCounted) {
     CollapseOptions o;
     o.threads = threads;
     o.two_stage_bytes = 0;
+    o.two_stage_fp_bytes = 0;
     StringSink folded;
     ReadReport report;
     CollapseFiles({path}, o, folded, &report);
