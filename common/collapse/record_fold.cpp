@@ -36,6 +36,8 @@
 #include <charconv>
 #include <utility>
 
+#include "collapse/test_seams.h"
+
 
 namespace pf {
 
@@ -44,6 +46,10 @@ constexpr uint64_t kSampleTime = 1 << 2;        // PERF_SAMPLE_TIME
 constexpr uint64_t kSampleCallchain = 1 << 5;  // PERF_SAMPLE_CALLCHAIN
 constexpr uint64_t kSamplePeriod = 1 << 8;     // PERF_SAMPLE_PERIOD
 }  // namespace
+
+SampleKeys::SampleKeys() {
+  if (size_t forced = test_seams::sample_key_keys.load()) max_keys_ = forced;
+}
 
 RecordFold::RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
                        std::string source_name)

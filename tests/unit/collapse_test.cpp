@@ -542,6 +542,44 @@ TEST(Collapse, SamplesWithoutChainsKeepTheirFrameWhenFoldedOneByOne) {
                     "w_19375_____0.000002:;[unknown] 1\n");
 }
 
+// The table of sample keys is emptied when full: a key forgotten and found fresh again folds
+// as it did, whether its samples fold alike (their NamedKey) or one by one (a one-letter comm
+// before a five-digit thread id), on one thread or two.
+TEST(Collapse, ForgottenSampleKeysFoldAsBefore) {
+  PerfFile f;
+  f.Comm(19375, 19375, "w");
+  f.Comm(200, 200, "two");
+  f.Comm(201, 201, "too");
+  for (uint64_t t = 1; t <= 12; ++t) {
+    f.Sample(19375, 19375, 1000 * t, true);
+    f.Sample(200 + t % 2, 200 + t % 2, 1000 * t + 1, true);
+    if (t % 3 == 0) f.Sample(200, 200, 1000 * t + 2, true);
+  }
+  PerfFile plain;  // (no call chains: the ip stands for one)
+  plain.Comm(19375, 19375, "w");
+  plain.Comm(300, 300, "xy");
+  for (uint64_t t = 1; t <= 6; ++t) {
+    plain.Sample(19375, 19375, 1000 * t, false);
+    plain.Sample(300, 300, 1000 * t + 1, false);
+  }
+  const std::string files[] = {
+      f.File(true), plain.File(false),
+      test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/fuzz/corpus/perf_data/file.data")};
+  for (const std::string& file : files) {
+    const std::string whole = FoldFile(file, 1);
+    EXPECT_FALSE(whole.empty());
+    for (size_t keys : {1, 2, 3}) {
+      SCOPED_TRACE(keys);
+      test_seams::sample_key_keys.store(keys);
+      EXPECT_EQ(FoldFile(file, 1), whole);
+      for (TwoStageUnwinder unwind : kEveryUnwinder) {
+        EXPECT_EQ(FoldFile(file, 2, unwind), whole) << static_cast<int>(unwind);
+      }
+      test_seams::sample_key_keys.store(0);
+    }
+  }
+}
+
 // Where the sample type has a call chain, perf script prints no ip on the event line, so
 // samples that differ in their ip alone fold alike: the first is named and folded from its
 // frames, the others as it was (a DWARF recording's samples in a loop differ so, their leaf
