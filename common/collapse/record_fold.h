@@ -108,8 +108,9 @@ class RecordFold {
   // Folds `s`, whose frames are frames_; *reuse: the fold holds for the key's later samples.
   NodeId FoldNamed(Session& session, const Sample& s, std::string_view comm, bool* reuse);
   NodeId FoldText(Session& session, const Sample& s, bool* reuse);
-  bool HeadIsPlain(const Sample& s, std::string_view comm) const;
-  bool FramesArePlain() const;
+  bool HeadIsPlain(const Sample& s, std::string_view comm);
+  bool FramesArePlain();
+  bool FrameIsPlain(const ResolvedFrame& f) const;
   bool HeadEndsInIds(Session& session, const Sample& s, std::string_view line);
 
   const PerfScriptOptions& opt_;
@@ -119,6 +120,8 @@ class RecordFold {
   FlatMap<XXH128_hash_t, Named, Hash128Key, Equal128Key> named_;
   std::vector<FrameId> frame_ids_;
   std::vector<ResolvedFrame> frames_;  // frame_ids_'s frames, when they are folded
+  std::vector<uint8_t> plain_frames_;  // FramesArePlain's answers, by FrameId
+  const EventAttr* plain_event_ = nullptr;  // HeadIsPlain's last event with a plain name
   std::string text_, ids_text_, bytes_;
   uint64_t samples_ = 0, filtered_hits_ = 0, named_folds_ = 0;
 };

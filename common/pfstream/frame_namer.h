@@ -74,6 +74,9 @@ class FrameNamer {
   /// map holds (frame-pointer walks gone astray: as many as there are such addresses) are
   /// this call's: valid until the next call of FrameIds, Frames or UserFrames.
   void FrameIds(const Sample& s, std::span<const uint64_t> chain, std::vector<FrameId>* out);
+  /// Whether `id` is one of the ids FrameIds gives addresses no map holds (valid until its
+  /// next call), not a frame of the table.
+  static bool Transient(FrameId id) { return id.value >= kUnmapped; }
   /// A frame named here (valid as long as the namer, but see FrameIds).
   const ResolvedFrame& Frame(FrameId id) const {
     return id.value < kUnmapped ? frames_[id.value >> kChunkBits][id.value & (kChunk - 1)]
