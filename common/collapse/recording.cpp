@@ -5,7 +5,9 @@
 // time order (perf's ordered events) into a Session that follows the maps and comms, and
 // each sample the selection keeps is unwound where it carries a stack copy, keyed and folded.
 //
-// A perf.data file is folded in two stages on two threads when there are two: one reads the
+// A perf.data file whose samples carry stack copies is folded in two stages on two threads
+// when there are two (a frame-pointer recording's reading stage would only parse: the split
+// costs more CPU than it saves time; CollapseOptions::two_stage_fp_bytes): one reads the
 // records in time order, the other keys, names and folds the samples (SampleKeys,
 // RecordFold). The two share the unwinding of stack copies as their loads allow: the reading
 // thread unwinds a batch itself while the folding thread has batches waiting, and leaves it
