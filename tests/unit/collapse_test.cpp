@@ -739,6 +739,67 @@ TEST(ProcessMaps, ANewMapCutsTheOldOnesAndThreadsTakeTheirParentsComm) {
 // exits (its main thread may exit first; the EXIT of a thread no FORK named is not one), and a new
 // process given its pid later has other maps generations than it had. A process that ran before the
 // recording is never forgotten: not all its threads are known.
+// ProcessMaps keeps what it found for the last processes and threads asked about (eight, by
+// pid and tid): after every record, for processes that share those places (pids 8 apart)
+// and that fork, map, exit, come again and are renamed, each answer is the one a look-up in
+// the tables gives.
+TEST(ProcessMaps, KeptLookupsAnswerAsTheTables) {
+  PerfFile f;
+  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
+    path.append(8 - path.size() % 8, '\0');
+    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
+  };
+  auto task = [&](uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid) {
+    f.Record(type, 0, PerfFile::Words(pid, ppid, tid, ptid, uint64_t{0}));
+  };
+  constexpr uint32_t kFork = 7, kExit = 4;
+  mmap(100, 0x7000000, "/nonexistent/liba.so");
+  f.Comm(100, 100, "first");
+  task(kFork, 108, 100, 108, 100);
+  mmap(108, 0x8000000, "/nonexistent/libb.so");
+  task(kFork, 116, 108, 116, 108);
+  f.Comm(116, 116, "third");
+  mmap(116, 0x7000000, "/nonexistent/libc.so");
+  task(kExit, 108, 100, 108, 100);
+  task(kFork, 108, 116, 108, 116);  // the pid again, another parent
+  f.Comm(108, 108, "again");
+  mmap(108, 0x9000000, "/nonexistent/libd.so");
+  task(kExit, 116, 108, 116, 108);
+  mmap(100, 0x9000000, "/nonexistent/libe.so");
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  ProcessMaps maps;
+  maps.ForgetExited(true);
+  Record r;
+  size_t records = 0;
+  while (reader.Next(&r)) {
+    maps.OnRecord(reader, r);
+    ++records;
+    for (int round = 0; round < 2; ++round) {
+      // (108 first: the pid asked last before the record; 101 in a place of its own.)
+      for (uint32_t pid : {108u, 101u, 100u, 116u, 124u, 108u}) {
+        SCOPED_TRACE(testing::Message() << "record " << records << ", pid " << pid);
+        MapsGeneration own;
+        const MapTable* table = maps.MapsOf(pid, &own);
+        for (uint64_t a : {0x7000010, 0x8000010, 0x9000010}) {
+          const MapEntry* want = table ? FindMap(*table, a) : nullptr;
+          EXPECT_EQ(maps.FindUser(pid, a), want);
+        }
+        EXPECT_EQ(maps.Generation(pid).value,
+                  (maps.KernelGeneration() << 32) ^ (table ? own.value : 0));
+      }
+    }
+  }
+  EXPECT_EQ(records, 13u);
+  EXPECT_EQ(maps.Comm(100), "first");
+  EXPECT_EQ(maps.Comm(108), "again");
+  EXPECT_EQ(maps.Comm(116), "third");
+  EXPECT_EQ(maps.Comm(124), ":124");
+  EXPECT_EQ(maps.Comm(108), "again");
+  EXPECT_EQ(maps.MapsOf(116), nullptr);
+}
+
 TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
   PerfFile f;
   auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
