@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <new>
 #include <type_traits>
@@ -126,6 +127,11 @@ class FlatMap {
     return s->used ? &s->value : nullptr;
   }
   size_t size() const { return used_; }
+  /// Empties the table, keeping its slots (their pages stay mapped).
+  void Clear() {
+    if (size_ != 0) std::memset(static_cast<void*>(slots()), 0, size_ * sizeof(Slot));
+    used_ = 0;
+  }
   /// Asks the CPU to load the slot where a lookup of `key` starts (a big table's lookups
   /// wait on memory: a caller that knows its next keys asks ahead).
   void Prefetch(const Key& key) const {

@@ -36,6 +36,8 @@
 #include <charconv>
 #include <utility>
 
+#include "collapse/test_seams.h"
+
 
 namespace pf {
 
@@ -44,6 +46,10 @@ constexpr uint64_t kSampleTime = 1 << 2;        // PERF_SAMPLE_TIME
 constexpr uint64_t kSampleCallchain = 1 << 5;  // PERF_SAMPLE_CALLCHAIN
 constexpr uint64_t kSamplePeriod = 1 << 8;     // PERF_SAMPLE_PERIOD
 }  // namespace
+
+SampleKeys::SampleKeys() {
+  if (size_t forced = test_seams::sample_key_keys.load()) max_keys_ = forced;
+}
 
 RecordFold::RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
                        std::string source_name)
@@ -170,46 +176,67 @@ NodeId RecordFold::FoldText(Session& session, const Sample& s, bool* reuse) {
 // space, before the ids), a time (the event-tail pattern's colon before the period) and an
 // event name without whitespace. (Perl's \s: AddBlock's lines are split at '\n', end before a
 // '\r'; a '#' starts a comment.)
-bool RecordFold::HeadIsPlain(const Sample& s, std::string_view comm) const {
+bool RecordFold::HeadIsPlain(const Sample& s, std::string_view comm) {
   auto has_space = [](std::string_view v) {
-    return std::any_of(v.begin(), v.end(), perl::IsSpace);
+    return std::any_of(v.begin(), v.end(), [](char c) { return perl::IsSpace(c); });
   };
+  if (!fields_.time || comm.size() < 2 || comm[0] == '#' || has_space(comm)) return false;
+  // (The event's name, read once for the last event seen plain: most recordings have one.)
+  if (s.attr == plain_event_) return true;
   const std::string& event = s.attr->name;
-  return fields_.time && comm.size() >= 2 && comm[0] != '#' && !has_space(comm) &&
-         !event.empty() && event.size() < 4096 && !has_space(event);
+  if (event.empty() || event.size() >= 4096 || has_space(event)) return false;
+  plain_event_ = s.attr;
+  return true;
 }
 
-// Whether each of frames_'s lines reads as its fields (MatchStackLine's pattern; with
+// Whether each of frames_'s lines reads as its fields. Each frame is asked once (by its
+// FrameId; the transient ids of unmapped addresses each time): a system-wide capture names
+// its frames again in thousands of samples.
+bool RecordFold::FramesArePlain() {
+  enum : uint8_t { kUnknown, kPlain, kNotPlain };
+  for (size_t i = 0; i < frames_.size(); ++i) {
+    const FrameId id = frame_ids_[i];
+    if (Session::TransientFrame(id)) {
+      if (!FrameIsPlain(frames_[i])) return false;
+      continue;
+    }
+    if (id.value >= plain_frames_.size()) plain_frames_.resize(id.value + 1, kUnknown);
+    uint8_t& plain = plain_frames_[id.value];
+    if (plain == kUnknown) plain = FrameIsPlain(frames_[i]) ? kPlain : kNotPlain;
+    if (plain == kNotPlain) return false;
+  }
+  return true;
+}
+
+// Whether the lines of frame `f` read as its fields (MatchStackLine's pattern; with
 // --srcline, the lookahead that pairs a frame with its source line: PerfScriptFolder's
 // TakeSrcline and TakeBareFrame).
-bool RecordFold::FramesArePlain() const {
+bool RecordFold::FrameIsPlain(const ResolvedFrame& f) const {
   // (A loop: find_first_of calls memchr on its set for each character.)
   auto has_break = [](std::string_view v) {
     return std::any_of(v.begin(), v.end(), [](char c) { return c == '\n' || c == '\r'; });
   };
   constexpr std::string_view kInlined = " (inlined)";
-  for (const ResolvedFrame& f : frames_) {
-    if (f.sym.empty() || perl::IsSpace(f.sym[0]) || has_break(f.sym)) return false;
-    if (f.sym.size() + f.dso.size() + f.srcline.size() > (1 << 20)) return false;
-    if (!f.inlined && (has_break(f.dso) || f.dso.find(" (") != std::string_view::npos)) {
-      return false;
-    }
-    if (!fields_.srcline || f.srcline.empty()) continue;
-    std::string_view src = f.srcline;
-    if (has_break(src) || src.ends_with(kInlined)) return false;
-    size_t b = 0;
-    while (b < src.size() && perl::IsSpace(src[b])) ++b;
-    if (b == src.size()) return false;  // a blank line ends the sample
-    size_t n = b;
-    while (n < src.size() && perl::IsLowerHex(src[n])) ++n;
-    if (n > b && n + 1 < src.size() && src[n] == ' ') return false;  // reads as a frame
-    // An inlined frame's line is then bare, "ADDR NAME+OFF": it must not read as a stack line,
-    // with a " (" before a ')' (the space after ADDR counts).
-    if (size_t r = f.sym.rfind(')'); f.inlined && r != std::string_view::npos &&
-                                     (f.sym[0] == '(' || f.sym.substr(0, r).find(" (") !=
-                                                             std::string_view::npos)) {
-      return false;
-    }
+  if (f.sym.empty() || perl::IsSpace(f.sym[0]) || has_break(f.sym)) return false;
+  if (f.sym.size() + f.dso.size() + f.srcline.size() > (1 << 20)) return false;
+  if (!f.inlined && (has_break(f.dso) || f.dso.find(" (") != std::string_view::npos)) {
+    return false;
+  }
+  if (!fields_.srcline || f.srcline.empty()) return true;
+  std::string_view src = f.srcline;
+  if (has_break(src) || src.ends_with(kInlined)) return false;
+  size_t b = 0;
+  while (b < src.size() && perl::IsSpace(src[b])) ++b;
+  if (b == src.size()) return false;  // a blank line ends the sample
+  size_t n = b;
+  while (n < src.size() && perl::IsLowerHex(src[n])) ++n;
+  if (n > b && n + 1 < src.size() && src[n] == ' ') return false;  // reads as a frame
+  // An inlined frame's line is then bare, "ADDR NAME+OFF": it must not read as a stack line,
+  // with a " (" before a ')' (the space after ADDR counts).
+  if (size_t r = f.sym.rfind(')'); f.inlined && r != std::string_view::npos &&
+                                   (f.sym[0] == '(' || f.sym.substr(0, r).find(" (") !=
+                                                           std::string_view::npos)) {
+    return false;
   }
   return true;
 }

@@ -27,11 +27,20 @@ struct KeyFold {
 
 // The key of a sample's fold by its addresses: event, thread, comm, maps generation and call
 // chain, with its KeyFold beside it in the table (a sample that repeats one costs one lookup).
+// The table holds at most kMaxKeys (or tests' test_seams::sample_key_keys) and is emptied when
+// full: a key's fold is the one its NamedKey gives (RecordFold::Fold), so a key found fresh
+// again folds as before. A system-wide capture's keys are mostly new (each of a build's
+// processes has its own), and a table of them all cost more in page faults and cache misses
+// than the repeats it saved (a 61 MB recording: 352k keys in 555k samples, 64 MB of slots).
 // (Keys are hashed whole from a buffer: XXH3's streaming calls cost more than the bytes.)
 // (Hash may run on one thread, for a Session that replays the same records, and Find on
 // another.)
 class SampleKeys {
  public:
+  static constexpr size_t kMaxKeys = size_t{1} << 16;  // 4 MiB of slots
+
+  SampleKeys();
+
   /// `no_callchain`: the sample recorded no call chain (its ip stands for it).
   KeyFold& Find(Session& session, const Sample& s, std::span<const uint64_t> chain,
                 bool no_callchain, bool* fresh) {
@@ -51,15 +60,17 @@ class SampleKeys {
   }
   /// Asks the CPU to load where Find will look `key` up.
   void Prefetch(const XXH128_hash_t& key) const { folds_.Prefetch(key); }
-  /// The fold of `key`'s samples; *fresh: the key is new (its KeyFold unset). The reference
-  /// stays valid until the next Find.
+  /// The fold of `key`'s samples; *fresh: the key is new, or was forgotten (its KeyFold
+  /// unset). The reference stays valid until the next Find.
   KeyFold& Find(const XXH128_hash_t& key, bool* fresh) {
+    if (folds_.size() >= max_keys_) folds_.Clear();
     return folds_.TryEmplace(key, KeyFold(), fresh);
   }
 
  private:
   std::string bytes_;
   FlatMap<XXH128_hash_t, KeyFold, Hash128Key, Equal128Key> folds_;
+  size_t max_keys_ = kMaxKeys;
 };
 
 // Folds samples keyed by SampleKeys, in their order: a key's first sample is named and folded
@@ -97,8 +108,9 @@ class RecordFold {
   // Folds `s`, whose frames are frames_; *reuse: the fold holds for the key's later samples.
   NodeId FoldNamed(Session& session, const Sample& s, std::string_view comm, bool* reuse);
   NodeId FoldText(Session& session, const Sample& s, bool* reuse);
-  bool HeadIsPlain(const Sample& s, std::string_view comm) const;
-  bool FramesArePlain() const;
+  bool HeadIsPlain(const Sample& s, std::string_view comm);
+  bool FramesArePlain();
+  bool FrameIsPlain(const ResolvedFrame& f) const;
   bool HeadEndsInIds(Session& session, const Sample& s, std::string_view line);
 
   const PerfScriptOptions& opt_;
@@ -108,6 +120,8 @@ class RecordFold {
   FlatMap<XXH128_hash_t, Named, Hash128Key, Equal128Key> named_;
   std::vector<FrameId> frame_ids_;
   std::vector<ResolvedFrame> frames_;  // frame_ids_'s frames, when they are folded
+  std::vector<uint8_t> plain_frames_;  // FramesArePlain's answers, by FrameId
+  const EventAttr* plain_event_ = nullptr;  // HeadIsPlain's last event with a plain name
   std::string text_, ids_text_, bytes_;
   uint64_t samples_ = 0, filtered_hits_ = 0, named_folds_ = 0;
 };

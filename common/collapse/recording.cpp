@@ -5,7 +5,9 @@
 // time order (perf's ordered events) into a Session that follows the maps and comms, and
 // each sample the selection keeps is unwound where it carries a stack copy, keyed and folded.
 //
-// A perf.data file is folded in two stages on two threads when there are two: one reads the
+// A perf.data file whose samples carry stack copies is folded in two stages on two threads
+// when there are two (a frame-pointer recording's reading stage would only parse: the split
+// costs more CPU than it saves time; CollapseOptions::two_stage_fp_bytes): one reads the
 // records in time order, the other keys, names and folds the samples (SampleKeys,
 // RecordFold). The two share the unwinding of stack copies as their loads allow: the reading
 // thread unwinds a batch itself while the folding thread has batches waiting, and leaves it
@@ -325,6 +327,15 @@ class ReadingStage {
   SampleRun run_;
 };
 
+// Whether some event of the recording copies user stacks into its samples (to be unwound).
+bool CarriesStackCopies(const PerfDataReader& reader) {
+  constexpr uint64_t kSampleStackUser = 1 << 13;  // PERF_SAMPLE_STACK_USER
+  for (const EventAttr& attr : reader.attrs()) {
+    if (attr.sample_type & kSampleStackUser) return true;
+  }
+  return false;
+}
+
 // One recording's fold: the reader, the Sessions, and (in two stages) the reading thread.
 class RecordingFolder {
  public:
@@ -334,9 +345,11 @@ class RecordingFolder {
         handover_(reader_) {
     select_.Bind(reader_);  // (--time's percentages are of this recording)
     // Two stages on two threads for a file big enough to gain from them (starting the
-    // second Session and thread costs about a millisecond).
+    // second Session and thread costs about a millisecond), by what its samples carry.
+    const uint64_t two_stage_bytes =
+        CarriesStackCopies(reader_) ? opt_.two_stage_bytes : opt_.two_stage_fp_bytes;
     two_stage_ =
-        threads >= 2 && !reader_.pipe_mode() && reader_.data_size() >= opt_.two_stage_bytes;
+        threads >= 2 && !reader_.pipe_mode() && reader_.data_size() >= two_stage_bytes;
   }
 
   void Run(const std::string& event_filter, const RecordingFolded& done) {

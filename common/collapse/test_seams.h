@@ -7,6 +7,10 @@
 // the samples' stack copies; the tools let the threads' loads decide, batch by batch. The
 // tests and the perf_data_collapse fuzz target force each side in turn, so that every sample
 // is seen unwound by both and the three ways are checked to fold alike.
+//
+// A recording's samples are keyed by their addresses in a table of bounded size, emptied when
+// full (record_fold.h, SampleKeys); the tests shrink it, so that keys are forgotten and found
+// fresh again.
 
 #include <atomic>
 
@@ -20,6 +24,10 @@ enum class TwoStageUnwinder {
 
 /// Read by every two-stage fold as it starts a batch (process-wide).
 inline std::atomic<TwoStageUnwinder> two_stage_unwinder{TwoStageUnwinder::kByLoad};
+
+/// The most keys a recording's SampleKeys holds (0: its own kMaxKeys). Read as a fold starts
+/// (process-wide).
+inline std::atomic<size_t> sample_key_keys{0};
 
 /// Forces the unwinder of the two-stage folds while it lives.
 class ForceTwoStageUnwinder {

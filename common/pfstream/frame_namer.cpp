@@ -108,10 +108,12 @@ FrameId FrameNamer::Add(const ResolvedFrame& f) {
   bool added;
   NameId name = name_id_of_.TryEmplace(
       FrameStrings::Of(f), NameId(static_cast<uint32_t>(name_id_of_.size())), &added);
-  if (frames_.size() >= kUnmapped) throw Error("more than 2^31 distinct frames");
-  frames_.push_back(f);
+  if (frame_count_ >= kUnmapped) throw Error("more than 2^31 distinct frames");
+  if (frame_count_ % kChunk == 0) frames_.push_back(std::make_unique<ResolvedFrame[]>(kChunk));
+  frames_.back()[frame_count_ % kChunk] = f;
+  ++frame_count_;
   name_ids_.push_back(name);
-  return FrameId(static_cast<uint32_t>(frames_.size() - 1));
+  return FrameId(frame_count_ - 1);
 }
 
 FrameId FrameNamer::Find(const ResolvedFrame& f) {

@@ -183,7 +183,7 @@ void ProcessMaps::OnComm(const Record& r) {
 void ProcessMaps::OnFork(const Record& r) {
   ForkRecord f;
   if (!ParseFork(r, &f)) return;
-  last_maps_ = nullptr;
+  ForgetProcesses();
   const uint32_t pid = f.pid, ppid = f.ppid, tid = f.tid, ptid = f.ptid;
   auto parent_comm = comms_.find(ptid);
   if (parent_comm != comms_.end()) comms_[tid] = parent_comm->second;
@@ -210,7 +210,7 @@ void ProcessMaps::OnFork(const Record& r) {
 void ProcessMaps::OnExit(const Record& r) {
   ForkRecord e;
   if (!forget_exited_ || !ParseFork(r, &e)) return;
-  last_maps_ = nullptr;
+  ForgetProcesses();
   const uint32_t pid = e.pid, tid = e.tid;
   auto p = procs_.find(pid);
   if (p == procs_.end()) return;
@@ -224,7 +224,7 @@ void ProcessMaps::OnExit(const Record& r) {
 void ProcessMaps::OnMmap(const PerfDataReader& reader, const Record& r) {
   MmapRecord mm;
   if (!ParseMmap(r, &mm)) return;
-  last_maps_ = nullptr;
+  ForgetProcesses();
   const uint32_t pid = mm.pid;
   MapEntry m{mm.start, mm.start + mm.len, mm.pgoff, {}, {}};
   std::string build_id = mm.has_build_id ? elf::Hex(mm.build_id) : std::string();
@@ -248,7 +248,7 @@ void ProcessMaps::OnMmap(const PerfDataReader& reader, const Record& r) {
 
 void ProcessMaps::AddUserMap(uint32_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
                              std::string_view path, std::string_view build_id) {
-  last_maps_ = nullptr;
+  ForgetProcesses();
   MapEntry m{start, end, pgoff, {}, {}};
   m.path = strings_.Name(strings_.Intern(path));
   m.build_id = strings_.Name(strings_.Intern(build_id));
@@ -269,22 +269,23 @@ MapTable* ProcessMaps::MapsOf(uint32_t pid, MapsGeneration* generation) {
   return it->second->maps.get();
 }
 
-MapTable* ProcessMaps::LookUpMaps(uint32_t pid) {
+const ProcessMaps::FoundProcess& ProcessMaps::LookUp(uint32_t pid) const {
+  FoundProcess& f = found_[pid % kFound];
   auto p = procs_.find(pid);
-  if (p == procs_.end()) return nullptr;
-  last_pid_ = pid;
-  last_maps_ = p->second->maps.get();
-  return last_maps_;
+  f.pid = pid;
+  f.valid = true;
+  f.maps = p == procs_.end() ? nullptr : p->second->maps.get();
+  f.generation = p == procs_.end() ? MapsGeneration() : p->second->generation;
+  return f;
 }
 
 MapsGeneration ProcessMaps::Generation(uint32_t pid) const {
-  auto it = procs_.find(pid);
-  uint64_t own = it == procs_.end() ? 0 : it->second->generation.value;
-  return MapsGeneration((kernel_generation_ << 32) ^ own);
+  return MapsGeneration((kernel_generation_ << 32) ^ Found(pid).generation.value);
 }
 
 std::string_view ProcessMaps::Comm(uint32_t tid) {
-  if (comm_ != nullptr && tid == comm_tid_) return *comm_;
+  FoundComm& found = found_comms_[tid % kFound];
+  if (found.comm != nullptr && found.tid == tid) return *found.comm;
   auto it = comms_.find(tid);
   if (it == comms_.end()) {
     // perf names the idle thread (tid 0) "swapper", and others it never saw ":TID".
@@ -292,8 +293,7 @@ std::string_view ProcessMaps::Comm(uint32_t tid) {
     if (tid != 0) name.insert(name.begin(), ':');
     it = comms_.emplace(tid, std::move(name)).first;
   }
-  comm_tid_ = tid;
-  comm_ = &it->second;
+  found = {tid, &it->second};
   return it->second;
 }
 

@@ -97,7 +97,7 @@ class ProcessMaps {
   MapTable* MapsOf(uint32_t pid, MapsGeneration* generation);
   /// The map of a user address of process `pid`, or null.
   MapEntry* FindUser(uint32_t pid, uint64_t ip) {
-    MapTable* maps = last_maps_ != nullptr && pid == last_pid_ ? last_maps_ : LookUpMaps(pid);
+    MapTable* maps = Found(pid).maps;
     return maps == nullptr ? nullptr : FindMap(*maps, ip);
   }
   /// Changes whenever the kernel's maps change.
@@ -122,7 +122,25 @@ class ProcessMaps {
   void OnFork(const Record& r);
   void OnExit(const Record& r);
   void OnMmap(const PerfDataReader& reader, const Record& r);
-  MapTable* LookUpMaps(uint32_t pid);
+  // What the processes looked up lately have (a system-wide recording's samples alternate
+  // between its CPUs' processes, and each sample asks for its process's maps and generation
+  // and its thread's comm): by pid, forgotten by every record that may change a process's
+  // table or generation, or which processes there are (ForgetProcesses).
+  struct FoundProcess {
+    uint32_t pid = 0;
+    bool valid = false;
+    MapTable* maps = nullptr;  // null: no such process
+    MapsGeneration generation;
+  };
+  static constexpr size_t kFound = 8;
+  const FoundProcess& Found(uint32_t pid) const {
+    const FoundProcess& f = found_[pid % kFound];
+    return f.valid && f.pid == pid ? f : LookUp(pid);
+  }
+  const FoundProcess& LookUp(uint32_t pid) const;
+  void ForgetProcesses() {
+    for (FoundProcess& f : found_) f.valid = false;
+  }
 
   // The processes' map tables take their nodes from here: a script's thousands of processes
   // each copy and drop dozens of maps.
@@ -133,15 +151,15 @@ class ProcessMaps {
   MapSerial map_serial_;
   MapsGeneration generation_serial_;
   bool forget_exited_ = false;
-  // The maps FindUser found last, and their process (consecutive frames are mostly one
-  // process's); forgotten by every record that may change which table a process has.
-  uint32_t last_pid_ = 0;
-  MapTable* last_maps_ = nullptr;
+  mutable FoundProcess found_[kFound];
   std::unordered_map<uint32_t, std::string> comms_;  // by tid (never erased)
-  // The last thread Comm answered for, and its name in comms_ (consecutive samples are
-  // mostly one thread's; an element of an unordered_map stays where it is).
-  uint32_t comm_tid_ = 0;
-  const std::string* comm_ = nullptr;
+  // The threads Comm answered for lately, and their names in comms_ (an element of an
+  // unordered_map stays where it is, and comms_ are changed in place).
+  struct FoundComm {
+    uint32_t tid = 0;
+    const std::string* comm = nullptr;
+  };
+  FoundComm found_comms_[kFound];
   std::unordered_map<std::string, std::string> build_id_by_path_;
   size_t build_ids_seen_ = 0;
   Interner strings_;  // the maps' paths and build-ids

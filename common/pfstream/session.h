@@ -74,6 +74,9 @@ class Session {
     namer_.FrameIds(s, chain, out);
   }
   const ResolvedFrame& Frame(FrameId id) const { return namer_.Frame(id); }
+  /// Whether `id` stands for an address no map holds, valid until the next FrameIds
+  /// (FrameNamer::Transient).
+  static bool TransientFrame(FrameId id) { return FrameNamer::Transient(id); }
   /// What the frame prints but its address and offset, as an id (FrameNamer::NameId).
   NameId NameIdOf(FrameId id) const { return namer_.NameIdOf(id); }
 

@@ -29,6 +29,7 @@ std::optional<std::string> Fold(const std::string& input, TwoStageUnwinder unwin
     pf::CollapseOptions options;
     options.threads = 2;
     options.two_stage_bytes = 0;
+    options.two_stage_fp_bytes = 0;
     options.symbols.kallsyms = "/nonexistent/kallsyms";  // as the perf_data target
     options.symbols.use_build_id_cache = false;
     options.symbols.symfs = "/nonexistent-symfs";

@@ -124,6 +124,7 @@ TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
       CollapseOptions two;
       two.threads = 2;
       two.two_stage_bytes = 0;
+      two.two_stage_fp_bytes = 0;
       StringSink out_two;
       ReadReport report_two;
       CollapseFiles({path}, two, out_two, &report_two);
@@ -153,9 +154,11 @@ struct PerfFile {
     (s.append(reinterpret_cast<const char*>(&v), sizeof v), ...);
     return s;
   }
-  void Sample(uint32_t pid, uint32_t tid, uint64_t time, bool callchain) {
+  void Sample(uint32_t pid, uint32_t tid, uint64_t time, bool callchain,
+              bool stack_copy = false) {
     std::string body = Words(uint64_t{0x1234}, pid, tid, time, uint64_t{1});
     if (callchain) body += Words(uint64_t{2}, uint64_t{0xfffffffffffffe00}, uint64_t{0x1234});
+    if (stack_copy) body += Words(uint64_t{0});  // an empty stack copy
     Record(9, 2, body);  // PERF_RECORD_SAMPLE, user mode
   }
   // A sample type with a call chain, and an empty one recorded (a DWARF sample's, in user
@@ -167,9 +170,10 @@ struct PerfFile {
     name.append(8 - name.size() % 8, '\0');
     Record(3, 0, Words(pid, tid) + name);
   }
-  std::string File(bool callchain) const {
+  // (`stack_copies`: the samples carry copies of the user stack, PERF_SAMPLE_STACK_USER.)
+  std::string File(bool callchain, bool stack_copies = false) const {
     const uint64_t attr_size = 16 + 120;
-    uint64_t sample_type = 1 | 2 | 4 | 256 | (callchain ? 32 : 0);
+    uint64_t sample_type = 1 | 2 | 4 | 256 | (callchain ? 32 : 0) | (stack_copies ? 8192 : 0);
     std::string attr = Words(uint32_t{1}, uint32_t{120}, uint64_t{0}, uint64_t{1}, sample_type,
                              uint64_t{0}, uint64_t{0});
     attr.resize(120, '\0');
@@ -190,6 +194,7 @@ std::string FoldFile(const std::string& bytes, int threads,
   CollapseOptions o;
   o.threads = threads;
   o.two_stage_bytes = 0;
+  o.two_stage_fp_bytes = 0;
   ForceTwoStageUnwinder force(unwind);
   StringSink out;
   ReadReport report;
@@ -198,6 +203,35 @@ std::string FoldFile(const std::string& bytes, int threads,
   EXPECT_EQ(report.two_stage_inputs, threads > 1 ? 1u : 0u);
   if (report_out) *report_out = report;
   return out.data();
+}
+
+// By default only a recording whose samples carry stack copies is folded in two stages: for
+// frame-pointer call chains the second thread costs more CPU than it saves wall time. Either
+// way the fold is the one thread's.
+TEST(Collapse, OnlyRecordingsWithStackCopiesFoldInTwoStagesByDefault) {
+  for (bool stack_copies : {false, true}) {
+    SCOPED_TRACE(stack_copies);
+    PerfFile f;
+    f.Comm(100, 100, "foo");
+    for (uint64_t t = 1; t <= 3; ++t) f.Sample(100, 100, t, true, stack_copies);
+    const std::string path =
+        ::testing::TempDir() + "/stages." + std::to_string(getpid()) + ".data";
+    { std::ofstream(path, std::ios::binary) << f.File(true, stack_copies); }
+    std::string outs[2];
+    for (unsigned threads : {1u, 2u}) {
+      CollapseOptions o;
+      o.threads = threads;
+      o.two_stage_bytes = 0;  // (two_stage_fp_bytes: the default)
+      StringSink out;
+      ReadReport report;
+      CollapseFiles({path}, o, out, &report);
+      EXPECT_EQ(report.two_stage_inputs, threads == 2 && stack_copies ? 1u : 0u);
+      EXPECT_EQ(report.samples, 3u);
+      outs[threads - 1] = out.data();
+    }
+    EXPECT_EQ(outs[1], outs[0]);
+    std::remove(path.c_str());
+  }
 }
 
 // A thread sampled before any COMM names it is ":TID", and that changes what a later COMM does
@@ -231,6 +265,44 @@ TEST(Collapse, SamplesWithoutChainsKeepTheirFrameWhenFoldedOneByOne) {
   const std::string folded = FoldFile(f.File(false), 1);
   EXPECT_EQ(folded, "# pf-unit: nanoseconds\nw_19375_____0.000001:;[unknown] 1\n"
                     "w_19375_____0.000002:;[unknown] 1\n");
+}
+
+// The table of sample keys is emptied when full: a key forgotten and found fresh again folds
+// as it did, whether its samples fold alike (their NamedKey) or one by one (a one-letter comm
+// before a five-digit thread id), on one thread or two.
+TEST(Collapse, ForgottenSampleKeysFoldAsBefore) {
+  PerfFile f;
+  f.Comm(19375, 19375, "w");
+  f.Comm(200, 200, "two");
+  f.Comm(201, 201, "too");
+  for (uint64_t t = 1; t <= 12; ++t) {
+    f.Sample(19375, 19375, 1000 * t, true);
+    f.Sample(200 + t % 2, 200 + t % 2, 1000 * t + 1, true);
+    if (t % 3 == 0) f.Sample(200, 200, 1000 * t + 2, true);
+  }
+  PerfFile plain;  // (no call chains: the ip stands for one)
+  plain.Comm(19375, 19375, "w");
+  plain.Comm(300, 300, "xy");
+  for (uint64_t t = 1; t <= 6; ++t) {
+    plain.Sample(19375, 19375, 1000 * t, false);
+    plain.Sample(300, 300, 1000 * t + 1, false);
+  }
+  const std::string files[] = {
+      f.File(true), plain.File(false),
+      test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/fuzz/corpus/perf_data/file.data")};
+  for (const std::string& file : files) {
+    const std::string whole = FoldFile(file, 1);
+    EXPECT_FALSE(whole.empty());
+    for (size_t keys : {1, 2, 3}) {
+      SCOPED_TRACE(keys);
+      test_seams::sample_key_keys.store(keys);
+      EXPECT_EQ(FoldFile(file, 1), whole);
+      for (TwoStageUnwinder unwind : kEveryUnwinder) {
+        EXPECT_EQ(FoldFile(file, 2, unwind), whole) << static_cast<int>(unwind);
+      }
+      test_seams::sample_key_keys.store(0);
+    }
+  }
 }
 
 // Where the sample type has a call chain, perf script prints no ip on the event line, so
@@ -386,6 +458,67 @@ TEST(ProcessMaps, ANewMapCutsTheOldOnesAndThreadsTakeTheirParentsComm) {
   EXPECT_EQ(maps.Comm(101), "parent");
   EXPECT_EQ(maps.Comm(102), ":102");
   EXPECT_EQ(maps.Comm(0), "swapper");
+}
+
+// ProcessMaps keeps what it found for the last processes and threads asked about (eight, by
+// pid and tid): after every record, for processes that share those places (pids 8 apart)
+// and that fork, map, exit, come again and are renamed, each answer is the one a look-up in
+// the tables gives.
+TEST(ProcessMaps, KeptLookupsAnswerAsTheTables) {
+  PerfFile f;
+  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
+    path.append(8 - path.size() % 8, '\0');
+    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
+  };
+  auto task = [&](uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid) {
+    f.Record(type, 0, PerfFile::Words(pid, ppid, tid, ptid, uint64_t{0}));
+  };
+  constexpr uint32_t kFork = 7, kExit = 4;
+  mmap(100, 0x7000000, "/nonexistent/liba.so");
+  f.Comm(100, 100, "first");
+  task(kFork, 108, 100, 108, 100);
+  mmap(108, 0x8000000, "/nonexistent/libb.so");
+  task(kFork, 116, 108, 116, 108);
+  f.Comm(116, 116, "third");
+  mmap(116, 0x7000000, "/nonexistent/libc.so");
+  task(kExit, 108, 100, 108, 100);
+  task(kFork, 108, 116, 108, 116);  // the pid again, another parent
+  f.Comm(108, 108, "again");
+  mmap(108, 0x9000000, "/nonexistent/libd.so");
+  task(kExit, 116, 108, 116, 108);
+  mmap(100, 0x9000000, "/nonexistent/libe.so");
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  ProcessMaps maps;
+  maps.ForgetExited(true);
+  Record r;
+  size_t records = 0;
+  while (reader.Next(&r)) {
+    maps.OnRecord(reader, r);
+    ++records;
+    for (int round = 0; round < 2; ++round) {
+      // (108 first: the pid asked last before the record; 101 in a place of its own.)
+      for (uint32_t pid : {108u, 101u, 100u, 116u, 124u, 108u}) {
+        SCOPED_TRACE(testing::Message() << "record " << records << ", pid " << pid);
+        MapsGeneration own;
+        const MapTable* table = maps.MapsOf(pid, &own);
+        for (uint64_t a : {0x7000010, 0x8000010, 0x9000010}) {
+          const MapEntry* want = table ? FindMap(*table, a) : nullptr;
+          EXPECT_EQ(maps.FindUser(pid, a), want);
+        }
+        EXPECT_EQ(maps.Generation(pid).value,
+                  (maps.KernelGeneration() << 32) ^ (table ? own.value : 0));
+      }
+    }
+  }
+  EXPECT_EQ(records, 13u);
+  EXPECT_EQ(maps.Comm(100), "first");
+  EXPECT_EQ(maps.Comm(108), "again");
+  EXPECT_EQ(maps.Comm(116), "third");
+  EXPECT_EQ(maps.Comm(124), ":124");
+  EXPECT_EQ(maps.Comm(108), "again");
+  EXPECT_EQ(maps.MapsOf(116), nullptr);
 }
 
 // With ForgetExited, a process forked in the recording is forgotten when its last thread
@@ -582,6 +715,7 @@ TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
     for (int threads : {1, 2}) {
       opt.threads = threads;
       opt.two_stage_bytes = 0;
+      opt.two_stage_fp_bytes = 0;
       StringSink out;
       ReadReport report;
       CollapseFiles({path}, opt, out, &report);
@@ -612,6 +746,7 @@ TEST(Collapse, SamplesCutShortAreCounted) {
     CollapseOptions o;
     o.threads = threads;
     o.two_stage_bytes = 0;
+    o.two_stage_fp_bytes = 0;
     StringSink folded;
     ReadReport report;
     CollapseFiles({path}, o, folded, &report);

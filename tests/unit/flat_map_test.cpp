@@ -52,6 +52,22 @@ TEST(FlatMap, MovesItsSlots) {
   EXPECT_TRUE(inserted);
 }
 
+// Cleared, a table holds nothing, and takes new entries (and an old key as new).
+TEST(FlatMap, ClearForgetsEveryEntry) {
+  Map map;
+  bool inserted;
+  for (uint64_t k = 1; k <= 1000; ++k) map.TryEmplace(k, {1, 1}, &inserted);
+  map.Clear();
+  EXPECT_EQ(map.size(), 0u);
+  for (uint64_t k = 1; k <= 1000; ++k) ASSERT_EQ(map.Find(k), nullptr);
+  EXPECT_EQ(map.TryEmplace(7, {2, 3}, &inserted).second, 3u);
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(map.size(), 1u);
+  Map empty;
+  empty.Clear();
+  EXPECT_EQ(empty.Find(7), nullptr);
+}
+
 TEST(ZeroedBlock, IsZeroAndAligned) {
   for (size_t bytes : {size_t{100}, ZeroedBlock::kHugeBytes + 1}) {
     ZeroedBlock block(bytes);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <link.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -699,6 +700,20 @@ TEST(Symbolizer, UnreadableFilesAreRememberedAsUnknown) {
   EXPECT_TRUE(Symbolizer::UsesPerfMap("[heap]"));
   EXPECT_FALSE(Symbolizer::UsesPerfMap("/usr/lib/libc.so.6"));
   EXPECT_EQ(Symbolizer::PerfMapPath(42), "/tmp/perf-42.map");
+}
+
+// A process that has ended is in this file system (its /proc is gone: never looked up), as
+// this one is.
+TEST(Symbolizer, EndedProcessesAreInThisFileSystem) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  int status;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  Symbolizer symbolizer({});
+  EXPECT_TRUE(symbolizer.InThisFileSystem(static_cast<uint32_t>(child)));
+  EXPECT_TRUE(symbolizer.InThisFileSystem(static_cast<uint32_t>(getpid())));
+  EXPECT_TRUE(symbolizer.InThisFileSystem(0));
 }
 
 // Every file a recording names is opened without blocking and read only when it is a
