@@ -85,5 +85,5 @@ fi
 T=$C/script-fold-capture.txt N=$C/script-fold-norepeat.txt D=$C/table-capture.data
 row "fold perf script text of a capture, 1 thread (inferno-collapse-perf)" "$B/pf-collapse" -j1 "$T" -- "$INF/inferno-collapse-perf" -n 1 "$T"
 row "fold perf script text, no stack repeats, 1 thread (inferno-collapse-perf)" "$B/pf-collapse" -j1 "$N" -- "$INF/inferno-collapse-perf" -n 1 "$N"
-row "fold a recording (perf script | inferno-collapse-perf)" "$B/pf-collapse" "$D" -- sh -c "perf script -i '$D' 2>/dev/null | '$INF/inferno-collapse-perf'"
+row "fold a recording (perf script \\\\| inferno-collapse-perf)" "$B/pf-collapse" "$D" -- sh -c "perf script -i '$D' 2>/dev/null | '$INF/inferno-collapse-perf'"
 [ -f "$G2D" ] && row "call graph of the capture's text (gprof2dot -f perf)" "$B/pf-dot" -q "$T" -- python3 "$G2D" -f perf "$T"
