@@ -1,12 +1,18 @@
-// Fuzz target: the folded reader and writer (merge mode of pf-collapse), and the format
-// sniffer. Must never crash, hang or leak; output must parse back to the same output.
+// Fuzz target: the folded reader and writer (merge mode of pf-collapse), the format sniffer,
+// and the flame graph's readers of folded text without a tree (a sorted file streamed, any
+// order listed). Must never crash, hang or leak; output must parse back to the same output,
+// and a flame graph drawn without the tree must be the tree's.
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
+#include "app/files.h"
 #include "base/error.h"
 #include "collapse/collapse.h"
 #include "io/output.h"
+#include "render/flame.h"
+#include "render/svg_writer.h"
 
 namespace {
 std::string Run(std::string_view text, const char* format) {
@@ -19,6 +25,53 @@ std::string Run(std::string_view text, const char* format) {
   pf::CollapseSources(std::move(in), opt, sink, &report);
   return sink.data();
 }
+
+// The SVG of a layout, or "" when drawing threw (nothing to draw, all zero after).
+std::string Svg(const pf::FlameOptions& o, const std::function<pf::FlameLayout()>& draw) {
+  try {
+    pf::FlameLayout layout = draw();
+    pf::StringSink sink;
+    pf::BufferedWriter w(sink);
+    pf::WriteSvg(layout, o, w);
+    w.Flush();
+    return sink.data();
+  } catch (const pf::Error&) {
+    return "";
+  }
+}
+
+// Folded text drawn by the stream or the list, when they take it, as the tree draws it.
+void CheckFlame(std::string_view text) {
+  std::unique_ptr<pf::ByteSource> probe = pf::MemoryInput(text, "fuzz");
+  if (!pf::IsMappedFolded(*probe)) return;
+  pf::FlameOptions o;
+  o.minwidth = text.size() % 2 ? 0.1 : 5;  // (a different pruning, by the input)
+  const std::string tree = Svg(o, [&] {
+    std::vector<std::unique_ptr<pf::ByteSource>> in;
+    in.push_back(pf::MemoryInput(text, "fuzz"));
+    pf::ReadReport report;
+    pf::FlameOptions with_names = o;
+    pf::StackTree t = pf::CollapseSourcesToTree(in, {}, &report);
+    with_names.diff_names = pf::DiffNames(report.pf_comments);
+    std::vector<std::string> w;
+    return pf::BuildFlameGraph(t, with_names, &w, &report);
+  });
+  for (bool stream : {true, false}) {
+    bool drawn = false, returned = false;
+    const std::string svg = Svg(o, [&] {
+      std::unique_ptr<pf::ByteSource> src = pf::MemoryInput(text, "fuzz");
+      pf::ByteSource* sources[1] = {src.get()};
+      std::vector<std::string> w;
+      pf::FlameLayout layout;
+      drawn = stream ? pf::StreamSortedFolded(*src, o, &w, &layout)
+                     : pf::DrawFoldedInAnyOrder(sources, o, &w, &layout);
+      returned = true;
+      return layout;
+    });
+    // Drawn, it is the tree's picture; refused with an error, the tree refuses it too.
+    if ((drawn || !returned) && svg != tree) std::abort();
+  }
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -30,5 +83,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (Run(once, "folded") != once) std::abort();
   } catch (const pf::Error&) {
   }
+  CheckFlame(text);
   return 0;
 }
