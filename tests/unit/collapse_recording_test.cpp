@@ -170,6 +170,16 @@ struct PerfFile {
     name.append(8 - name.size() % 8, '\0');
     Record(3, 0, Words(pid, tid) + name);
   }
+  // A user-mode MMAP (of 64 KiB at offset 0 unless told), and a FORK or EXIT.
+  void Mmap(uint32_t pid, uint64_t start, std::string path, uint64_t len = 0x10000,
+            uint64_t pgoff = 0) {
+    path.append(8 - path.size() % 8, '\0');
+    Record(1, 2, Words(pid, pid, start, len, pgoff) + path);
+  }
+  static constexpr uint32_t kFork = 7, kExit = 4;
+  void Task(uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid) {
+    Record(type, 0, Words(pid, ppid, tid, ptid, uint64_t{0}));
+  }
   // (`stack_copies`: the samples carry copies of the user stack, PERF_SAMPLE_STACK_USER.)
   std::string File(bool callchain, bool stack_copies = false) const {
     const uint64_t attr_size = 16 + 120;
@@ -386,19 +396,13 @@ TEST(Collapse, AMappedRecordingIsMappedWholeForPagesAhead) {
 // subshells would otherwise copy it thousands of times).
 TEST(Collapse, ForkedProcessesShareMapsUntilOneMapsSomething) {
   PerfFile f;
-  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
-    path.append(8 - path.size() % 8, '\0');
-    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
-  };
-  auto fork = [&](uint32_t pid, uint32_t ppid) {
-    f.Record(7, 0, PerfFile::Words(pid, ppid, pid, ppid, uint64_t{0}));
-  };
-  mmap(100, 0x7000000, "/nonexistent/liba.so");
+  auto fork = [&f](uint32_t pid, uint32_t ppid) { f.Task(PerfFile::kFork, pid, ppid, pid, ppid); };
+  f.Mmap(100, 0x7000000, "/nonexistent/liba.so");
   fork(200, 100);
   fork(300, 100);
-  mmap(200, 0x8000000, "/nonexistent/libb.so");
+  f.Mmap(200, 0x8000000, "/nonexistent/libb.so");
   fork(400, 200);
-  mmap(100, 0x9000000, "/nonexistent/libc.so");
+  f.Mmap(100, 0x9000000, "/nonexistent/libc.so");
   const std::string file = f.File(false);
   std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
   PerfDataReader reader(*src);
@@ -428,15 +432,10 @@ TEST(Collapse, ForkedProcessesShareMapsUntilOneMapsSomething) {
 // comm, or as perf names a thread it never saw.
 TEST(ProcessMaps, ANewMapCutsTheOldOnesAndThreadsTakeTheirParentsComm) {
   PerfFile f;
-  auto mmap = [&](uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, std::string path) {
-    path.append(8 - path.size() % 8, '\0');
-    f.Record(1, 2, PerfFile::Words(pid, pid, start, len, pgoff) + path);
-  };
-  mmap(100, 0x10000, 0x40000, 0x1000, "/nonexistent/liba.so");
-  mmap(100, 0x20000, 0x10000, 0, "/nonexistent/libb.so");
+  f.Mmap(100, 0x10000, "/nonexistent/liba.so", 0x40000, 0x1000);
+  f.Mmap(100, 0x20000, "/nonexistent/libb.so");
   f.Comm(100, 100, "parent");
-  f.Record(7, 0, PerfFile::Words(uint32_t{100}, uint32_t{100}, uint32_t{101}, uint32_t{100},
-                                 uint64_t{0}));  // a thread of it
+  f.Task(PerfFile::kFork, 100, 100, 101, 100);  // a thread of it
   const std::string file = f.File(false);
   std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
   PerfDataReader reader(*src);
@@ -466,27 +465,20 @@ TEST(ProcessMaps, ANewMapCutsTheOldOnesAndThreadsTakeTheirParentsComm) {
 // the tables gives.
 TEST(ProcessMaps, KeptLookupsAnswerAsTheTables) {
   PerfFile f;
-  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
-    path.append(8 - path.size() % 8, '\0');
-    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
-  };
-  auto task = [&](uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid) {
-    f.Record(type, 0, PerfFile::Words(pid, ppid, tid, ptid, uint64_t{0}));
-  };
-  constexpr uint32_t kFork = 7, kExit = 4;
-  mmap(100, 0x7000000, "/nonexistent/liba.so");
+  constexpr uint32_t kFork = PerfFile::kFork, kExit = PerfFile::kExit;
+  f.Mmap(100, 0x7000000, "/nonexistent/liba.so");
   f.Comm(100, 100, "first");
-  task(kFork, 108, 100, 108, 100);
-  mmap(108, 0x8000000, "/nonexistent/libb.so");
-  task(kFork, 116, 108, 116, 108);
+  f.Task(kFork, 108, 100, 108, 100);
+  f.Mmap(108, 0x8000000, "/nonexistent/libb.so");
+  f.Task(kFork, 116, 108, 116, 108);
   f.Comm(116, 116, "third");
-  mmap(116, 0x7000000, "/nonexistent/libc.so");
-  task(kExit, 108, 100, 108, 100);
-  task(kFork, 108, 116, 108, 116);  // the pid again, another parent
+  f.Mmap(116, 0x7000000, "/nonexistent/libc.so");
+  f.Task(kExit, 108, 100, 108, 100);
+  f.Task(kFork, 108, 116, 108, 116);  // the pid again, another parent
   f.Comm(108, 108, "again");
-  mmap(108, 0x9000000, "/nonexistent/libd.so");
-  task(kExit, 116, 108, 116, 108);
-  mmap(100, 0x9000000, "/nonexistent/libe.so");
+  f.Mmap(108, 0x9000000, "/nonexistent/libd.so");
+  f.Task(kExit, 116, 108, 116, 108);
+  f.Mmap(100, 0x9000000, "/nonexistent/libe.so");
   const std::string file = f.File(false);
   std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
   PerfDataReader reader(*src);
@@ -527,26 +519,19 @@ TEST(ProcessMaps, KeptLookupsAnswerAsTheTables) {
 // recording is never forgotten: not all its threads are known.
 TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
   PerfFile f;
-  auto mmap = [&](uint32_t pid, uint64_t start, std::string path) {
-    path.append(8 - path.size() % 8, '\0');
-    f.Record(1, 2, PerfFile::Words(pid, pid, start, uint64_t{0x10000}, uint64_t{0}) + path);
-  };
-  auto task = [&](uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid) {
-    f.Record(type, 0, PerfFile::Words(pid, ppid, tid, ptid, uint64_t{0}));
-  };
-  constexpr uint32_t kFork = 7, kExit = 4;
-  mmap(100, 0x7000000, "/nonexistent/liba.so");
-  task(kFork, 200, 100, 200, 100);  // a process
-  task(kFork, 200, 200, 201, 200);  // and its second thread
-  mmap(200, 0x8000000, "/nonexistent/libb.so");
-  task(kExit, 200, 100, 200, 100);  // the main thread ends first
-  task(kExit, 200, 200, 202, 200);  // a thread whose FORK was lost: not counted
+  constexpr uint32_t kFork = PerfFile::kFork, kExit = PerfFile::kExit;
+  f.Mmap(100, 0x7000000, "/nonexistent/liba.so");
+  f.Task(kFork, 200, 100, 200, 100);  // a process
+  f.Task(kFork, 200, 200, 201, 200);  // and its second thread
+  f.Mmap(200, 0x8000000, "/nonexistent/libb.so");
+  f.Task(kExit, 200, 100, 200, 100);  // the main thread ends first
+  f.Task(kExit, 200, 200, 202, 200);  // a thread whose FORK was lost: not counted
   const size_t main_thread_exited = f.data.size();
-  task(kExit, 200, 200, 201, 200);
+  f.Task(kExit, 200, 200, 201, 200);
   const size_t process_exited = f.data.size();
-  task(kExit, 100, 1, 100, 1);      // ran before: kept
-  task(kFork, 200, 100, 200, 100);  // the pid again
-  mmap(200, 0x9000000, "/nonexistent/libc.so");
+  f.Task(kExit, 100, 1, 100, 1);      // ran before: kept
+  f.Task(kFork, 200, 100, 200, 100);  // the pid again
+  f.Mmap(200, 0x9000000, "/nonexistent/libc.so");
   const std::string file = f.File(false);
   for (bool forget : {false, true}) {
     SCOPED_TRACE(forget ? "forget" : "keep");
