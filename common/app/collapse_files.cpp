@@ -46,6 +46,20 @@ bool IsMappedFolded(ByteSource& src) {
 
 namespace {
 
+// A one-column list's stacks as folded lines, in the order of their lines (WriteFolded's),
+// leaving out those of no weight when `skip_empty`; flushes `w`.
+void WriteListed(StackList& list, bool skip_empty, BufferedWriter& w) {
+  list.DoneAdding();
+  for (uint32_t s : list.LineOrder()) {
+    if (skip_empty && list.count(s, 0) == 0) continue;
+    AppendStack(list, s, w);
+    w.Append(' ');
+    w.AppendU64(list.count(s, 0));
+    w.Append('\n');
+  }
+  w.Flush();
+}
+
 // Folded files merged as they are (no filter, choice or cut), from the list of their
 // distinct stacks (stacks/stack_list.h) instead of a tree: a fleet's files, one per host,
 // repeat each stack thousands of times. False, having written nothing, when the tree path
@@ -77,15 +91,7 @@ bool MergeFoldedFiles(const std::vector<std::string>& inputs, const CollapseOpti
   if (total == 0 || total > UINT64_MAX) return false;
   BufferedWriter w(out);
   w.Append(PfUnitLine(unit));
-  list.DoneAdding();
-  for (uint32_t s : list.LineOrder()) {
-    if (list.count(s, 0) == 0) continue;
-    AppendStack(list, s, w);
-    w.Append(' ');
-    w.AppendU64(list.count(s, 0));
-    w.Append('\n');
-  }
-  w.Flush();
+  WriteListed(list, /*skip_empty=*/true, w);
   out.Commit();
   report->folded_lines += lines;
   return true;
@@ -124,14 +130,7 @@ bool FoldScriptFile(const std::vector<std::string>& inputs, const CollapseOption
   if (list.size() == 0) NoteEmptyResult(StackTree(), report);
   BufferedWriter w(out);
   if (list.size() > 0) w.Append(PfUnitLine(unit));
-  list.DoneAdding();
-  for (uint32_t s : list.LineOrder()) {
-    AppendStack(list, s, w);
-    w.Append(' ');
-    w.AppendU64(list.count(s, 0));
-    w.Append('\n');
-  }
-  w.Flush();
+  WriteListed(list, /*skip_empty=*/false, w);
   out.Commit();
   return true;
 }
