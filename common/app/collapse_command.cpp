@@ -11,6 +11,7 @@
 #include "app/command_line.h"
 #include "app/files.h"
 #include "base/error.h"
+#include "base/heap.h"
 #include "io/output.h"
 
 namespace pf {
@@ -136,6 +137,7 @@ CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
 }
 
 void RunCollapseCommand(const CollapseCommand& command, const cli::Tool& tool) {
+  TuneHeap();
   ReadReport report;
   std::unique_ptr<ByteSink> out = OpenOutput(command.output);
   if (command.format == "folded") {

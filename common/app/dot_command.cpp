@@ -6,14 +6,13 @@
 
 #include "app/dot_command.h"
 
-#include <malloc.h>
-
 #include <memory>
 #include <optional>
 
 #include "app/command_line.h"
 #include "app/files.h"
 #include "base/error.h"
+#include "base/heap.h"
 #include "callgraph/graphviz.h"
 #include "formats/callgrind.h"
 #include "formats/sniff.h"
@@ -243,13 +242,7 @@ DotCommand ParseDotOptions(cli::Context& ctx) {
 }
 
 void RunDotCommand(const DotCommand& command, const cli::Tool& tool) {
-  // The stack tree, the call graph's tables and their scratch grow and are freed in turn.
-  // glibc gives a large block back to the kernel when it is freed (unmapped, or trimmed off
-  // the heap's top) and the next one is faulted in page by page again: a tenth of the CPU
-  // on a 19 MB capture. Blocks under 64 MB come from the heap instead, which keeps them.
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
-  mallopt(M_TOP_PAD, 16 << 20);
+  TuneHeap();  // the stack tree, the call graph's tables and their scratch grow and are freed
   // Read and build everything before writing a byte: a failure leaves no output.
   ReadReport report;
   std::vector<std::unique_ptr<ByteSource>> sources;

@@ -10,6 +10,7 @@
 #include "app/command_line.h"
 #include "app/files.h"
 #include "base/error.h"
+#include "base/heap.h"
 #include "render/cairo_render.h"
 #include "render/palette.h"
 #include "render/svg_writer.h"
@@ -174,6 +175,7 @@ FlamegraphCommand ParseFlamegraphOptions(cli::Context& ctx) {
 }
 
 void RunFlamegraphCommand(const FlamegraphCommand& command, const cli::Tool& tool) {
+  TuneHeap();
   const FlameOptions& o = command.options;
   // Read and lay out everything before writing a byte: a failure leaves no output.
   std::vector<std::string> warnings;
