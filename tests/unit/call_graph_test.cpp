@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -284,6 +285,32 @@ TEST(CallGraphTest, TheWalkDownTheTreeCountsAsTheWalkUpEachStack) {
     EXPECT_EQ(a->total, 32u);  // once per stack, however often a stack holds it
     EXPECT_EQ(g.all_nodes, skip_process ? 4u : 5u);  // not "dead", "end" nor "r": no weight
   }
+}
+
+// Past a thousand caller-callee pairs the walk down sums them through a radix sort (of keys
+// that use two bytes of each function's index here): the walk up, which sorts each stack's
+// pairs on their own, gives the same graph.
+TEST(CallGraphTest, ManyPairsCountAsInTheWalkUp) {
+  std::mt19937 random(7);
+  std::vector<std::string> lines;
+  for (int i = 0; i < 4000; ++i) {
+    std::string line = "p";
+    line += std::to_string(random() % 3);
+    for (size_t depth = 1 + random() % 12; depth-- > 0;) {
+      line += ";f";
+      line += std::to_string(random() % 700);
+    }
+    line += " ";
+    line += std::to_string(1 + random() % 50);
+    lines.push_back(line);
+  }
+  StackTree tree = Tree(lines);
+  CallGraphOptions o = NoPruning();
+  CallGraphOptions walk_up = o;
+  walk_up.hide = {"^no such frame$"};
+  CallGraph g = BuildCallGraph(tree, o);
+  EXPECT_GT(g.all_edges, 10000u);
+  EXPECT_EQ(Dot(g, o), Dot(BuildCallGraph(tree, walk_up), walk_up));
 }
 
 /// Runs `dot -Tsvg` on `text`; returns its exit status, or -1 when dot is missing.
