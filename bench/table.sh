@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The side-by-side table of bench/README.md ("pf and its peers, side by side"): each row
-# runs pf and its strongest peer on the same input, twice each, and prints the better CPU
-# time (perf stat's task-clock, children included) and the peak RSS (GNU time) of each and
-# their ratios, as one markdown table on stdout. Not a ctest test: it takes minutes.
+# runs pf and its strongest peer on the same input, in turn, RUNS times each (default 3), and
+# prints the best CPU time of each (perf stat's task-clock, children included), the peak RSS
+# (GNU time) of each and their ratios, as one markdown table on stdout. Not a ctest test: it
+# takes minutes.
 #
 # Usage: bench/table.sh [--no-fleet]
 #   --no-fleet  leave out the rows of 100 host files (2.9 GB of input to make and read)
@@ -15,6 +16,7 @@ set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FLEET=1
 [ "${1:-}" = --no-fleet ] && FLEET=0
+RUNS=${RUNS:-3}
 die() { echo "table.sh: $*" >&2; exit 1; }
 B=${PF_BIN:-$ROOT/build/bin}
 INF=${INFERNO_DIR:-$(dirname "$(command -v inferno-flamegraph || echo "$ROOT/../peers/bin/x")")}
@@ -63,9 +65,11 @@ row() {  # NAME PF-COMMAND... -- PEER-COMMAND...
   while [ "$1" != -- ]; do pf+=("$1"); shift; done
   shift
   peer=("$@")
-  local p q pm qm
-  p=$(min "$(cpu "${pf[@]}")" "$(cpu "${pf[@]}")")
-  q=$(min "$(cpu "${peer[@]}")" "$(cpu "${peer[@]}")")
+  local p=1e9 q=1e9 pm qm i
+  for ((i = 0; i < RUNS; i++)); do  # in turn, so a slow spell of the machine hits both
+    p=$(min "$p" "$(cpu "${pf[@]}")")
+    q=$(min "$q" "$(cpu "${peer[@]}")")
+  done
   pm=$(rss "${pf[@]}") qm=$(rss "${peer[@]}")
   awk -v n="$name" -v p="$p" -v q="$q" -v pm="$pm" -v qm="$qm" 'BEGIN {
     printf "| %s | %.3f s, %d MB | %.3f s, %d MB | %.1fx | %.1fx |\n", n, p, pm / 1024, q, qm / 1024,
