@@ -30,6 +30,10 @@ const re2::RE2& StackLineRegex() {
 
 uint64_t ParsePeriod(std::string_view digits) {
   uint64_t v = 0;
+  if (digits.size() < 20) {  // (no 19-digit number overflows 64 bits)
+    for (char c : digits) v = v * 10 + static_cast<uint64_t>(c - '0');
+    return v;
+  }
   auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
   if (r.ec == std::errc::result_out_of_range) return UINT64_MAX;
   return v;
