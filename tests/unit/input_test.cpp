@@ -142,22 +142,6 @@ TEST(Input, FilesArePipesAreRead) {
   EXPECT_THROW(OpenInput("/tmp"), Error);
 }
 
-// The VmFlags of the mapping that holds `p`, from /proc/self/smaps ("" when none does).
-std::string VmFlagsAt(const void* p) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto at = reinterpret_cast<uintptr_t>(p);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    unsigned long begin, end;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > 8) {
-      inside = begin <= at && at < end;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line.substr(8) + " ";
-    }
-  }
-  return "";
-}
-
 TEST(Input, FilesAreMappedToBeReadAheadInHugeFolios) {
   std::string text = BigText();
   const std::string path = TempFile(text);
@@ -167,7 +151,7 @@ TEST(Input, FilesAreMappedToBeReadAheadInHugeFolios) {
   ASSERT_EQ(first, text);
   // Read ahead in order, and what is read from disk cached in huge folios (where the kernel
   // has transparent huge pages).
-  std::string flags = VmFlagsAt(first.data());
+  std::string flags = test::VmFlagsAt(first.data());
   ASSERT_NE(flags, "") << "no mapping holds the file's bytes";
   EXPECT_NE(flags.find(" sr "), std::string::npos) << flags;
   if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0) {
