@@ -458,7 +458,6 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
   // distinct pairs (a tree of millions of unshared paths has a pair a node).
   std::vector<std::pair<uint64_t, uint64_t>> firsts;
   size_t sum_at = 1 << 20;
-  firsts.reserve(std::min(n, sum_at));  // at most a pair a node
   auto enter = [&](uint32_t m) {
     const int32_t caller = path.empty() ? -1 : path.back();
     int32_t func = -1;
