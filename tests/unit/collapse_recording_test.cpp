@@ -31,6 +31,15 @@ constexpr TwoStageUnwinder kEveryUnwinder[] = {TwoStageUnwinder::kReadingThread,
                                                TwoStageUnwinder::kFoldingThread,
                                                TwoStageUnwinder::kByLoad};
 
+// `o` on `threads` threads, where two fold every recording in two stages, whatever its size
+// and whatever its samples carry.
+CollapseOptions Staged(CollapseOptions o, int threads) {
+  o.threads = threads;
+  o.two_stage_bytes = 0;
+  o.two_stage_fp_bytes = 0;
+  return o;
+}
+
 TEST(Collapse, RefusesBinaryAndBrokenRecordings) {
   // A perf.data header cut short: read as a recording, refused with a clear message.
   std::string perf_data("PERFILE2\x68\0\0\0\0\0\0\0", 16);
@@ -121,10 +130,7 @@ TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
     for (TwoStageUnwinder unwind : kEveryUnwinder) {
       SCOPED_TRACE(static_cast<int>(unwind));
       ForceTwoStageUnwinder force(unwind);
-      CollapseOptions two;
-      two.threads = 2;
-      two.two_stage_bytes = 0;
-      two.two_stage_fp_bytes = 0;
+      const CollapseOptions two = Staged({}, 2);
       StringSink out_two;
       ReadReport report_two;
       CollapseFiles({path}, two, out_two, &report_two);
@@ -201,10 +207,7 @@ std::string FoldFile(const std::string& bytes, int threads,
   // (Named by the process: ctest runs tests side by side, and they all fold through here.)
   const std::string path = ::testing::TempDir() + "/made." + std::to_string(getpid()) + ".data";
   { std::ofstream(path, std::ios::binary) << bytes; }
-  CollapseOptions o;
-  o.threads = threads;
-  o.two_stage_bytes = 0;
-  o.two_stage_fp_bytes = 0;
+  const CollapseOptions o = Staged({}, threads);
   ForceTwoStageUnwinder force(unwind);
   StringSink out;
   ReadReport report;
@@ -695,15 +698,11 @@ TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
   RunScript(path, plus_pid, text, nullptr);
   ASSERT_NE(text.data().find("map;churn   100/101 "), std::string::npos) << text.data();
   for (const char* o : {"", "pid", "tid"}) {
-    CollapseOptions opt = OptionsFor(o);
-    const std::string from_text = test::Collapse(text.data(), opt);
+    const std::string from_text = test::Collapse(text.data(), OptionsFor(o));
     for (int threads : {1, 2}) {
-      opt.threads = threads;
-      opt.two_stage_bytes = 0;
-      opt.two_stage_fp_bytes = 0;
       StringSink out;
       ReadReport report;
-      CollapseFiles({path}, opt, out, &report);
+      CollapseFiles({path}, Staged(OptionsFor(o), threads), out, &report);
       EXPECT_EQ(test::StackLines(out.data()), from_text) << o << ", " << threads << " threads";
     }
   }
@@ -728,13 +727,9 @@ TEST(Collapse, SamplesCutShortAreCounted) {
   const std::string path = ::testing::TempDir() + "/short_sample.data";
   { std::ofstream(path, std::ios::binary) << f.File(true); }
   for (int threads : {1, 2}) {
-    CollapseOptions o;
-    o.threads = threads;
-    o.two_stage_bytes = 0;
-    o.two_stage_fp_bytes = 0;
     StringSink folded;
     ReadReport report;
-    CollapseFiles({path}, o, folded, &report);
+    CollapseFiles({path}, Staged({}, threads), folded, &report);
     EXPECT_EQ(folded.data(), "# pf-unit: nanoseconds\nfoo;[unknown] 2\n") << threads;
     ASSERT_EQ(report.warnings.size(), 1u) << threads;
     EXPECT_NE(report.warnings[0].find(": skipped 1 malformed record ("), std::string::npos);
