@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "formats/perf_script_lines.h"
 #include "test_util.h"
 
 namespace pf {
@@ -56,6 +57,19 @@ TEST(PerfScriptRegex, EventTailAgreesWithTheRegex) {
     ASSERT_EQ(std::string(period), Str(p)) << "[" << l << "]";
     ASSERT_EQ(std::string(event), Str(e)) << "[" << l << "]";
   }
+}
+
+// A period is summed digit by digit up to 19 digits, which cannot overflow; past that it is
+// parsed with the overflow checked, a number over 64 bits giving UINT64_MAX.
+TEST(PerfScriptRegex, PeriodsAreExactUpTo64BitsAndSaturateAbove) {
+  EXPECT_EQ(script_lines::ParsePeriod("1001001"), 1001001u);
+  EXPECT_EQ(script_lines::ParsePeriod("0"), 0u);
+  EXPECT_EQ(script_lines::ParsePeriod("9999999999999999999"), 9999999999999999999u);
+  EXPECT_EQ(script_lines::ParsePeriod("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(script_lines::ParsePeriod("18446744073709551614"), UINT64_MAX - 1);
+  EXPECT_EQ(script_lines::ParsePeriod("18446744073709551616"), UINT64_MAX);
+  EXPECT_EQ(script_lines::ParsePeriod("99999999999999999999999"), UINT64_MAX);
+  EXPECT_EQ(script_lines::ParsePeriod("000000000000000000000012"), 12u);
 }
 
 // MatchStackLine and the regular expression agree on `l`.
