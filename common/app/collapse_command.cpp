@@ -45,7 +45,8 @@ cli::Tool CollapseTool() {
       ("srcline", "add each frame's source line (:file.c:12), from the lines perf script "
        "-F +srcline prints, or from DWARF for recordings")
       ("event-filter", po::value<std::string>()->value_name("EVENT"),
-       "keep only samples of EVENT (default: the first event type seen)")
+       "keep only samples of EVENT (default: the first event type seen); EVENT,EVENT... keeps "
+       "several: cpu-clock,offcpu-time is a wall-clock profile, its waits ending in [off-cpu]")
       ("skip-after", po::value<std::vector<std::string>>()->value_name("FUNC"),
        "drop the frames below (callers of) FUNC, and the comm; repeatable");
   tool.AddGroup("Weights and filters").add_options()

@@ -45,6 +45,9 @@ void AddTargetsAndSampling(cli::Tool& tool) {
       ("no-call-graph", "the same as --call-graph=none")
       ("raw-stacks", "with --call-graph=dwarf: write the registers and stack copies (as perf "
        "record does) instead of unwinding while recording")
+      ("off-cpu", "also record where threads wait: each time a thread leaves the CPU, its call "
+       "chain and the time until it runs again, as an offcpu-time sample weighted in "
+       "nanoseconds (as perf record --off-cpu); see OFF-CPU in pf-record(1)")
       ("user-only", "sample user space only")
       ("kernel-only", "sample the kernel only")
       ("duration,d", po::value<double>()->value_name("SECONDS"),
@@ -127,6 +130,7 @@ RecordCommand ParseRecordOptions(cli::Context& ctx) {
   }
   o.events = cli::SplitList(cli::List(vm, "event"));
   ReadCallGraph(ctx, o);
+  o.off_cpu = vm.count("off-cpu");
   o.user_only = vm.count("user-only");
   o.kernel_only = vm.count("kernel-only");
   if (vm.count("duration")) {

@@ -262,6 +262,9 @@ WeightUnit RecordFold::UnitOf(const Sample& s) const {
       (s.attr->config == kCpuClock || s.attr->config == kTaskClock)) {
     return WeightUnit::kNanoseconds;
   }
+  // perf record --off-cpu's event and pf-record's: each sample is a wait, its period the
+  // nanoseconds it lasted.
+  if (s.attr->name == "offcpu-time") return WeightUnit::kNanoseconds;
   return WeightUnit::kEvents;
 }
 

@@ -19,6 +19,7 @@
 
 #include "formats/perf_script_lines.h"
 #include "io/line_reader.h"
+#include "stacks/folded.h"
 #include "stacks/stack_list.h"
 
 #define XXH_INLINE_ALL
@@ -139,11 +140,32 @@ struct PerfScriptFolder::SampleCache {
 };
 
 PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter)
-    : opt_(options),
-      event_filter_(std::move(event_filter)),
-      cache_(std::make_unique<Cache>()),
-      samples_cache_(std::make_unique<SampleCache>()) {
+    : opt_(options), cache_(std::make_unique<Cache>()), samples_cache_(std::make_unique<SampleCache>()) {
+  SetFilter(std::move(event_filter));
+}
+
+void PerfScriptFolder::SetFilter(std::string filter) {
+  event_filter_ = std::move(filter);
   event_filter_key_ = std::string(EventKey(event_filter_));
+  filter_keys_.clear();
+  if (event_filter_.find(',') == std::string::npos) return;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = event_filter_.find(',', start);
+    std::string_view part = std::string_view(event_filter_).substr(start, comma - start);
+    if (!part.empty()) filter_keys_.emplace_back(EventKey(part));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  mark_off_cpu_ = filter_keys_.size() > 1 &&
+                  std::find(filter_keys_.begin(), filter_keys_.end(), "offcpu-time") !=
+                      filter_keys_.end();
+}
+
+bool PerfScriptFolder::KeepsEvent(std::string_view event) const {
+  std::string_view key = EventKey(event);
+  if (filter_keys_.empty()) return key == event_filter_key_;
+  return std::find(filter_keys_.begin(), filter_keys_.end(), key) != filter_keys_.end();
 }
 
 PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter,
@@ -254,7 +276,7 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
     sc.key_size = AppendLineKey(line, &sl, out) - sc.key.data();
     sc.frames.push_back({sl, sc.key_size});
   }
-  XXH128_hash_t key = XXH3_128bits_withSeed(sc.key.data(), sc.key_size, pname_.value);
+  XXH128_hash_t key = XXH3_128bits_withSeed(sc.key.data(), sc.key_size, SampleSeed());
   bool found;
   Table128::Slot* slot = sc.table.Find(key, &found);
   if (found) {
@@ -342,10 +364,14 @@ WeightUnit PerfScriptFolder::Unit() const {
   if (samples_ == 0) return WeightUnit::kUnspecified;
   if (opt_.weight_samples || with_period_ == 0) return WeightUnit::kSamples;
   if (without_period_ > 0) return WeightUnit::kUnspecified;
-  if (event_filter_key_ == "cpu-clock" || event_filter_key_ == "task-clock") {
-    return WeightUnit::kNanoseconds;
-  }
-  return WeightUnit::kEvents;
+  // Periods in nanoseconds: the clocks' and the waits' (perf's and pf-record's --off-cpu).
+  auto in_ns = [](std::string_view key) {
+    return key == "cpu-clock" || key == "task-clock" || key == "offcpu-time";
+  };
+  if (filter_keys_.empty()) return in_ns(event_filter_key_) ? WeightUnit::kNanoseconds : WeightUnit::kEvents;
+  size_t ns = static_cast<size_t>(std::count_if(filter_keys_.begin(), filter_keys_.end(), in_ns));
+  if (ns == filter_keys_.size()) return WeightUnit::kNanoseconds;
+  return ns == 0 ? WeightUnit::kEvents : WeightUnit::kUnspecified;
 }
 
 void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
@@ -381,16 +407,15 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
   last_leaf_ = kNoLeaf;
   if (!h.event.empty()) {
     if (event_filter_.empty() && !h.one_line) {
-      event_filter_ = std::string(h.event);
-      event_filter_key_ = std::string(EventKey(h.event));
-    } else if (!event_filter_.empty() && h.event != event_filter_ &&
-               EventKey(h.event) != event_filter_key_) {
+      SetFilter(std::string(h.event));
+    } else if (!event_filter_.empty() && h.event != event_filter_ && !KeepsEvent(h.event)) {
       NoteOtherEvent(h.event);
       after_filtered_ = true;
       return false;
     }
   }
 
+  off_cpu_sample_ = mark_off_cpu_ && EventKey(h.event) == "offcpu-time";
   // Perl: $period = 1 unless $period ("" and "0" are false).
   bool has_period = !h.period.empty() && h.period != "0";
   period_ = has_period ? ParsePeriod(h.period) : 1;
@@ -637,6 +662,12 @@ NodeId PerfScriptFolder::EndSample() {
   if (!skip_remaining_) path_.push_back(pname_);
   for (size_t i = rev_frames_.size(); i-- > 0;) path_.push_back(rev_frames_[i]);
   NodeId leaf = kNoLeaf;
+  if (off_cpu_sample_ && !path_.empty()) {
+    if (!off_cpu_frame_named_) off_cpu_frame_ = names().Intern(kOffCpuFrame);
+    off_cpu_frame_named_ = true;
+    path_.push_back(off_cpu_frame_);
+  }
+  off_cpu_sample_ = false;
   if (!path_.empty()) {
     if (list_) {
       leaf = NodeId(list_->AddFrames(path_) + 1);

@@ -152,10 +152,7 @@ class PerfScriptFolder {
   WeightUnit Unit() const;
   /// Sets the filter found by whoever reads ahead, unless one is already in force.
   void SetEventFilter(const std::string& event) {
-    if (event_filter_.empty() && !event.empty()) {
-      event_filter_ = event;
-      event_filter_key_ = std::string(EventKey(event));
-    }
+    if (event_filter_.empty() && !event.empty()) SetFilter(event);
   }
 
  private:
@@ -192,12 +189,23 @@ class PerfScriptFolder {
   template <typename MakeFrame>
   Cached Transform(KeyHash hash, MakeFrame make_frame);
   void NoteOtherEvent(std::string_view event);
+  // The filter: one event, or several separated by commas (`filter_keys_`).
+  void SetFilter(std::string filter);
+  bool KeepsEvent(std::string_view event) const;
+  // The seed of a sample's key in the sample cache: its root frame, and whether it is marked.
+  uint64_t SampleSeed() const { return pname_.value | (uint64_t{off_cpu_sample_} << 32); }
   // Adds `weight` to a leaf EndSample gave (the tree's node, or the list's stack).
   void AddToLeaf(NodeId leaf, uint64_t weight);
 
   const PerfScriptOptions& opt_;
   std::string event_filter_;
   std::string event_filter_key_;
+  std::vector<std::string> filter_keys_;  // a filter of several events: each one's EventKey
+  // A filter of offcpu-time and other events: the off-CPU samples get kOffCpuFrame on top.
+  bool mark_off_cpu_ = false;
+  bool off_cpu_sample_ = false;  // the sample begun is one to mark
+  StrId off_cpu_frame_;
+  bool off_cpu_frame_named_ = false;
   StackTree tree_;
   StackList* list_ = nullptr;  // folding into it instead
 

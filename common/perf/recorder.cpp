@@ -78,6 +78,9 @@ void Recorder::Validate() {
     throw UsageError("the stack copy must be a multiple of 8 bytes, from 8 to " +
                      std::to_string(kMaxStackBytes) + ", not " + std::to_string(o.stack_bytes));
   }
+  if (o.off_cpu && o.raw_stacks) {
+    throw UsageError("--off-cpu writes call chains: use it without --raw-stacks");
+  }
   if (o.ring_pages & (o.ring_pages - 1)) {
     throw UsageError("the ring buffer size must be a power of two pages");
   }
@@ -113,6 +116,7 @@ void Recorder::Run() {
     rewriter_mode_ = opt_.raw_stacks ? SampleRewriter::Mode::kTrim : SampleRewriter::Mode::kUnwind;
     rewriter_ = std::make_unique<SampleRewriter>(rewriter_mode_);
   }
+  if (opt_.off_cpu) off_cpu_ = std::make_unique<OffCpuTracker>(kOffCpuId);
   if (opt_.symbols) {
     // Watch every record written, to name the sampled addresses at the end.
     collector_ = std::make_unique<AddressCollector>();
@@ -160,7 +164,10 @@ std::string RecordReport::Summary() const {
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.1f",
                 total ? 100.0 * static_cast<double>(lost) / static_cast<double>(total) : 0.0);
-  return std::to_string(samples) + " samples, " + std::to_string(lost) + " lost (" + pct + "%)";
+  std::string s =
+      std::to_string(samples) + " samples, " + std::to_string(lost) + " lost (" + pct + "%)";
+  if (off_cpu > 0) s += ", " + std::to_string(off_cpu) + " off-CPU waits";
+  return s;
 }
 
 size_t RingPagesFor(uint64_t samples_per_second, size_t sample_bytes, size_t buffers, int cpus,

@@ -54,6 +54,9 @@ struct RecordOptions {
   uint64_t frequency = 99;          // -F (samples per second per CPU)
   uint64_t period = 0;              // -c: sample every PERIOD events (overrides -F)
   CallChainMode call_graph = CallChainMode::kNone;
+  /// Also record where threads wait: each wait, from the thread leaving the CPU to its
+  /// return, as an `offcpu-time` sample weighted in nanoseconds (perf/off_cpu.h).
+  bool off_cpu = false;
   uint32_t stack_bytes = 8192;  // kDwarf: user stack copied per sample (a multiple of 8)
   bool raw_stacks = false;      // kDwarf: keep the registers and stacks instead of unwinding
   bool user_only = false;
@@ -75,6 +78,7 @@ struct RecordOptions {
 /// What a recording did, for the summary line and the exit status.
 struct RecordReport {
   uint64_t samples = 0;
+  uint64_t off_cpu = 0;      // --off-cpu: waits written as offcpu-time samples
   uint64_t lost = 0;         // samples the kernel dropped (PERF_RECORD_LOST)
   uint64_t records = 0;      // records copied from the ring buffers
   uint64_t synthesized = 0;  // records synthesized from /proc
@@ -86,7 +90,7 @@ struct RecordReport {
   int exit_status = 0;   // the command's: its exit code, or 128 + signal
   bool corrupt = false;  // a ring buffer held a malformed record (skipped)
 
-  /// "12345 samples, 0 lost (0.0%)".
+  /// "12345 samples, 0 lost (0.0%)", and ", 678 off-CPU waits" with --off-cpu.
   std::string Summary() const;
 };
 

@@ -36,8 +36,9 @@ void Recorder::PrepareEvents() {
   for (const std::string& e : opt_.events) specs.push_back(ParseEventSpec(e));
   if (specs.empty()) specs.push_back(DefaultEventSpec());
   const uint64_t frequency = AllowedFrequency();
-  SizeRings(specs.size(), frequency);
-  const uint64_t sample_type = SampleType(specs.size());
+  const size_t opened = specs.size() + (opt_.off_cpu ? 1 : 0);
+  SizeRings(opened, frequency);
+  const uint64_t sample_type = SampleType(opened);
   const bool kernel_allowed = KernelSamplingAllowed(env_);
   for (size_t i = 0; i < specs.size(); ++i) {
     Event e;
@@ -45,6 +46,30 @@ void Recorder::PrepareEvents() {
     e.attr = EventAttr(e.spec, i == 0, sample_type, frequency, kernel_allowed);
     events_.push_back(e);
   }
+  if (opt_.off_cpu) events_.push_back(SwitchEvent(sample_type, kernel_allowed));
+}
+
+// --off-cpu: a sample at every context switch, which the kernel takes as a thread leaves the
+// CPU, in its context (perf/off_cpu.h). It happens in the kernel, so it needs the kernel:
+// with the kernel excluded the event would never fire.
+Event Recorder::SwitchEvent(uint64_t sample_type, bool kernel_allowed) {
+  if (!kernel_allowed) {
+    throw Error("--off-cpu needs samples taken in the kernel (at each context switch), which "
+                "kernel.perf_event_paranoid = " + std::to_string(env_.paranoid) +
+                " does not allow this user: run as root, or lower it with "
+                "sysctl -w kernel.perf_event_paranoid=1");
+  }
+  Event e;
+  e.spec.name = "context-switches";
+  e.spec.type = PERF_TYPE_SOFTWARE;
+  e.spec.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+  e.switches = true;
+  e.attr = EventAttr(e.spec, false, sample_type, 1, true);
+  e.attr.freq = 0;
+  e.attr.sample_period = 1;
+  e.attr.exclude_kernel = e.attr.exclude_user = e.attr.exclude_hv = 0;
+  e.attr.exclude_callchain_kernel = opt_.user_only;  // the frames still follow --user-only
+  return e;
 }
 
 // -F, lowered to kernel.perf_event_max_sample_rate (with a notice) when above it.
@@ -66,6 +91,7 @@ uint64_t Recorder::AllowedFrequency() const {
 // Ring size: half a second of samples at the rate asked for.
 void Recorder::SizeRings(size_t events, uint64_t frequency) {
   uint64_t rate = (opt_.period ? 1000 : frequency) * events;
+  if (opt_.off_cpu) rate += 20000;  // switches a second per CPU, for a busy program
   const bool unlimited = env_.root || env_.privileged() || env_.paranoid < 0;
   // Generous sample sizes: 127 frames of chain; with DWARF, the stack copy and registers too.
   size_t sample_bytes = opt_.call_graph == CallChainMode::kNone ? 128 : 1024;
@@ -128,6 +154,7 @@ perf_event_attr Recorder::EventAttr(const EventSpec& spec, bool first, uint64_t 
     // Raw DWARF stacks: data mappings too, as perf records them for its unwinders.
     a.mmap_data = opt_.call_graph == CallChainMode::kDwarf && opt_.raw_stacks;
     a.build_id = opt_.build_ids;
+    a.context_switch = opt_.off_cpu;  // --off-cpu: a record as each thread returns to a CPU
   }
   bool exclude_kernel = spec.exclude_kernel || opt_.user_only;
   bool exclude_user = spec.exclude_user || opt_.kernel_only;

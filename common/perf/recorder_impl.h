@@ -20,6 +20,7 @@
 
 #include "perf/advice.h"
 #include "perf/events.h"
+#include "perf/off_cpu.h"
 #include "perf/proc.h"
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
@@ -51,6 +52,7 @@ struct Event {
   perf_event_attr attr;
   std::vector<uint64_t> ids;
   bool opened_once = false;
+  bool switches = false;  // --off-cpu's switch-out samples: taken by the tracker, not declared
 };
 
 struct Handle {
@@ -75,6 +77,7 @@ class Recorder {
   void Validate();
   // Events (recorder_events.cpp).
   void PrepareEvents();
+  Event SwitchEvent(uint64_t sample_type, bool kernel_allowed);
   uint64_t AllowedFrequency() const;
   void SizeRings(size_t events, uint64_t frequency);
   uint64_t SampleType(size_t events) const;
@@ -99,6 +102,8 @@ class Recorder {
   bool Pass();
   void Finish();
   void CountRecord(std::span<const uint8_t> rec);
+  // A record of the rings into the stream, unless the off-CPU tracker takes it.
+  void WriteRecord(std::span<const uint8_t> rec);
 
   /// The command is the target (not -a/-C/-p/-t with a command, which only sets the time).
   bool attach_command() const {
@@ -115,6 +120,7 @@ class Recorder {
   std::unique_ptr<PerfStreamWriter> writer_;
   std::unique_ptr<AddressCollector> collector_;  // null with --no-symbols
   std::unique_ptr<SampleRewriter> rewriter_;     // DWARF samples: unwound or trimmed
+  std::unique_ptr<OffCpuTracker> off_cpu_;       // --off-cpu
   SampleRewriter::Mode rewriter_mode_ = SampleRewriter::Mode::kUnwind;
   std::vector<uint64_t> pass_bytes_;             // the samples of one pass
   std::vector<std::pair<size_t, size_t>> pass_records_;

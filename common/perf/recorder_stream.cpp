@@ -61,8 +61,16 @@ void Recorder::WriteHead() {
       rewriter_->AddAttr(e.attr, e.ids);
       stream_attr = SampleRewriter::StreamAttr(e.attr, rewriter_mode_);
     }
+    if (off_cpu_) off_cpu_->AddAttr(stream_attr, e.ids, e.switches);
+    if (e.switches) continue;  // its samples become offcpu-time's
     writer_->WriteAttr(stream_attr, e.ids);
     descs.push_back({stream_attr, PerfEventName(e.spec.name, e.attr), e.ids});
+  }
+  if (off_cpu_) {
+    const uint64_t ids[] = {kOffCpuId};
+    const perf_event_attr a = OffCpuTracker::EventAttr(descs.front().attr);
+    writer_->WriteAttr(a, ids);
+    descs.push_back({a, OffCpuTracker::kEventName, {kOffCpuId}});
   }
   struct utsname u;
   if (uname(&u) == 0) {
@@ -133,14 +141,17 @@ void Recorder::CountRecord(std::span<const uint8_t> rec) {
   }
 }
 
+void Recorder::WriteRecord(std::span<const uint8_t> rec) {
+  if (off_cpu_ && off_cpu_->Take(rec)) return;
+  CountRecord(rec);
+  writer_->WriteRaw(rec);
+}
+
 bool Recorder::Pass() {
   const uint64_t before = writer_->bytes_written();
   if (!rewriter_) {
     for (RingBuffer& ring : rings_) {
-      ring.Drain([this](std::span<const uint8_t> rec) {
-        CountRecord(rec);
-        writer_->WriteRaw(rec);
-      });
+      ring.Drain([this](std::span<const uint8_t> rec) { WriteRecord(rec); });
       report_->corrupt = report_->corrupt || ring.corrupt();
     }
   } else {
@@ -152,10 +163,9 @@ bool Recorder::Pass() {
     pass_records_.clear();
     for (RingBuffer& ring : rings_) {
       ring.Drain([this](std::span<const uint8_t> rec) {
-        CountRecord(rec);
         Record r;
         if (!RecordView(rec, &r) || r.type != PERF_RECORD_SAMPLE) {
-          writer_->WriteRaw(rec);
+          WriteRecord(rec);
           return;
         }
         size_t at = pass_bytes_.size();
@@ -168,8 +178,12 @@ bool Recorder::Pass() {
     for (auto [at, size] : pass_records_) {
       auto rec = std::span<const uint8_t>(
           reinterpret_cast<const uint8_t*>(pass_bytes_.data() + at), size);
-      writer_->WriteRaw(rewriter_->Rewrite(rec));
+      WriteRecord(rewriter_->Rewrite(rec));
     }
+  }
+  if (off_cpu_) {
+    off_cpu_->Flush(*writer_);
+    report_->off_cpu = off_cpu_->intervals();
   }
   if (writer_->bytes_written() == before) return false;
   // Everything read in this pass may be sorted by time against the next passes.

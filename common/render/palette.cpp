@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/utf8.h"
 #include "io/output.h"
+#include "stacks/folded.h"
 
 namespace pf {
 
@@ -220,6 +221,7 @@ Rgb Colorer::Color(std::string_view name) {
   }
   auto I = [](double x) { return static_cast<int>(x); };
   std::string_view type = palette_;
+  if (name == kOffCpuFrame) type = "blue";  // a wall-clock profile's waits
   if (type == "hot") return Make(205 + I(50 * v3), I(230 * v1), I(55 * v2));
   if (type == "mem") return Make(0, 190 + I(50 * v2), I(210 * v1));
   if (type == "io") return Make(80 + I(60 * v1), 80 + I(60 * v1), 190 + I(55 * v2));

@@ -25,6 +25,10 @@
 
 namespace pf {
 
+/// The frame a fold of on-CPU and off-CPU samples together (a wall-clock profile) puts on top
+/// of each off-CPU stack, so the waits stand apart from the running (and are drawn blue).
+inline constexpr std::string_view kOffCpuFrame = "[off-cpu]";
+
 struct FoldedLine {
   std::string_view stack;
   uint64_t counts[2] = {0, 0};  // the integer parts

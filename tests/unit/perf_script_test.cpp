@@ -230,6 +230,35 @@ TEST(PerfScriptFolder, CommPidTidAndEmptyCallchains) {
             "a.out;f 2\n");
 }
 
+// --event-filter A,B keeps both; with offcpu-time among them (a wall-clock profile), each
+// off-CPU stack ends in [off-cpu], also where an on-CPU sample had the same lines (the sample
+// cache keeps them apart), and the weights stay nanoseconds.
+TEST(PerfScriptFolder, SeveralEventsAndTheOffCpuFrame) {
+  const std::string text =
+      "prog 1 1.0: 1000 cpu-clock:ppp:\n\t1 f (x)\n\t2 main (x)\n\n"
+      "prog 1 1.1: 5000 offcpu-time:\n\t1 f (x)\n\t2 main (x)\n\n"
+      "prog 1 1.2: 7 page-faults:\n\t1 g (x)\n\n"
+      "prog 1 1.3: 3000 offcpu-time:\n\t9 f (x)\n\t8 main (x)\n\n"
+      "prog 1 1.4: 1000 cpu-clock:ppp:\n\t1 f (x)\n\t2 main (x)\n\n";
+  // The whole output, its unit line included.
+  auto fold = [&text](const std::string& filter) {
+    CollapseOptions opt;
+    opt.perf.event_filter = filter;
+    std::vector<std::unique_ptr<ByteSource>> sources;
+    sources.push_back(MemoryInput(text, "in.txt"));
+    StringSink sink;
+    ReadReport report;
+    CollapseSources(std::move(sources), opt, sink, &report);
+    return sink.data();
+  };
+  EXPECT_EQ(fold("cpu-clock,offcpu-time"),
+            "# pf-unit: nanoseconds\nprog;main;f 2000\nprog;main;f;[off-cpu] 8000\n");
+  // One event: no mark.
+  EXPECT_EQ(fold("offcpu-time"), "# pf-unit: nanoseconds\nprog;main;f 8000\n");
+  // Nanoseconds and faults: no unit to state.
+  EXPECT_EQ(fold("cpu-clock,page-faults"), "prog;g 7\nprog;main;f 2000\n");
+}
+
 // The frames from the root to `n`, joined by ';'.
 std::string PathOf(const StackTree& tree, NodeId n) {
   std::vector<std::string_view> names;
