@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "io/output.h"
 #include "perf/call_graph_option.h"
+#include "perf/events.h"
 
 namespace pf {
 
@@ -35,7 +36,10 @@ void AddTargetsAndSampling(cli::Tool& tool) {
        "a sample every PERIOD events instead of a frequency")
       ("event,e", po::value<std::vector<std::string>>()->value_name("EVENT"),
        "cpu-clock (default), task-clock, page-faults, context-switches, cycles, instructions, "
-       "...; modifiers :u :k :p; repeatable")
+       "...; modifiers :u :k :p; a tracepoint SYSTEM:NAME (sched:sched_switch), sampled at "
+       "every hit with its fields; repeatable")
+      ("list-events,l", "list the events that can be recorded here (hardware, software, "
+       "tracepoints), as perf list, and exit")
       (",g", "record call graphs: frame pointers unless --call-graph chose a mode (call "
        "graphs are recorded by default; -g is accepted as perf record has it)")
       ("call-graph", po::value<std::string>()->value_name("MODE"),
@@ -117,6 +121,10 @@ RecordCommand ParseRecordOptions(cli::Context& ctx) {
   const po::variables_map& vm = ctx.vm;
   RecordCommand c;
   RecordOptions& o = c.options;
+  if (vm.count("list-events")) {
+    c.list_events = true;
+    return c;
+  }
   o.command = ctx.inputs;
   o.pids = Ids(vm, "pid", "process id");
   o.tids = Ids(vm, "tid", "thread id");
@@ -150,6 +158,12 @@ RecordCommand ParseRecordOptions(cli::Context& ctx) {
 }
 
 int RunRecordCommand(const RecordCommand& command, const cli::Tool& tool) {
+  if (command.list_events) {
+    std::unique_ptr<ByteSink> out = OpenOutput("-");
+    out->WriteAll(ListEvents());
+    out->Commit();
+    return 0;
+  }
   RecordOptions o = command.options;
   o.notice = [&tool](const std::string& m) { tool.Notice(m); };
   RecordReport report;

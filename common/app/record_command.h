@@ -13,6 +13,7 @@ struct RecordCommand {
   std::string output;         // -o, "-" (standard output) or ./perf.data
   bool default_file = false;  // ./perf.data, as perf record writes with stdout a terminal
   RecordOptions options;      // (options.notice is set by RunRecordCommand)
+  bool list_events = false;   // -l: print what can be recorded here, record nothing
 };
 
 /// The tool, with pf-record's --help text and options (perf record's).

@@ -44,7 +44,7 @@ namespace pf {
 namespace {
 constexpr uint64_t kSampleTime = 1 << 2;        // PERF_SAMPLE_TIME
 constexpr uint64_t kSampleCallchain = 1 << 5;  // PERF_SAMPLE_CALLCHAIN
-constexpr uint64_t kSamplePeriod = 1 << 8;     // PERF_SAMPLE_PERIOD
+constexpr uint32_t kTypeTracepoint = 2;         // PERF_TYPE_TRACEPOINT
 }  // namespace
 
 SampleKeys::SampleKeys() {
@@ -63,10 +63,17 @@ RecordFold::RecordFold(const PerfScriptOptions& options, const std::string& even
 void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chain, KeyFold& key,
                       bool fresh) {
   uint64_t weight = opt_.weight_samples || s.period == 0 ? 1 : s.period;
-  // The unit is the first folded sample's (one of the event kept, as the text's fold has it).
+  // The unit is the first folded sample's (one of the event kept, as the text's fold has it),
+  // none when the lines of some samples show a period and others' do not (tracepoints').
   auto counted = [&] {
     ++samples_;
-    if (folder_.tree().unit() == WeightUnit::kUnspecified) folder_.tree().set_unit(UnitOf(s));
+    (Traced(s) ? saw_traced_ : saw_period_) = true;
+    if (saw_traced_ && saw_period_ && !opt_.weight_samples) {
+      folder_.tree().set_unit(WeightUnit::kUnspecified);
+      unit_mixed_ = true;
+    } else if (!unit_mixed_ && folder_.tree().unit() == WeightUnit::kUnspecified) {
+      folder_.tree().set_unit(UnitOf(s));
+    }
   };
   // A sample folded as an earlier one was: its weight on the same leaf.
   auto fold_as = [&](NodeId leaf, bool filtered) {
@@ -82,11 +89,17 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
     return;
   }
   std::string_view comm = session.Comm(s.pid, s.tid);
-  if (s.attr->sample_type & kSamplePeriod) s.period = weight;  // the period read is the weight
+  if (s.attr->has_period()) s.period = weight;  // the period read is the weight
   session.FrameIds(s, chain, &frame_ids_);
-  fields_.period = s.attr->sample_type & kSamplePeriod;  // (NamedKey and FoldNamed read them)
+  fields_.period = s.attr->has_period();  // (NamedKey and FoldNamed read them)
   fields_.cpu = false;
   fields_.time = s.attr->sample_type & kSampleTime;
+  // A tracepoint's line, as perf script prints it: its fields after the event, no period,
+  // no frame without a call chain. How the Perl pattern reads that line depends on the
+  // fields' text, so each such sample is printed and read (FoldText), none reused.
+  fields_.trace = false;
+  fields_.ip = fields_.sym = fields_.symoff = fields_.dso = true;
+  if (Traced(s)) SetTracepointFields(&fields_, *s.attr, pipe_);
   // A new chain of addresses often folds as an earlier one did: the fold reads names, not
   // addresses or offsets (a loop's samples differ in their leaf's address alone). So the
   // frames are keyed again by what the fold reads of them. (A key whose samples fold one by
@@ -116,7 +129,7 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
 
 NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view comm,
                              bool* reuse) {
-  if (!(s.attr->sample_type & kSampleCallchain) || !FramesArePlain()) {
+  if (!(s.attr->sample_type & kSampleCallchain) || !FramesArePlain() || fields_.trace) {
     return FoldText(session, s, reuse);
   }
   // The event line's fields: comm, ids, period and event (AppendSampleHead prints them).
@@ -167,7 +180,8 @@ NodeId RecordFold::FoldText(Session& session, const Sample& s, bool* reuse) {
   text_.clear();
   AppendResolvedSample(session, s, fields_, frames_, &text_);
   NodeId leaf = folder_.FoldSample(text_, source_name_);
-  *reuse = HeadEndsInIds(session, s, std::string_view(text_).substr(0, text_.find('\n')));
+  *reuse = !fields_.trace &&
+           HeadEndsInIds(session, s, std::string_view(text_).substr(0, text_.find('\n')));
   return leaf;
 }
 
@@ -254,10 +268,15 @@ bool RecordFold::HeadEndsInIds(Session& session, const Sample& s, std::string_vi
   return match_end < ids_text_.size() && line.starts_with(ids_text_);
 }
 
+bool RecordFold::Traced(const Sample& s) {
+  return s.attr->type == kTypeTracepoint && s.attr->trace;
+}
+
 WeightUnit RecordFold::UnitOf(const Sample& s) const {
   constexpr uint32_t kTypeSoftware = 1;              // PERF_TYPE_SOFTWARE
   constexpr uint64_t kCpuClock = 0, kTaskClock = 1;  // PERF_COUNT_SW_CPU_CLOCK, _TASK_CLOCK
   if (opt_.weight_samples || s.period == 0) return WeightUnit::kSamples;
+  if (Traced(s)) return WeightUnit::kSamples;  // a tracepoint's line shows no period
   if (s.attr->type == kTypeSoftware &&
       (s.attr->config == kCpuClock || s.attr->config == kTaskClock)) {
     return WeightUnit::kNanoseconds;

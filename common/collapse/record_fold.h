@@ -80,6 +80,8 @@ class RecordFold {
  public:
   RecordFold(const PerfScriptOptions& options, const std::string& event_filter,
              std::string source_name);
+  /// The recording is read from a pipe (perf script prints tracepoints' frames otherwise).
+  void set_pipe(bool pipe) { pipe_ = pipe; }
 
   /// Folds `s`, whose call chain is `chain` and whose key's fold (SampleKeys) is `key`, first
   /// seen now when `fresh` (then set here).
@@ -116,6 +118,10 @@ class RecordFold {
   const PerfScriptOptions& opt_;
   PerfScriptFolder folder_;
   std::string source_name_;
+  // A tracepoint's sample whose fields are printed (its recording has their formats).
+  static bool Traced(const Sample& s);
+  bool saw_traced_ = false, saw_period_ = false, unit_mixed_ = false;
+  bool pipe_ = false;  // the recording is a pipe's (perf script's tracepoint fields differ)
   ScriptFields fields_;
   FlatMap<XXH128_hash_t, Named, Hash128Key, Equal128Key> named_;
   std::vector<FrameId> frame_ids_;

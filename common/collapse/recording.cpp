@@ -423,6 +423,7 @@ class RecordingFolder {
     session_->SetSrcline(opt_.perf.srcline);
     session_->Prefetch(reader_);
     fold_ = std::make_unique<RecordFold>(opt_.perf, event_filter, name_);
+    fold_->set_pipe(reader_.pipe_mode());
   }
 
   // A sample and its chain (recorded, or unwound by either stage).

@@ -5,7 +5,16 @@
 
 #include "perf/events.h"
 
+#include <dirent.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "base/error.h"
+#include "pfstream/trace_formats.h"
 
 namespace pf {
 
@@ -64,8 +73,15 @@ EventSpec ParseEventSpec(std::string_view text) {
   }
   // SUBSYSTEM:EVENT (sched:sched_switch) is a tracepoint, not an event with modifiers.
   if (!found && !mods.empty() && mods.find_first_not_of("ukp") != std::string_view::npos) {
-    throw UsageError("'" + std::string(text) + "' is a tracepoint: pf-record does not " +
-                     "record tracepoints yet; known events: " + KnownNames());
+    EventSpec tp;
+    std::string why;
+    if (!TracepointId(name, mods, &tp.config, &why)) {
+      if (why.starts_with("no tracepoint")) throw UsageError(why);
+      throw Error(why);
+    }
+    tp.name = std::string(text);
+    tp.type = PERF_TYPE_TRACEPOINT;
+    return tp;
   }
   if (!found) {
     throw UsageError("unknown event '" + std::string(name) + "'; known events: " + KnownNames());
@@ -97,7 +113,68 @@ EventSpec DefaultEventSpec() {
   return spec;
 }
 
+namespace {
+
+// Whether this machine counts the event (perf list leaves out the hardware events it does
+// not): a counter on this process, user space only, opened and closed.
+bool Counts(uint32_t type, uint64_t config) {
+  perf_event_attr a;
+  std::memset(&a, 0, sizeof a);
+  a.size = sizeof a;
+  a.type = type;
+  a.config = config;
+  a.disabled = 1;
+  a.exclude_kernel = a.exclude_hv = 1;
+  int fd = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') out.emplace_back(e->d_name);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Line(std::string* out, const std::string& name, const char* kind) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "  %-50s [%s]\n", name.c_str(), kind);
+  *out += buf;
+}
+
+}  // namespace
+
+std::string ListEvents() {
+  std::string out;
+  for (const Known& k : kEvents) {
+    if (k.type != PERF_TYPE_HARDWARE || !Counts(k.type, k.config)) continue;
+    Line(&out, k.alias ? std::string(k.name) + " OR " + k.alias : k.name, "Hardware event");
+  }
+  for (const Known& k : kEvents) {
+    if (k.type != PERF_TYPE_SOFTWARE) continue;
+    Line(&out, k.alias ? std::string(k.name) + " OR " + k.alias : k.name, "Software event");
+  }
+  const std::string tracefs = TracefsDir();
+  for (const std::string& system : tracefs.empty() ? std::vector<std::string>{}
+                                                   : Entries(tracefs + "/events")) {
+    for (const std::string& event : Entries(tracefs + "/events/" + system)) {
+      if (access((tracefs + "/events/" + system + "/" + event + "/id").c_str(), F_OK) == 0) {
+        Line(&out, system + ":" + event, "Tracepoint event");
+      }
+    }
+  }
+  return out;
+}
+
 std::string PerfEventName(std::string_view base, const perf_event_attr& a) {
+  if (a.type == PERF_TYPE_TRACEPOINT) return std::string(base);  // perf names them so
   std::string mods;
   if (a.exclude_kernel || a.exclude_user || a.exclude_hv) {
     if (!a.exclude_kernel) mods += 'k';

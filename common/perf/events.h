@@ -1,7 +1,8 @@
 #pragma once
-// Event names as perf spells them ("cpu-clock", "cycles:u", ...), the perf_event_attr each
-// one stands for, and the name perf would print for an attribute, so that
-// `perf script` shows pf-record's events under the names it uses for its own recordings.
+// Event names as perf spells them ("cpu-clock", "cycles:u", "sched:sched_switch", ...), the
+// perf_event_attr each one stands for, and the name perf would print for an attribute, so
+// that `perf script` shows pf-record's events under the names it uses for its own recordings;
+// and the list of what can be recorded here (pf-record -l, as perf list).
 // Names and numbers: linux/perf_event.h (perf_hw_id, perf_sw_ids) and
 // tools/perf/util/parse-events.c (the aliases); modifiers: perf-list(1).
 
@@ -22,11 +23,19 @@ struct EventSpec {
   bool exclude_kernel = false;  // ":u"
   int precise = 0;              // ":p", ":pp", ":ppp"
   bool hardware() const { return type == PERF_TYPE_HARDWARE; }
+  /// SYSTEM:NAME, its config the id tracefs gives it; sampled at every hit (period 1).
+  bool tracepoint() const { return type == PERF_TYPE_TRACEPOINT; }
 };
 
-/// Parses NAME[:MODIFIERS], MODIFIERS being u, k and up to three p. Throws pf::UsageError
-/// for an unknown event or modifier, naming the events that are known.
+/// Parses NAME[:MODIFIERS], MODIFIERS being u, k and up to three p, or a tracepoint
+/// SYSTEM:NAME (its id read from tracefs). Throws pf::UsageError for an unknown event,
+/// tracepoint or modifier, naming the events that are known, and pf::Error when tracefs
+/// cannot be read.
 EventSpec ParseEventSpec(std::string_view text);
+
+/// What `pf-record -l` prints, as perf list does: the hardware events this machine counts,
+/// the software events, and the tracepoints (when tracefs can be read), one a line.
+std::string ListEvents();
 
 /// The default event: cpu-clock, with the precise_ip perf leaves on it when it falls back
 /// from cycles:ppp, so that it is printed as perf prints its own default ("cpu-clock:ppp").

@@ -23,6 +23,7 @@ void OffCpuTracker::AddAttr(const perf_event_attr& attr, std::span<const uint64_
   });
   writer.WriteAttr(attr, ids);
   if (switches) switch_ids_.insert(switch_ids_.end(), ids.begin(), ids.end());
+  if (!switches && sample_type_ == 0) sample_type_ = EventAttr(attr).sample_type;
 }
 
 perf_event_attr OffCpuTracker::EventAttr(const perf_event_attr& like) {
@@ -34,6 +35,7 @@ perf_event_attr OffCpuTracker::EventAttr(const perf_event_attr& like) {
   a.precise_ip = 0;
   a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = a.mmap_data = a.build_id = 0;
   a.context_switch = 0;
+  a.sample_type &= ~static_cast<uint64_t>(PERF_SAMPLE_RAW);  // (a tracepoint's fields)
   return a;
 }
 
@@ -99,7 +101,7 @@ void OffCpuTracker::Write(PerfStreamWriter& writer, const Waiting& w, uint32_t t
   out_.cpu = w.cpu;
   out_.period = until - w.time;
   out_.callchain = w.chain;
-  writer.WriteSample(out_);
+  writer.WriteSample(out_, sample_type_);
   ++intervals_;
 }
 

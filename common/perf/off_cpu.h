@@ -78,6 +78,7 @@ class OffCpuTracker {
   void Write(PerfStreamWriter& writer, const Waiting& w, uint32_t tid, uint64_t until);
 
   uint64_t offcpu_id_;
+  uint64_t sample_type_ = 0;  // the offcpu-time event's (EventAttr of the first event)
   RecordDecoder decoder_;
   std::vector<uint64_t> switch_ids_;
   std::vector<Switch> pass_;            // this pass's records, in ring order

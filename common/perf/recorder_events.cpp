@@ -38,15 +38,36 @@ void Recorder::PrepareEvents() {
   const uint64_t frequency = AllowedFrequency();
   const size_t opened = specs.size() + (opt_.off_cpu ? 1 : 0);
   SizeRings(opened, frequency);
-  const uint64_t sample_type = SampleType(opened);
+  uint64_t sample_type = SampleType(opened);
+  // Tracepoints: the CPU of each sample, as perf records (and perf script prints) it.
+  const bool tracepoints =
+      std::any_of(specs.begin(), specs.end(), [](const EventSpec& s) { return s.tracepoint(); });
+  if (tracepoints) sample_type |= PERF_SAMPLE_CPU;
   const bool kernel_allowed = KernelSamplingAllowed(env_);
   for (size_t i = 0; i < specs.size(); ++i) {
     Event e;
     e.spec = specs[i];
     e.attr = EventAttr(e.spec, i == 0, sample_type, frequency, kernel_allowed);
+    if (e.spec.tracepoint()) TracepointAttr(&e.attr, kernel_allowed);
     events_.push_back(e);
   }
   if (opt_.off_cpu) events_.push_back(SwitchEvent(sample_type, kernel_allowed));
+}
+
+// A tracepoint fires in the kernel: with the kernel excluded it would never be seen. Each hit
+// is a sample (perf's default: -c 1), with its fields (PERF_SAMPLE_RAW).
+void Recorder::TracepointAttr(perf_event_attr* a, bool kernel_allowed) const {
+  if (!kernel_allowed) {
+    throw Error("tracepoints fire in the kernel, which kernel.perf_event_paranoid = " +
+                std::to_string(env_.paranoid) + " does not let this user sample: run as root, "
+                "or lower it with sysctl -w kernel.perf_event_paranoid=1");
+  }
+  a->freq = 0;
+  a->sample_period = opt_.period ? opt_.period : 1;
+  a->sample_type |= PERF_SAMPLE_RAW;
+  a->exclude_kernel = a->exclude_hv = 0;
+  a->exclude_callchain_kernel = opt_.user_only;  // the frames still follow --user-only
+  a->precise_ip = 0;
 }
 
 // --off-cpu: a sample at every context switch, which the kernel takes as a thread leaves the

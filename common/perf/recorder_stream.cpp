@@ -25,6 +25,7 @@
 #include "perf/recorder_impl.h"
 #include "pfstream/perf_data.h"
 #include "pfstream/records.h"
+#include "pfstream/trace_formats.h"
 
 namespace pf::record_impl {
 
@@ -66,6 +67,12 @@ void Recorder::WriteHead() {
     writer_->WriteAttr(stream_attr, e.ids);
     descs.push_back({stream_attr, PerfEventName(e.spec.name, e.attr), e.ids});
   }
+  // The tracepoints' formats, for perf script (and pf-script) to print their fields.
+  std::vector<std::string> tracepoints;
+  for (const Event& e : events_) {
+    if (e.spec.tracepoint()) tracepoints.push_back(e.spec.name);
+  }
+  if (!tracepoints.empty()) writer_->WriteTracingData(TracingData(tracepoints));
   if (off_cpu_) {
     const uint64_t ids[] = {kOffCpuId};
     const perf_event_attr a = OffCpuTracker::EventAttr(descs.front().attr);

@@ -281,6 +281,17 @@ void PerfDataReader::ReadFeatures(uint64_t offset, uint64_t bits[4]) {
   }
 }
 
+void PerfDataReader::OnTracingData(std::span<const uint8_t> data) {
+  trace_formats_ = TraceFormats::Parse(data);
+  if (!trace_formats_) return;
+  for (EventAttr& a : attrs_) {
+    if (a.type != 2) continue;  // PERF_TYPE_TRACEPOINT
+    a.trace = trace_formats_.get();
+    std::string name = trace_formats_->Name(a.config);
+    if (!name.empty() && (a.name.empty() || a.name.starts_with("raw 0x"))) a.name = name;
+  }
+}
+
 void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) {
   Cursor c(data);
   switch (feature) {
@@ -304,6 +315,9 @@ void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) 
       }
       break;
     }
+    case 1:  // TRACING_DATA: the tracepoints' formats
+      OnTracingData(data);
+      break;
     case 21:  // SAMPLE_TIME: the first and the last sample's time
       if (!c.U64(&first_sample_time_) || !c.U64(&last_sample_time_)) {
         first_sample_time_ = last_sample_time_ = 0;
@@ -571,6 +585,21 @@ bool PerfDataReader::Next(Record* r) {
       if (r->body.size() >= 8) OnFeature(Load64(r->body.data()), r->body.subspan(8));
       continue;
     }
+    if (type == kRecordHeaderTracingData && pipe_ && !unpacked) {
+      // The record gives the size of the tracing data that follows it, outside any record.
+      uint32_t data_size;
+      if (r->body.size() < 4) continue;
+      std::memcpy(&data_size, r->body.data(), 4);
+      const size_t padded = (static_cast<size_t>(data_size) + 7) / 8 * 8;
+      if (!Fill(padded)) {
+        truncated_ = true;
+        return false;
+      }
+      OnTracingData(std::span<const uint8_t>(
+          reinterpret_cast<const uint8_t*>(all_.data()) + pos_, data_size));
+      pos_ += padded;
+      continue;
+    }
     if (type == kRecordKsymbol && pipe_) {
       if (!prescanned_) TakeSymbolNote(r->body);
       TakeStreamNote(r->body);
@@ -666,6 +695,7 @@ bool PerfDataReader::ParseSampleFields(const Record& r, Sample* s) const {
   if ((st & kId) && !c.U64(&s->id)) return false;
   if ((st & kStreamId) && !c.U64(&v)) return false;
   if ((st & kCpu) && (!c.U32(&s->cpu) || !c.Skip(4))) return false;
+  if (!(st & kPeriod) && !a->freq() && a->sample_period) s->period = a->sample_period;
   if ((st & kPeriod) && !c.U64(&s->period)) return false;
   if (st & kRead) {
     uint64_t rf = a->read_format;
@@ -688,7 +718,7 @@ bool PerfDataReader::ParseSampleFields(const Record& r, Sample* s) const {
   }
   if (st & kRaw) {
     uint32_t size;
-    if (!c.U32(&size) || !c.Skip(size)) return false;
+    if (!c.U32(&size) || !c.Bytes(size, &s->raw)) return false;
   }
   if (st & kBranchStack) {
     uint64_t nr;

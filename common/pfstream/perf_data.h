@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "io/input.h"
+#include "pfstream/trace_formats.h"
 #include "symbolize/embedded.h"
 
 namespace pf {
@@ -42,8 +43,13 @@ struct EventAttr {
   uint32_t user_regs = 0;  // registers in sample_regs_user (set by the reader)
   std::vector<uint64_t> ids;   // the sample ids that belong to this event
   std::string name;            // from the EVENT_DESC feature, or derived from type/config
+  /// A tracepoint's formats (its name, its fields' printer), when the recording has them.
+  const class TraceFormats* trace = nullptr;
 
   bool freq() const { return flags & (1ULL << 10); }
+  /// Each sample has a period: in the sample (PERF_SAMPLE_PERIOD), or the attribute's fixed
+  /// one (perf record -c without it), which perf script prints the same.
+  bool has_period() const { return (sample_type & (1ULL << 8)) || (!freq() && sample_period); }
   bool sample_id_all() const { return flags & (1ULL << 18); }
   bool exclude_user() const { return flags & (1ULL << 4); }
   bool exclude_kernel() const { return flags & (1ULL << 5); }
@@ -65,6 +71,7 @@ struct Sample {
   uint64_t regs_abi = 0;
   std::span<const uint64_t> regs_user;
   std::span<const uint8_t> stack_user;  // the bytes the kernel filled (dyn_size)
+  std::span<const uint8_t> raw;         // PERF_SAMPLE_RAW: a tracepoint's fields
   // Offsets in the record's body, for rewriting it: the callchain's nr, the REGS_USER abi,
   // the STACK_USER size, and the end of the STACK_USER field (0 where absent).
   uint32_t callchain_at = 0, regs_user_at = 0, stack_user_at = 0, stack_user_end = 0;
@@ -137,6 +144,8 @@ class PerfDataReader {
 
   /// Features read from the header (file mode) or HEADER_FEATURE records (pipe mode).
   const std::string& hostname() const { return hostname_; }
+  /// The tracepoints' formats the recording took along (HEADER_TRACING_DATA); null if none.
+  const TraceFormats* trace_formats() const { return trace_formats_.get(); }
   const std::string& os_release() const { return os_release_; }
   const std::string& cmdline() const { return cmdline_; }
   /// The SAMPLE_TIME feature (perf record writes it to files): the first and last sample's
@@ -198,6 +207,9 @@ class PerfDataReader {
   size_t released_ = 0;    // bytes of all_ given back (ReleaseBefore)
   std::vector<EventAttr> attrs_;
   std::string hostname_, os_release_, cmdline_;
+  std::unique_ptr<TraceFormats> trace_formats_;
+  // Reads the tracing data, and names the tracepoint events after it.
+  void OnTracingData(std::span<const uint8_t> data);
   uint64_t first_sample_time_ = 0, last_sample_time_ = 0;
   std::vector<BuildId> build_ids_;
   EmbeddedSymbols embedded_;

@@ -234,8 +234,20 @@ void PerfStreamWriter::WriteMmap2(const Mmap2& m, const SynthId& id) {
   Emit();
 }
 
-void PerfStreamWriter::WriteSample(const SampleFields& s) {
-  const uint64_t st = sample_type_;
+void PerfStreamWriter::WriteTracingData(std::string_view data) {
+  constexpr uint32_t kTracingData = 66;  // PERF_RECORD_HEADER_TRACING_DATA
+  std::string padded(data);
+  padded.append((8 - data.size() % 8) % 8, '\0');
+  Begin(kTracingData, 0);
+  Put32(static_cast<uint32_t>(padded.size()));  // (perf checks the padded size)
+  Put32(0);
+  Emit();
+  out_.Append(padded);
+  bytes_ += padded.size();
+}
+
+void PerfStreamWriter::WriteSample(const SampleFields& s, uint64_t sample_type) {
+  const uint64_t st = sample_type ? sample_type : sample_type_;
   constexpr uint64_t kKnown = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
                               PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
                               PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |

@@ -126,8 +126,11 @@ class PerfStreamWriter {
   };
   /// A PERF_RECORD_MMAP2, with PERF_RECORD_MISC_MMAP_BUILD_ID when build_id is set.
   void WriteMmap2(const Mmap2& m, const SynthId& id = {});
-  /// A PERF_RECORD_SAMPLE laid out for the sample_type of the first attribute.
-  void WriteSample(const SampleFields& s);
+  /// A PERF_RECORD_SAMPLE laid out for `sample_type` (0: the first attribute's).
+  void WriteSample(const SampleFields& s, uint64_t sample_type = 0);
+  /// PERF_RECORD_HEADER_TRACING_DATA: the record, then the tracepoints' formats
+  /// (pfstream/trace_formats.h) outside it, padded to 8 bytes, as perf writes them in a pipe.
+  void WriteTracingData(std::string_view data);
   /// A PERF_RECORD_KSYMBOL that perf treats as a no-op (an unregistration of an address no
   /// kernel map holds): pf's carrier for the symbols a stream takes along
   /// (symbolize/embedded.h). `name` is NUL-terminated and padded.

@@ -27,12 +27,12 @@ namespace {
 constexpr size_t kDefaultMaxStack = 127;
 
 constexpr uint64_t kSampleTid = 1 << 1, kSampleTime = 1 << 2, kSampleCpu = 1 << 7,
-                   kSamplePeriod = 1 << 8, kSampleCallchain = 1 << 5;
+                   kSampleCallchain = 1 << 5;
 
 // The fields perf script 6.1 knows (its -F usage, and machine_pid and vcpu, which it accepts
 // without listing them) that pf does not print.
 constexpr const char* kPerfOnlyFields[] = {
-    "trace", "addr", "iregs", "uregs", "brstack", "brstacksym", "flags", "data_src", "weight",
+    "addr", "iregs", "uregs", "brstack", "brstacksym", "flags", "data_src", "weight",
     "bpf-output", "brstackinsn", "brstackinsnlen", "brstackoff", "callindent", "insn",
     "insnlen", "synth", "phys_addr", "metric", "misc", "srccode", "ipc", "tod",
     "data_page_size", "code_page_size", "ins_lat", "machine_pid", "vcpu"};
@@ -64,12 +64,16 @@ bool Set(ScriptFields* f, const std::string& name, bool on, uint32_t event_type,
   else if (name == "symoff") f->symoff = on;
   else if (name == "dso") f->dso = on;
   else if (name == "srcline") f->srcline = on;
-  else {
+  else if (name == "trace" && event_type == 2) f->trace = on;
+  else if (name == "trace") {
+    *warning = std::string("'trace' not valid for ") + EventTypeName(event_type) +
+               " events. Ignoring.";
+    return false;
+  } else {
     for (const char* known : kPerfOnlyFields) {
       if (name != known) continue;
-      // As perf: trace (tracepoints' fields) and bpf-output do not apply to every event type.
-      bool invalid = (name == "trace" && event_type != 2) ||
-                     (name == "bpf-output" && event_type != 1 && event_type != 2);
+      // As perf: bpf-output does not apply to every event type.
+      bool invalid = name == "bpf-output" && event_type != 1 && event_type != 2;
       *warning = "'" + name + (invalid ? std::string("' not valid for ") +
                                              EventTypeName(event_type) + " events. Ignoring."
                                        : "' is not printed by pf-script. Ignoring.");
@@ -239,6 +243,7 @@ void AppendResolvedSample(Session& session, const Sample& s, const ScriptFields&
   // one (a DWARF sample whose stack copy is empty has none).
   bool chain = PrintsChain(s, f) && !f.chain_unresolved;
   AppendSampleHead(session, s, f, out);
+  if (f.trace && s.attr->trace) s.attr->trace->Print(s.attr->config, s.cpu, s.raw, out);
   if (chain && (f.ip || f.sym || f.dso)) {
     *out += '\n';
     for (const ResolvedFrame& fr : frames) {
@@ -258,18 +263,29 @@ void AppendResolvedSample(Session& session, const Sample& s, const ScriptFields&
   }
 }
 
-ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a,
+void SetTracepointFields(ScriptFields* f, const EventAttr& a, bool pipe) {
+  const bool chain = a.sample_type & kSampleCallchain;
+  f->period = false;
+  f->trace = true;
+  f->ip = f->sym = chain;
+  f->symoff = f->dso = chain && !pipe;
+}
+
+ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a, bool pipe,
                            std::vector<std::string>* warnings) {
   ScriptFields f;
   f.cpu = a.sample_type & kSampleCpu;
-  f.period = a.sample_type & kSamplePeriod;
+  f.period = a.has_period();
   f.time = a.sample_type & kSampleTime;
   f.ns = o.ns;
   f.hide_call_graph = o.hide_call_graph;
+  if (a.type == 2) SetTracepointFields(&f, a, pipe);
   bool replace = !o.fields.empty() && o.fields[0].size() > 0 && o.fields[0][0] != '+' &&
                  o.fields[0][0] != '-';
-  if (replace) f = ScriptFields{false, false, false, false, false, false, false,
-                                false, false, false, false, false, 0, o.ns, o.hide_call_graph};
+  if (replace) {
+    f = ScriptFields{false, false, false, false, false, false, false, false,
+                     false, false, false, false, false, 0,     o.ns,  o.hide_call_graph};
+  }
   for (std::string name : o.fields) {
     bool on = true;
     if (!name.empty() && (name[0] == '+' || name[0] == '-')) {
@@ -345,7 +361,7 @@ class Printer {
     if (!symbols_.empty() && !SymbolSelected(s)) return;
     auto it = fields_.find(s.attr);
     if (it == fields_.end()) {
-      ScriptFields f = ResolveFields(o_, *s.attr, &warnings_);
+      ScriptFields f = ResolveFields(o_, *s.attr, reader_.pipe_mode(), &warnings_);
       for (const EventAttr& a : reader_.attrs()) {
         f.name_width = std::max(f.name_width, static_cast<int>(a.name.size()));
       }
@@ -399,7 +415,7 @@ class Printer {
     if (!select_.KeepsTimeAndCpu(at)) return;
     line_.clear();
     // The sample-id prefix, printed as for a sample of the event (perf_sample__fprintf_start).
-    ScriptFields f = ResolveFields(o_, *attr, &warnings_);
+    ScriptFields f = ResolveFields(o_, *attr, reader_.pipe_mode(), &warnings_);
     // As perf: the comm is that of the thread the record is about (after the record).
     CommRecord c;
     ForkRecord fork;

@@ -43,6 +43,7 @@ struct ScriptOptions {
 struct ScriptFields {
   bool comm = true, pid = false, tid = true, cpu = false, time = true, period = true,
        event = true, ip = true, sym = true, symoff = true, dso = true, srcline = false;
+  bool trace = false;  // a tracepoint's fields, after its event name (its recording's formats)
   int name_width = 0;  // event names are right-aligned to the longest one (perf)
   bool ns = false;     // the time to the nanosecond (--ns)
   bool hide_call_graph = false;  // -G: printed as a sample without a call chain
@@ -55,11 +56,17 @@ struct ScriptFields {
 /// know either, or on +FIELD/-FIELD mixed with a plain list.
 void CheckFieldNames(const std::vector<std::string>& fields);
 
-/// Resolves the options' fields for `attr`; throws pf::UsageError (perf's message) when an
-/// explicit field is not in the samples. A field perf knows and pf does not print is left
-/// out, with perf's kind of warning added to *warnings.
-ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr,
+/// Resolves the options' fields for `attr` (in a recording read from a pipe when `pipe`);
+/// throws pf::UsageError (perf's message) when an explicit field is not in the samples. A
+/// field perf knows and pf does not print is left out, with perf's kind of warning added to
+/// *warnings.
+ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr, bool pipe,
                            std::vector<std::string>* warnings = nullptr);
+
+/// perf script's default fields for a tracepoint's samples: its fields after the event name,
+/// no period, and the frames only of a call chain: their address, name, offset and dso, or in
+/// a pipe (where perf sets them as each event arrives) address and name alone.
+void SetTracepointFields(ScriptFields* f, const EventAttr& attr, bool pipe);
 
 /// Appends the perf script text of one sample: its header line, then (with a callchain) a
 /// line per frame and a blank line. `chain` is the sample's Session::Callchain (unwound once

@@ -14,6 +14,7 @@
 #include "collapse/collapse.h"
 #include "collapse/test_seams.h"
 #include "pfstream/perf_data.h"
+#include "pfstream/perf_writer.h"
 #include "pfstream/process_maps.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
@@ -734,6 +735,48 @@ TEST(Collapse, SamplesCutShortAreCounted) {
     ASSERT_EQ(report.warnings.size(), 1u) << threads;
     EXPECT_NE(report.warnings[0].find(": skipped 1 malformed record ("), std::string::npos);
   }
+  std::remove(path.c_str());
+}
+
+// perf record -c N without PERF_SAMPLE_PERIOD: each sample's period is the attribute's N,
+// which perf script prints and stackcollapse-perf.pl sums; pf-script prints it, and the fold
+// of the recording weighs it as the fold of that text does.
+TEST(Collapse, AFixedPeriodOutsideTheSamplesIsTheirPeriod) {
+  StringSink stream;
+  {
+    BufferedWriter out(stream);
+    PerfStreamWriter w(out);
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = 100000;  // (freq 0)
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+    a.sample_id_all = 1;
+    w.WriteHeader();
+    w.WriteAttr(a, std::vector<uint64_t>{7});
+    w.WriteEventDesc({{a, "cpu-clock", {7}}});
+    w.WriteComm(5, 5, "prog", true, {5, 5, 1, 0});
+    SampleFields s;
+    s.pid = s.tid = 5;
+    s.ip = 0x1234;
+    s.callchain = {PERF_CONTEXT_USER, 0x1234};
+    for (uint64_t t : {2000, 3000}) {
+      s.time = t;
+      w.WriteSample(s);
+    }
+    w.Flush();
+  }
+  const std::string path = ::testing::TempDir() + "/fixed." + std::to_string(getpid()) + ".pfs";
+  { std::ofstream(path, std::ios::binary) << stream.data(); }
+  StringSink text;
+  RunScript(path, {}, text, nullptr);
+  EXPECT_NE(text.data().find(":     100000 cpu-clock: \n"), std::string::npos) << text.data();
+  StringSink folded;
+  ReadReport report;
+  CollapseFiles({path}, {}, folded, &report);
+  EXPECT_EQ(test::StackLines(folded.data()), "prog;[unknown] 200000\n");
+  EXPECT_EQ(test::StackLines(folded.data()), test::Collapse(text.data()));
   std::remove(path.c_str());
 }
 

@@ -22,6 +22,7 @@
 #include "perf/call_graph_option.h"
 #include "base/cpu_list.h"
 #include "perf/events.h"
+#include "pfstream/trace_formats.h"
 #include "perf/proc.h"
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
@@ -198,17 +199,23 @@ TEST(RecordEvents, NamesAndModifiers) {
   EXPECT_EQ(ParseEventSpec("instructions:ppp").precise, 3);
   EXPECT_THROW(ParseEventSpec("nosuch"), UsageError);
   EXPECT_THROW(ParseEventSpec("cpu-clock:x"), UsageError);
-  // A tracepoint is named as one, not as an unknown event "sched".
-  try {
-    ParseEventSpec("sched:sched_switch");
-    ADD_FAILURE() << "accepted a tracepoint";
-  } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("'sched:sched_switch' is a tracepoint: pf-record does "
-                                          "not record tracepoints yet; known events: cpu-clock",
-                                          0),
-              0u)
-        << e.what();
+  // SYSTEM:NAME is a tracepoint, not the event "sched" with modifiers; one that does not
+  // exist is a usage error that says where to look (where tracefs can be read).
+  if (!TracefsDir().empty() && access((TracefsDir() + "/events/sched/sched_switch/id").c_str(), R_OK) == 0) {
+    EventSpec tp = ParseEventSpec("sched:sched_switch");
+    EXPECT_TRUE(tp.tracepoint());
+    EXPECT_EQ(tp.name, "sched:sched_switch");
+    EXPECT_GT(tp.config, 0u);
+    try {
+      ParseEventSpec("sched:no_such_event");
+      ADD_FAILURE() << "accepted a tracepoint that does not exist";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "no tracepoint sched:no_such_event (pf-record -l lists them)");
+    }
   }
+  perf_event_attr t{};
+  t.type = PERF_TYPE_TRACEPOINT;
+  EXPECT_EQ(PerfEventName("sched:sched_switch", t), "sched:sched_switch");
 
   perf_event_attr a{};
   EXPECT_EQ(PerfEventName("cpu-clock", a), "cpu-clock");
