@@ -61,7 +61,12 @@ cli::Tool CollapseTool() {
   po::options_description& recordings = tool.AddGroup("Recordings (perf.data, pf-record streams)");
   recordings.add_options()
       ("no-inline", "do not add the functions inlined at unwound frames (as perf script "
-       "--no-inline)");
+       "--no-inline)")
+      ("time-order", "keep the samples in time order, thread by thread, merging only "
+       "consecutive equal stacks, instead of summing them: a timeline that pf-flamegraph "
+       "--flamechart draws as a flame chart")
+      ("per-thread", "start each stack with its thread, comm-PID/TID (the same as --tid): "
+       "per-thread flame graphs, one lane per thread in a flame chart");
   AddSelectionOptions(recordings, SelectionStyle::kFold);
   po::options_description& input = tool.AddGroup("Input");
   input.add_options()
@@ -114,7 +119,8 @@ CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
   CollapseCommand c{ctx.inputs, ctx.output, {}};
   CollapseOptions& opt = c.options;
   opt.perf.include_pid = vm.count("pid");
-  opt.perf.include_tid = vm.count("tid");
+  opt.perf.include_tid = vm.count("tid") || vm.count("per-thread");
+  opt.perf.keep_times = vm.count("time-order");
   opt.perf.annotate_kernel = vm.count("kernel") || vm.count("all");
   opt.perf.annotate_jit = vm.count("jit") || vm.count("all");
   opt.perf.include_addrs = vm.count("addrs");
@@ -128,6 +134,9 @@ CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
   opt.filter.exclude = cli::List(vm, "exclude");
   opt.filter.hide = cli::List(vm, "hide");
   ReadFormats(vm, c);
+  if (opt.perf.keep_times && c.format != "folded") {
+    throw UsageError("--time-order writes folded stacks in time order; drop --format " + c.format);
+  }
   opt.threads = cli::Value<unsigned>(vm, "threads", 0);
   opt.select = ReadSelection(vm, SelectionStyle::kFold);
   if (vm.count("nthreads")) {

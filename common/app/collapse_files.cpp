@@ -137,8 +137,29 @@ bool FoldScriptFile(const std::vector<std::string>& inputs, const CollapseOption
 
 }  // namespace
 
+// --time-order: one recording's samples as a timeline (collapse/time_order.h).
+void CollapseTimeline(const std::vector<std::string>& inputs, const CollapseOptions& options,
+                      ByteSink& out, ReadReport* report) {
+  Collapser c(options, report);
+  for (const std::string& p : inputs.empty() ? std::vector<std::string>{"-"} : inputs) {
+    std::unique_ptr<ByteSource> src = OpenInput(p);
+    c.Add(*src);
+  }
+  std::vector<TimedSample> samples;
+  StackTree tree = c.TakeTimeline(&samples);
+  if (samples.empty()) NoteEmptyResult(tree, report);
+  BufferedWriter w(out);
+  WriteTimeOrdered(tree, std::move(samples), options.filter, w);
+  w.Flush();
+  out.Commit();
+}
+
 void CollapseFiles(const std::vector<std::string>& inputs, const CollapseOptions& options,
                    ByteSink& out, ReadReport* report) {
+  if (options.perf.keep_times) {
+    CollapseTimeline(inputs, options, out, report);
+    return;
+  }
   if (MergeFoldedFiles(inputs, options, out, report)) return;
   if (FoldScriptFile(inputs, options, out, report)) return;
   WriteCollapsed(CollapseFilesToTree(inputs, options, report), out, report);

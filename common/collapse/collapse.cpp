@@ -57,6 +57,10 @@ class Collapser::Impl {
     InputFormat format = SniffFormat(head, &foreign);
     ++report_->inputs;
     format = Forced(format, foreign, source.name());
+    if (opt_.perf.keep_times && format != InputFormat::kPerfData && format != InputFormat::kEmpty) {
+      throw UsageError(source.name() + ": --time-order reads recordings (perf.data, pf-record "
+                       "streams), whose samples have times");
+    }
     switch (format) {
       case InputFormat::kEmpty:
         ++report_->empty_inputs;
@@ -115,6 +119,14 @@ class Collapser::Impl {
   }
 
   /// The folded result, filtered; notices added to the report.
+  // --time-order: the recording's tree unfiltered, and its samples in order.
+  StackTree TakeTimeline(std::vector<TimedSample>* samples) {
+    NoteEvents();
+    if (!tree_) tree_.emplace();
+    *samples = std::move(timed_);
+    return std::move(*tree_);
+  }
+
   StackTree TakeTree() {
     NoteEvents();
     if (!tree_) tree_.emplace();
@@ -270,6 +282,9 @@ class Collapser::Impl {
   // (record_fold.cpp), in one or two stages (recording.cpp), then merged.
   void AddPerfData(ByteSource& source) {
     StackTree& tree = Tree(false, source.name());
+    if (opt_.perf.keep_times && !(tree.size() == 1 && !tree.has_self(StackTree::kRoot))) {
+      throw UsageError("--time-order folds one recording: give one input");
+    }
     FoldRecording(source, opt_, select_, threads_, event_filter_,
                   [&](RecordFold& fold, const PerfDataReader& reader, bool two_stage) {
       PerfScriptFolder& folder = fold.folder();
@@ -282,6 +297,7 @@ class Collapser::Impl {
       }
       other_event_samples_ += folder.other_event_samples() + fold.filtered_hits();
       NoteOtherEvents(folder.other_events());
+      if (opt_.perf.keep_times) timed_ = fold.TakeTimed();
       if (reader.truncated()) {
         report_->warnings.push_back(
             TruncatedWarning(source.name(), reader, fold.samples(), "folded"));
@@ -464,6 +480,7 @@ class Collapser::Impl {
   SampleSelection select_;
   unsigned threads_;
   std::string event_filter_;
+  std::vector<TimedSample> timed_;  // --time-order: the recording's samples
   std::optional<StackTree> tree_;
   WeightUnit first_unit_ = WeightUnit::kUnspecified;  // NoteInputUnit
   std::string first_unit_input_;
@@ -480,6 +497,10 @@ Collapser::~Collapser() = default;
 void Collapser::Add(ByteSource& source) { impl_->Add(source); }
 
 StackTree Collapser::TakeTree() { return impl_->TakeTree(); }
+
+StackTree Collapser::TakeTimeline(std::vector<TimedSample>* samples) {
+  return impl_->TakeTimeline(samples);
+}
 
 WeightUnit Collapser::AddPerfScriptToList(ByteSource& source, StackList* list) {
   return impl_->AddPerfScriptToList(source, list);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collapse/time_order.h"
 #include "collapse/profiles.h"
 #include "formats/perf_script.h"
 #include "io/input.h"
@@ -64,6 +65,9 @@ class Collapser {
   void Add(ByteSource& source);
   /// The folded result, filtered; notices added to the report.
   StackTree TakeTree();
+  /// With options.perf.keep_times (--time-order), instead of TakeTree: the recording's tree,
+  /// unfiltered, and its samples (leaves of that tree) in the order folded.
+  StackTree TakeTimeline(std::vector<TimedSample>* samples);
   /// Instead of Add and TakeTree: folds `source`, `perf script` text, on this thread into
   /// `list` (one column), with the notes TakeTree would give, and returns the unit of its
   /// weights; for a writer of sorted folded text, which needs no tree. Only as the one input,

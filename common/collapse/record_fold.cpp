@@ -79,6 +79,7 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   auto fold_as = [&](NodeId leaf, bool filtered) {
     if (leaf != PerfScriptFolder::kNoLeaf) {
       folder_.tree().AddSelf(leaf, weight);
+      if (opt_.keep_times) timed_.push_back({s.pid, s.tid, s.time, leaf, weight});
       counted();
     } else if (filtered) {
       ++filtered_hits_;
@@ -124,7 +125,11 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
     bool inserted;
     if (reuse) named_.TryEmplace(named_key, Named{key.leaf, key.filtered}, &inserted);
   }
-  if (leaf != PerfScriptFolder::kNoLeaf) counted();
+  if (leaf != PerfScriptFolder::kNoLeaf) {
+    // (A tracepoint's text shows no period: it weighs 1, as its line is read.)
+    if (opt_.keep_times) timed_.push_back({s.pid, s.tid, s.time, leaf, Traced(s) ? 1 : weight});
+    counted();
+  }
 }
 
 NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view comm,

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collapse/time_order.h"
 #include "base/flat_map.h"
 #include "formats/perf_script.h"
 #include "pfstream/session.h"
@@ -82,6 +83,8 @@ class RecordFold {
              std::string source_name);
   /// The recording is read from a pipe (perf script prints tracepoints' frames otherwise).
   void set_pipe(bool pipe) { pipe_ = pipe; }
+  /// With PerfScriptOptions::keep_times: each sample folded, its leaf and time, in order.
+  std::vector<TimedSample> TakeTimed() { return std::move(timed_); }
 
   /// Folds `s`, whose call chain is `chain` and whose key's fold (SampleKeys) is `key`, first
   /// seen now when `fresh` (then set here).
@@ -122,6 +125,7 @@ class RecordFold {
   static bool Traced(const Sample& s);
   bool saw_traced_ = false, saw_period_ = false, unit_mixed_ = false;
   bool pipe_ = false;  // the recording is a pipe's (perf script's tracepoint fields differ)
+  std::vector<TimedSample> timed_;  // PerfScriptOptions::keep_times: the samples folded
   ScriptFields fields_;
   FlatMap<XXH128_hash_t, Named, Hash128Key, Equal128Key> named_;
   std::vector<FrameId> frame_ids_;

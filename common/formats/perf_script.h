@@ -61,6 +61,7 @@ struct PerfScriptOptions {
   bool weight_samples = false;  // --weight=samples: 1 per sample instead of the period
   bool note_modules = false;    // note each frame's module in the tree (pf-dot's labels)
   bool keep_cxx_names = false;  // keep "operator()" and "{lambda(int)#1}" whole (pf-dot)
+  bool keep_times = false;      // recordings: each sample's leaf and time (--time-order)
   std::string event_filter;     // --event-filter; empty: the first event type seen
   std::vector<std::string> skip_after;  // --skip-after
 };

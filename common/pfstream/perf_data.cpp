@@ -392,6 +392,31 @@ void PerfDataReader::PrescanEmbedded() {
   }
 }
 
+bool PerfDataReader::ScanSampleTimes() const {
+  if (first_sample_time_ || last_sample_time_) return true;
+  if (!pipe_ || !source_.stable() || all_.size() < kPipeHeaderSize) return false;
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(all_.data());
+  uint64_t pos = kPipeHeaderSize, first = UINT64_MAX, last = 0;
+  Record r;
+  while (RecordView(std::span<const uint8_t>(base + pos, all_.size() - pos), &r)) {
+    pos += 8 + r.body.size();
+    uint64_t t;
+    if (r.type == kRecordSample && SampleTime(r, &t) && t != 0) {
+      first = std::min(first, t);
+      last = std::max(last, t);
+    } else if (r.type == kRecordHeaderTracingData && r.body.size() >= 4) {
+      uint32_t size;  // the tracing data follows its record
+      std::memcpy(&size, r.body.data(), 4);
+      pos += (static_cast<uint64_t>(size) + 7) / 8 * 8;
+      if (pos > all_.size()) break;
+    }
+  }
+  if (first > last) return false;
+  first_sample_time_ = first;
+  last_sample_time_ = last;
+  return true;
+}
+
 void PerfDataReader::ParseBuildIds(std::span<const uint8_t> data) {
   ParseBuildIdEntries(data, &build_ids_);
 }

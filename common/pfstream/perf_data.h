@@ -151,6 +151,10 @@ class PerfDataReader {
   /// The SAMPLE_TIME feature (perf record writes it to files): the first and last sample's
   /// time; both 0 when the recording does not say.
   uint64_t first_sample_time() const { return first_sample_time_; }
+  /// When no SAMPLE_TIME feature gave them (perf writes it only into files; pf-record's and
+  /// perf's pipe streams have none) and the input is held whole (a mapped file): the first
+  /// and last sample times, found by a pass over the records. False when it cannot be.
+  bool ScanSampleTimes() const;
   uint64_t last_sample_time() const { return last_sample_time_; }
   /// Build-ids announced by the recorder (HEADER_BUILD_ID records, BUILD_ID feature).
   struct BuildId {
@@ -210,7 +214,7 @@ class PerfDataReader {
   std::unique_ptr<TraceFormats> trace_formats_;
   // Reads the tracing data, and names the tracepoint events after it.
   void OnTracingData(std::span<const uint8_t> data);
-  uint64_t first_sample_time_ = 0, last_sample_time_ = 0;
+  mutable uint64_t first_sample_time_ = 0, last_sample_time_ = 0;  // (ScanSampleTimes)
   std::vector<BuildId> build_ids_;
   EmbeddedSymbols embedded_;
   bool prescanned_ = false;

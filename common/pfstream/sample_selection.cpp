@@ -229,13 +229,13 @@ void SampleSelection::Bind(const PerfDataReader& reader) {
   }
   if (!has_time_) return;
   const bool percent = options_.time.find('%') != std::string::npos;
-  const uint64_t first = reader.first_sample_time(), last = reader.last_sample_time();
-  if ((percent || options_.reltime) && first == 0 && last == 0) {
+  if ((percent || options_.reltime) && !reader.ScanSampleTimes()) {
     throw UsageError(std::string("--time ") + (percent ? "with percentages" : "with --reltime") +
-                     " needs the recording's first and last sample time, which it does not " +
-                     "hold (perf record writes them into perf.data files; pipe streams have " +
-                     "none): give the times in seconds");
+                     " needs the recording's first and last sample time, which a stream read " +
+                     "from a pipe does not give before its end: give the times in seconds, or " +
+                     "the recording as a file");
   }
+  const uint64_t first = reader.first_sample_time(), last = reader.last_sample_time();
   if (percent) ranges_ = ParsePercentRanges(options_.time, first, last);
   if (options_.reltime) {
     for (TimeRange& r : ranges_) {

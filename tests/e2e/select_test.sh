@@ -79,7 +79,14 @@ same "$two" --cpu 0 --comms "$comm"
 same "$two" --cpu 0 --show-task-events
 same "$tmp/cxx.data" --cpu 0   # refused by both: no CPU in the samples
 same "$tmp/pf.pfs" --comms callpath --ns -G
-same "$tmp/pf.pfs" --time 10%/2  # refused by both: a stream holds no first/last sample time
+# perf refuses percentages on a stream (it holds no first/last sample time); pf-script finds
+# them in a stream kept in a file, and slices it as it slices the same samples in perf.data.
+"$script" --time 10%/2 "$tmp/pf.pfs" >"$tmp/q" 2>"$tmp/q.err" ||
+  fail "pf-script --time 10%/2 on a stream in a file: $(cat "$tmp/q.err")"
+[ -s "$tmp/q" ] || fail "pf-script --time 10%/2 on a stream printed nothing"
+cat "$tmp/pf.pfs" | "$script" --time 10%/2 >/dev/null 2>"$tmp/q.err"
+[ $? -eq 2 ] && grep -q "give the times in seconds" "$tmp/q.err" ||
+  fail "--time 10%/2 on a pipe: $(cat "$tmp/q.err")"
 same "$tmp/cxx.data" -S 'ns::helper'
 mangled=$(nm "$cxx" | awk '/helper/ { print $3; exit }')
 same "$tmp/cxx.data" --no-demangle -S "$mangled"
