@@ -5,6 +5,8 @@
 
 #include "app/record_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -54,6 +56,13 @@ void AddTargetsAndSampling(cli::Tool& tool) {
        "nanoseconds (as perf record --off-cpu); see OFF-CPU in pf-record(1)")
       ("user-only", "sample user space only")
       ("kernel-only", "sample the kernel only")
+      ("stat", "count instead of sampling, and print perf stat's table on standard error (or "
+       "-o FILE) at the end: task-clock, context switches, CPU migrations, page faults and the "
+       "hardware events, or -e's")
+      ("interval-print,I", po::value<uint64_t>()->value_name("MS"),
+       "with --stat: print the counts of each interval of MS milliseconds as it ends")
+      ("field-separator,x", po::value<std::string>()->value_name("SEP"),
+       "with --stat: perf stat's CSV, fields separated by SEP")
       ("duration,d", po::value<double>()->value_name("SECONDS"),
        "stop after SECONDS (a command still running is then sent SIGTERM)");
 }
@@ -146,6 +155,25 @@ RecordCommand ParseRecordOptions(cli::Context& ctx) {
     if (!(o.duration > 0)) throw UsageError("-d must be a positive number of seconds");
   }
   o.symbols = !vm.count("no-symbols");
+  o.stat = vm.count("stat");
+  if (vm.count("interval-print") || vm.count("field-separator")) {
+    if (!o.stat) throw UsageError("-I and -x go with --stat");
+    o.stat_interval_ms = cli::Value<uint64_t>(vm, "interval-print", 0);
+    if (vm.count("interval-print") && o.stat_interval_ms < 10) {
+      throw UsageError("-I must be at least 10 milliseconds");
+    }
+    if (vm.count("field-separator")) o.stat_csv_sep = vm["field-separator"].as<std::string>();
+  }
+  if (o.stat && (o.off_cpu || o.call_graph == CallChainMode::kDwarf || o.raw_stacks)) {
+    throw UsageError("--stat counts: drop --off-cpu and --call-graph");
+  }
+  if (o.stat) {
+    // The table goes to standard error, or to -o FILE.
+    c.output = vm.count("output") ? ctx.output : "";
+    o.command_stdout_to_stderr = false;
+    o.argv = ctx.argv;
+    return c;
+  }
   // perf record's default: no -o and standard output a terminal writes ./perf.data.
   c.default_file = !vm.count("output") && OutputIsTerminal("-");
   c.output = c.default_file ? "perf.data" : ctx.output;
@@ -166,6 +194,21 @@ int RunRecordCommand(const RecordCommand& command, const cli::Tool& tool) {
   }
   RecordOptions o = command.options;
   o.notice = [&tool](const std::string& m) { tool.Notice(m); };
+  if (o.stat) {
+    // perf stat's table on standard error, or in -o FILE (replaced at the end).
+    std::unique_ptr<ByteSink> file = command.output.empty() ? nullptr : OpenOutput(command.output);
+    o.stat_out = [&file](const std::string& text) {
+      if (file) {
+        file->WriteAll(text);
+      } else {
+        (void)!write(2, text.data(), text.size());
+      }
+    };
+    RecordReport report;
+    RunRecord(o, [] { return std::unique_ptr<ByteSink>(); }, &report);
+    if (file) file->Commit();
+    return report.exit_status;
+  }
   RecordReport report;
   // Opened once the options are checked, so a mistake leaves perf.data where it is. A new
   // file is written in place: a recording cut short is readable up to its last record.

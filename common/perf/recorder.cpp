@@ -103,6 +103,10 @@ void Recorder::Validate() {
 }
 
 void Recorder::Run() {
+  if (opt_.stat) {
+    RunStat();
+    return;
+  }
   env_ = ReadPerfEnvironment();
   Validate();
   PrepareEvents();

@@ -57,6 +57,13 @@ struct RecordOptions {
   /// Also record where threads wait: each wait, from the thread leaving the CPU to its
   /// return, as an `offcpu-time` sample weighted in nanoseconds (perf/off_cpu.h).
   bool off_cpu = false;
+  /// --stat: count instead of sample, and hand perf stat's table (perf/stat_table.h) to
+  /// `stat_out` at the end; with `stat_interval_ms`, each interval's lines as they come
+  /// (-I); with `stat_csv_sep`, perf's CSV (-x). No stream is written.
+  bool stat = false;
+  uint64_t stat_interval_ms = 0;
+  std::string stat_csv_sep;
+  std::function<void(const std::string&)> stat_out;
   uint32_t stack_bytes = 8192;  // kDwarf: user stack copied per sample (a multiple of 8)
   bool raw_stacks = false;      // kDwarf: keep the registers and stacks instead of unwinding
   bool user_only = false;

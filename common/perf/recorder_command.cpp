@@ -178,7 +178,7 @@ bool Recorder::ReapCommand(bool block) {
   int st = 0;
   pid_t r;
   for (;;) {
-    r = waitpid(child_, &st, block ? 0 : WNOHANG);
+    r = wait4(child_, &st, block ? 0 : WNOHANG, &rusage_);  // (its times, for --stat)
     if (r >= 0 || errno != EINTR) break;
     if (g_signals > 1) kill(child_, SIGKILL);  // a second Ctrl-C while we wait
   }

@@ -7,6 +7,7 @@
 
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "perf/advice.h"
 #include "perf/events.h"
 #include "perf/off_cpu.h"
+#include "perf/stat_table.h"
 #include "perf/proc.h"
 #include "perf/recorder.h"
 #include "perf/ring_buffer.h"
@@ -53,6 +55,7 @@ struct Event {
   std::vector<uint64_t> ids;
   bool opened_once = false;
   bool switches = false;  // --off-cpu's switch-out samples: taken by the tracker, not declared
+  bool unsupported = false;  // --stat: a hardware event this machine does not count
 };
 
 struct Handle {
@@ -68,6 +71,8 @@ class Recorder {
       : opt_(o), open_output_(open_output), report_(report) {}
   ~Recorder();
   void Run();
+  // --stat (recorder_stat.cpp): count, then print perf stat's table.
+  void RunStat();
 
  private:
   void Notice(const std::string& m) const {
@@ -103,6 +108,12 @@ class Recorder {
   bool Pass();
   void Finish();
   void CountRecord(std::span<const uint8_t> rec);
+  // --stat (recorder_stat.cpp).
+  void PrepareCounters();
+  void OpenCounters();
+  std::vector<StatCounter> ReadCounters() const;
+  StatContext StatTarget() const;
+  void MaybePrintInterval(bool last);
   // A record of the rings into the stream, unless the off-CPU tracker takes it.
   void WriteRecord(std::span<const uint8_t> rec);
 
@@ -148,6 +159,12 @@ class Recorder {
 
   int sig_pipe_[2] = {-1, -1};
   bool stop_ = false;
+  struct rusage rusage_ = {};  // the command's, when it was reaped
+  // --stat -I: when the next interval ends, and the counts at the last one.
+  Clock::time_point next_interval_;
+  std::vector<StatCounter> last_counts_;
+  std::vector<std::string> counter_names_;  // --stat: each counter's name as given
+  uint64_t intervals_printed_ = 0;
 };
 
 

@@ -155,6 +155,7 @@ void Recorder::WriteRecord(std::span<const uint8_t> rec) {
 }
 
 bool Recorder::Pass() {
+  if (!writer_) return false;  // --stat: counters, no rings
   const uint64_t before = writer_->bytes_written();
   if (!rewriter_) {
     for (RingBuffer& ring : rings_) {
@@ -222,6 +223,11 @@ void Recorder::Loop() {
     Pass();
     if (stop_) break;
     int timeout = kPollMs;
+    if (opt_.stat && opt_.stat_interval_ms) {
+      MaybePrintInterval(false);
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next_interval_ - Clock::now());
+      timeout = static_cast<int>(std::clamp<int64_t>(left.count() + 1, 0, timeout));
+    }
     if (has_deadline) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) break;
