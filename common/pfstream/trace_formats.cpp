@@ -3,9 +3,13 @@
 
 #include "pfstream/trace_formats.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <bit>
 #include <cstring>
@@ -146,49 +150,157 @@ std::string TracingDataOf(const TracingFiles& files) {
   return out;
 }
 
-std::unique_ptr<TraceFormats> TraceFormats::Parse(std::span<const uint8_t> data) {
+namespace {
+
+// The tracing data, framed (its files not yet read by libtraceevent).
+struct Framed {
+  std::string version;
+  uint8_t big_endian = 0, long_size = 8;
+  uint32_t page_size = 4096;
+  std::string header_page;
+  std::vector<std::pair<std::string, std::string>> formats;  // (system, format file)
+  std::string kallsyms, printk, cmdlines;
+};
+
+bool Frame(std::span<const uint8_t> data, Framed* f) {
   Cursor c(data);
   std::span<const uint8_t> magic;
-  std::string version, text, name;
-  uint8_t big_endian, long_size;
-  uint32_t page_size;
+  std::string text, name;
   if (!c.Bytes(kMagic.size(), &magic) ||
       std::string_view(reinterpret_cast<const char*>(magic.data()), magic.size()) != kMagic ||
-      !CString(&c, &version) || !c.U8(&big_endian) || !c.U8(&long_size) || !c.U32(&page_size) ||
-      (long_size != 4 && long_size != 8)) {
-    return nullptr;
+      !CString(&c, &f->version) || !c.U8(&f->big_endian) || !c.U8(&f->long_size) ||
+      !c.U32(&f->page_size) || (f->long_size != 4 && f->long_size != 8)) {
+    return false;
   }
-  std::unique_ptr<TraceFormats> f(new TraceFormats);
-  f->tep_ = tep_alloc();
-  if (!f->tep_) return nullptr;
-  tep_set_long_size(f->tep_, long_size);
-  tep_set_page_size(f->tep_, static_cast<int>(page_size));
-  tep_set_file_bigendian(f->tep_, big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-  tep_set_local_bigendian(f->tep_, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN
-                                                                           : TEP_LITTLE_ENDIAN);
   for (const char* header : {"header_page", "header_event"}) {
-    if (!CString(&c, &name) || name != header || !File<uint64_t>(&c, &text)) return nullptr;
-    if (name == "header_page") tep_parse_header_page(f->tep_, text.data(), text.size(), long_size);
+    if (!CString(&c, &name) || name != header || !File<uint64_t>(&c, &text)) return false;
+    if (name == "header_page") f->header_page = text;
   }
-  auto formats = [&](const char* system) {
+  auto formats = [&](const std::string& system) {
     uint32_t n;
     if (!c.U32(&n)) return false;
     for (uint32_t i = 0; i < n; ++i) {
       if (!File<uint64_t>(&c, &text)) return false;
-      tep_parse_event(f->tep_, text.data(), text.size(), system);  // (one bad format: skipped)
+      f->formats.emplace_back(system, text);
     }
     return true;
   };
   uint32_t systems;
-  if (!formats("ftrace") || !c.U32(&systems)) return nullptr;
+  if (!formats("ftrace") || !c.U32(&systems)) return false;
   for (uint32_t i = 0; i < systems; ++i) {
-    if (!CString(&c, &name) || !formats(name.c_str())) return nullptr;
+    if (!CString(&c, &name) || !formats(name)) return false;
   }
-  // The rest only names addresses and pids in some formats: take what is there.
-  if (File<uint32_t>(&c, &text) && !text.empty()) tep_parse_kallsyms(f->tep_, text.c_str());
-  if (File<uint32_t>(&c, &text) && !text.empty()) tep_parse_printk_formats(f->tep_, text.c_str());
-  if (version >= kVersion && File<uint64_t>(&c, &text) && !text.empty()) {
-    tep_parse_saved_cmdlines(f->tep_, text.c_str());
+  // The rest only names addresses and pids in some formats: what is there.
+  if (File<uint32_t>(&c, &f->kallsyms) && File<uint32_t>(&c, &f->printk) &&
+      f->version >= kVersion) {
+    File<uint64_t>(&c, &f->cmdlines);
+  }
+  return true;
+}
+
+tep_handle* NewTep(const Framed& f) {
+  tep_handle* tep = tep_alloc();
+  if (!tep) return nullptr;
+  tep_set_long_size(tep, f.long_size);
+  tep_set_page_size(tep, static_cast<int>(f.page_size));
+  tep_set_file_bigendian(tep, f.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_local_bigendian(tep, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN
+                                                                       : TEP_LITTLE_ENDIAN);
+  std::string page = f.header_page;
+  tep_parse_header_page(tep, page.data(), page.size(), f.long_size);
+  return tep;
+}
+
+constexpr uint32_t kExtrasRead = UINT32_MAX;
+
+// The extras (kallsyms, printk formats, cmdlines) and format `i`, as libtraceevent reads them.
+void ReadExtras(tep_handle* tep, const Framed& f) {
+  if (!f.kallsyms.empty()) tep_parse_kallsyms(tep, f.kallsyms.c_str());
+  if (!f.printk.empty()) tep_parse_printk_formats(tep, f.printk.c_str());
+  if (!f.cmdlines.empty()) tep_parse_saved_cmdlines(tep, f.cmdlines.c_str());
+}
+
+// libtraceevent trusts the format files it reads; a recording's are not to be trusted (a
+// malformed one can crash it). So each is first read, and printed once on a record of
+// zeros, in a child process that reports which it got through; one the child dies on is
+// left out, and the child is started again after it. `*extras`: the extras read safely.
+std::vector<bool> SafeFormats(const Framed& f, bool* extras) {
+  std::vector<bool> safe(f.formats.size(), false);
+  *extras = false;
+  size_t from = 0;
+  bool extras_tried = false;
+  while (from < f.formats.size() || !extras_tried) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return safe;
+    pid_t pid = fork();
+    if (pid < 0) return safe;
+    if (pid == 0) {
+      close(fds[0]);
+      tep_handle* tep = NewTep(f);
+      if (!extras_tried) {
+        ReadExtras(tep, f);
+        (void)!write(fds[1], &kExtrasRead, 4);
+      }
+      std::vector<uint8_t> zeros(1 << 16);
+      for (size_t i = from; i < f.formats.size(); ++i) {
+        const std::string& text = f.formats[i].second;
+        const size_t id_at = text.find("\nID: ");
+        tep_parse_event(tep, text.data(), text.size(), f.formats[i].first.c_str());
+        tep_event* e = id_at == std::string::npos
+                           ? nullptr
+                           : tep_find_event(tep, std::atoi(text.c_str() + id_at + 5));
+        if (e) {
+          const uint16_t type = static_cast<uint16_t>(e->id);
+          std::memcpy(zeros.data(), &type, 2);
+          tep_record record{};
+          record.size = static_cast<int>(zeros.size() / 2);
+          record.data = zeros.data();
+          trace_seq s;
+          trace_seq_init(&s);
+          tep_print_event(tep, &s, &record, "%s", TEP_PRINT_INFO);
+          trace_seq_destroy(&s);
+        }
+        const uint32_t done = static_cast<uint32_t>(i);
+        (void)!write(fds[1], &done, 4);
+      }
+      _exit(0);
+    }
+    close(fds[1]);
+    size_t next = from;
+    for (uint32_t token; read(fds[0], &token, 4) == 4;) {
+      if (token == kExtrasRead) {
+        *extras = true;
+      } else if (token < safe.size()) {
+        safe[token] = true;
+        next = token + 1;
+      }
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    extras_tried = true;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) break;
+    from = next + 1;  // the format the child died on stays out
+  }
+  return safe;
+}
+
+}  // namespace
+
+std::unique_ptr<TraceFormats> TraceFormats::Parse(std::span<const uint8_t> data) {
+  Framed framed;
+  if (!Frame(data, &framed)) return nullptr;
+  bool extras = false;
+  const std::vector<bool> safe = SafeFormats(framed, &extras);
+  std::unique_ptr<TraceFormats> f(new TraceFormats);
+  f->tep_ = NewTep(framed);
+  if (!f->tep_) return nullptr;
+  if (extras) ReadExtras(f->tep_, framed);
+  for (size_t i = 0; i < framed.formats.size(); ++i) {
+    if (!safe[i]) continue;
+    const auto& [system, text] = framed.formats[i];
+    tep_parse_event(f->tep_, text.data(), text.size(), system.c_str());
   }
   return f;
 }
