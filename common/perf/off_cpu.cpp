@@ -13,15 +13,7 @@ OffCpuTracker::OffCpuTracker(uint64_t offcpu_id) : offcpu_id_(offcpu_id) {}
 
 void OffCpuTracker::AddAttr(const perf_event_attr& attr, std::span<const uint64_t> ids,
                             bool switches) {
-  // The decoder learns the layout from a HEADER_ATTR record, as a reader would.
-  StringSink sink;
-  BufferedWriter out(sink);
-  PerfStreamWriter writer(out);
-  writer.SetObserver([this](std::span<const uint8_t> rec) {
-    Record r;
-    decoder_.Decode(rec, &r);
-  });
-  writer.WriteAttr(attr, ids);
+  decoder_.AddAttr(attr, ids);
   if (switches) switch_ids_.insert(switch_ids_.end(), ids.begin(), ids.end());
   if (!switches && sample_type_ == 0) sample_type_ = EventAttr(attr).sample_type;
 }

@@ -32,15 +32,7 @@ perf_event_attr SampleRewriter::StreamAttr(const perf_event_attr& kernel_attr, M
 }
 
 void SampleRewriter::AddAttr(const perf_event_attr& kernel_attr, std::span<const uint64_t> ids) {
-  // The decoder learns the layout from a HEADER_ATTR record, as a reader would.
-  StringSink sink;
-  BufferedWriter out(sink);
-  PerfStreamWriter writer(out);
-  writer.SetObserver([this](std::span<const uint8_t> rec) {
-    Record r;
-    decoder_.Decode(rec, &r);
-  });
-  writer.WriteAttr(kernel_attr, ids);
+  decoder_.AddAttr(kernel_attr, ids);
 }
 
 void SampleRewriter::Observe(std::span<const uint8_t> record) {

@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "io/output.h"
+#include "pfstream/perf_writer.h"
 #include "pfstream/records.h"
 
 namespace pf {
@@ -17,6 +19,15 @@ RecordDecoder::RecordDecoder() {
 }
 
 RecordDecoder::~RecordDecoder() = default;
+
+void RecordDecoder::AddAttr(const perf_event_attr& attr, std::span<const uint64_t> ids) {
+  StringSink sink;
+  BufferedWriter out(sink);
+  PerfStreamWriter writer(out);
+  writer.WriteAttr(attr, ids);
+  writer.Flush();
+  headers_ += sink.data();
+}
 
 bool RecordDecoder::Decode(std::span<const uint8_t> rec, Record* r) {
   Record view;

@@ -4,6 +4,8 @@
 // is handed back as a PerfDataReader would give it — 8-byte aligned, body after the header —
 // so ParseSample and ParseSampleId work on it.
 
+#include <linux/perf_event.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -22,6 +24,9 @@ class RecordDecoder {
   /// Decodes one record (header included). False for attribute and other header records,
   /// which are absorbed. `r->body` stays valid until the next call.
   bool Decode(std::span<const uint8_t> record, Record* r);
+  /// An event's attribute and ids, as a HEADER_ATTR record would give them (before the first
+  /// kernel record).
+  void AddAttr(const perf_event_attr& attr, std::span<const uint64_t> ids);
   /// The reader of the attributes seen (null before the first kernel record).
   const PerfDataReader* reader() const { return reader_.get(); }
 
