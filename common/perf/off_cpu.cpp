@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "io/output.h"
 #include "pfstream/perf_data.h"
 
 namespace pf {

@@ -9,8 +9,6 @@
 
 #include <cstring>
 
-#include "io/output.h"
-#include "pfstream/perf_writer.h"
 
 namespace pf {
 
