@@ -3,7 +3,9 @@
  * every read: a workload that switches context tens of thousands of times a second, for
  * bench/offcpu_bench.sh (what recording every switch costs).
  *
- * Usage: pingpong [SECONDS]   (default 2.0); prints the round trips made and their rate.
+ * Usage: pingpong [SECONDS [ROUND_TRIPS]]   (default 2.0, no limit): stops after SECONDS or
+ * ROUND_TRIPS, whichever comes first; prints the round trips made and their rate. Pinned to
+ * one CPU (taskset -c 0), a round trip is two context switches, a count tests can check.
  * Build: cc -O2 -fno-omit-frame-pointer -g -pthread -o pingpong pingpong.c
  */
 #define _GNU_SOURCE
@@ -45,14 +47,16 @@ __attribute__((noinline)) static void round_trip(void)
 int main(int argc, char **argv)
 {
     double seconds = argc > 1 ? atof(argv[1]) : 2.0;
+    unsigned long limit = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
     if (!(seconds > 0) || pipe(there) != 0 || pipe(back) != 0) return 2;
     pthread_t t;
     pthread_create(&t, NULL, echo, NULL);
     double start = now_s(), end = start + seconds, t_now = start;
     unsigned long n = 0;
-    while (t_now < end) {
-        for (int i = 0; i < 256; i++) round_trip();
-        n += 256;
+    while (t_now < end && (limit == 0 || n < limit)) {
+        unsigned long batch = limit && limit - n < 256 ? limit - n : 256;
+        for (unsigned long i = 0; i < batch; i++) round_trip();
+        n += batch;
         t_now = now_s();
     }
     close(there[1]);
