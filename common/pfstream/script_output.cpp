@@ -263,8 +263,10 @@ void AppendResolvedSample(Session& session, const Sample& s, const ScriptFields&
   }
 }
 
-void SetTracepointFields(ScriptFields* f, const EventAttr& a, bool pipe) {
-  const bool chain = a.sample_type & kSampleCallchain;
+void SetTracepointFields(ScriptFields* f, const EventAttr& a, bool pipe, bool fields_given) {
+  // perf adds the frames to a tracepoint's fields when it has a call chain: in a file, only
+  // when -F changed none of them; in a pipe, as each event arrives, whatever -F said.
+  const bool chain = (a.sample_type & kSampleCallchain) && (pipe || !fields_given);
   f->period = false;
   f->trace = true;
   f->ip = f->sym = chain;
@@ -279,13 +281,14 @@ ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a, bool pipe
   f.time = a.sample_type & kSampleTime;
   f.ns = o.ns;
   f.hide_call_graph = o.hide_call_graph;
-  if (a.type == 2) SetTracepointFields(&f, a, pipe);
+  if (a.type == 2) SetTracepointFields(&f, a, pipe, !o.fields.empty());
   bool replace = !o.fields.empty() && o.fields[0].size() > 0 && o.fields[0][0] != '+' &&
                  o.fields[0][0] != '-';
   if (replace) {
     f = ScriptFields{false, false, false, false, false, false, false, false,
                      false, false, false, false, false, 0,     o.ns,  o.hide_call_graph};
   }
+  bool unset_ip = false, unset_sym = false;
   for (std::string name : o.fields) {
     bool on = true;
     if (!name.empty() && (name[0] == '+' || name[0] == '-')) {
@@ -309,6 +312,14 @@ ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a, bool pipe
     if (on && (name == "pid" || name == "tid") && !(a.sample_type & kSampleTid)) {
       throw UsageError("Samples for '" + a.name + "' event do not have TID attribute set.");
     }
+    if (!on && name == "ip") unset_ip = true;
+    if (!on && name == "sym") unset_sym = true;
+  }
+  // In a pipe perf sets the fields as each event arrives, and adds the frames' addresses and
+  // names to an event with a call chain whatever -F listed, unless it took them away.
+  if (pipe && (a.sample_type & kSampleCallchain)) {
+    f.ip = f.ip || !unset_ip;
+    f.sym = f.sym || !unset_sym;
   }
   return f;
 }

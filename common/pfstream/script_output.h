@@ -65,8 +65,10 @@ ScriptFields ResolveFields(const ScriptOptions& options, const EventAttr& attr, 
 
 /// perf script's default fields for a tracepoint's samples: its fields after the event name,
 /// no period, and the frames only of a call chain: their address, name, offset and dso, or in
-/// a pipe (where perf sets them as each event arrives) address and name alone.
-void SetTracepointFields(ScriptFields* f, const EventAttr& attr, bool pipe);
+/// a pipe (where perf sets them as each event arrives) address and name alone; in a file,
+/// none once -F changed the fields (`fields_given`).
+void SetTracepointFields(ScriptFields* f, const EventAttr& attr, bool pipe,
+                         bool fields_given = false);
 
 /// Appends the perf script text of one sample: its header line, then (with a callchain) a
 /// line per frame and a blank line. `chain` is the sample's Session::Callchain (unwound once

@@ -58,17 +58,25 @@ if ! command -v perf >/dev/null 2>&1; then
   echo "PASS"
   exit 0
 fi
-same_as_perf() {  # NAME FILE: perf script and pf-script print FILE alike
-  perf script -i "$2" >"$tmp/perf.txt" 2>"$tmp/perf.err" ||
-    fail "$1: perf script cannot read it: $(head -3 "$tmp/perf.err")"
+same_as_perf() {  # NAME FILE [ARGS...]: perf script and pf-script print FILE alike
+  local name=$1 file=$2
+  shift 2
+  perf script -i "$file" "$@" >"$tmp/perf.txt" 2>"$tmp/perf.err" ||
+    fail "$name: perf script cannot read it: $(head -3 "$tmp/perf.err")"
   grep -q 'sched:sched_switch: prev_comm=' "$tmp/perf.txt" ||
-    fail "$1: perf script prints no tracepoint fields: $(head -3 "$tmp/perf.txt") $(head -3 "$tmp/perf.err")"
-  "$SCRIPT" "$2" >"$tmp/pf.txt" 2>"$tmp/pf.err" || fail "$1: pf-script failed: $(cat "$tmp/pf.err")"
+    fail "$name: perf script prints no tracepoint fields: $(head -3 "$tmp/perf.txt") $(head -3 "$tmp/perf.err")"
+  "$SCRIPT" "$@" "$file" >"$tmp/pf.txt" 2>"$tmp/pf.err" || fail "$name: pf-script failed: $(cat "$tmp/pf.err")"
   cmp -s "$tmp/perf.txt" "$tmp/pf.txt" ||
-    fail "$1: pf-script differs from perf script: $(diff "$tmp/perf.txt" "$tmp/pf.txt" | head -6)"
-  echo "$1: pf-script prints what perf script prints ($(grep -c sched_switch "$tmp/pf.txt") tracepoint lines)"
+    fail "$name $*: pf-script differs from perf script: $(diff "$tmp/perf.txt" "$tmp/pf.txt" | head -6)"
+  echo "$name $*: pf-script prints what perf script prints ($(grep -c sched_switch "$tmp/pf.txt") tracepoint lines)"
+}
+# perf script's fields for tracepoints: with -F, frames only in a pipe (perf adds them there).
+fields_too() {  # NAME FILE
+  same_as_perf "$1" "$2" -F comm,tid,event,trace
+  same_as_perf "$1" "$2" -F +period
 }
 same_as_perf "pf-record's recording" "$tmp/t.pfs"
+fields_too "pf-record's recording" "$tmp/t.pfs"
 if [ -n "$FG" ] && [ -f "$FG/stackcollapse-perf.pl" ]; then
   perl "$FG/stackcollapse-perf.pl" "$tmp/perf.txt" 2>/dev/null >"$tmp/perl.folded"
   grep -v '^#' "$tmp/rec.folded" | cmp -s - "$tmp/perl.folded" ||
@@ -78,7 +86,9 @@ fi
 perf record -q -e sched:sched_switch -g -o "$tmp/perf.data" -- "$WAITS" 2>/dev/null ||
   fail "perf record -e sched:sched_switch failed"
 same_as_perf "perf record's file" "$tmp/perf.data"
+fields_too "perf record's file" "$tmp/perf.data"
 perf record -q -e sched:sched_switch -o - -- "$WAITS" 2>/dev/null >"$tmp/perf.pipe" ||
   fail "perf record -o - failed"
 same_as_perf "perf record's pipe" "$tmp/perf.pipe"
+fields_too "perf record's pipe" "$tmp/perf.pipe"
 echo "PASS"
