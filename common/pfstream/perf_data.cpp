@@ -27,6 +27,15 @@ struct PerfDataReader::Inflater {
 
 namespace {
 
+// The bytes of tracing data that follow a pipe's HEADER_TRACING_DATA record (outside any
+// record; its first field says how many, padded to 8).
+size_t TracingDataBytes(const Record& r) {
+  if (r.type != kRecordHeaderTracingData || r.body.size() < 4) return 0;
+  uint32_t size;
+  std::memcpy(&size, r.body.data(), 4);
+  return (static_cast<size_t>(size) + 7) / 8 * 8;
+}
+
 constexpr uint64_t kMagic = 0x32454c4946524550ULL;  // "PERFILE2" read as little-endian
 constexpr uint64_t kMagicSwapped = 0x50455246494c4532ULL;
 constexpr size_t kFileHeaderSize = 104;
@@ -281,6 +290,17 @@ void PerfDataReader::ReadFeatures(uint64_t offset, uint64_t bits[4]) {
   }
 }
 
+bool PerfDataReader::TakeTracingData(const Record& r) {
+  const size_t bytes = TracingDataBytes(r);
+  if (!Fill(bytes)) {
+    truncated_ = true;
+    return false;
+  }
+  OnTracingData(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(all_.data()) + pos_, bytes));
+  pos_ += bytes;
+  return true;
+}
+
 void PerfDataReader::OnTracingData(std::span<const uint8_t> data) {
   trace_formats_ = TraceFormats::Parse(data);
   if (!trace_formats_) return;
@@ -380,37 +400,36 @@ void PerfDataReader::AtEnd() {
   }
 }
 
+template <typename F>
+void PerfDataReader::WalkHeld(uint64_t pos, uint64_t end, F on_record) const {
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(all_.data());
+  Record r;
+  while (RecordView(std::span<const uint8_t>(base + pos, end - pos), &r)) {
+    pos += 8 + r.body.size() + (pipe_ ? TracingDataBytes(r) : 0);
+    if (pos > end) break;
+    on_record(r);
+  }
+}
+
 // A recording saved to a file carries its symbol table at the end; find it before the first
 // sample needs it (record headers only: cheap).
 void PerfDataReader::PrescanEmbedded() {
-  uint64_t pos = pos_;
-  const uint8_t* base = reinterpret_cast<const uint8_t*>(all_.data());
-  Record r;
-  while (RecordView(std::span<const uint8_t>(base + pos, end_ - pos), &r)) {
+  WalkHeld(pos_, end_, [this](const Record& r) {
     if (r.type == kRecordKsymbol) TakeSymbolNote(r.body);
-    pos += 8 + r.body.size();
-  }
+  });
 }
 
 bool PerfDataReader::ScanSampleTimes() const {
   if (first_sample_time_ || last_sample_time_) return true;
   if (!pipe_ || !source_.stable() || all_.size() < kPipeHeaderSize) return false;
-  const uint8_t* base = reinterpret_cast<const uint8_t*>(all_.data());
-  uint64_t pos = kPipeHeaderSize, first = UINT64_MAX, last = 0;
-  Record r;
-  while (RecordView(std::span<const uint8_t>(base + pos, all_.size() - pos), &r)) {
-    pos += 8 + r.body.size();
+  uint64_t first = UINT64_MAX, last = 0;
+  WalkHeld(kPipeHeaderSize, all_.size(), [&](const Record& r) {
     uint64_t t;
     if (r.type == kRecordSample && SampleTime(r, &t) && t != 0) {
       first = std::min(first, t);
       last = std::max(last, t);
-    } else if (r.type == kRecordHeaderTracingData && r.body.size() >= 4) {
-      uint32_t size;  // the tracing data follows its record
-      std::memcpy(&size, r.body.data(), 4);
-      pos += (static_cast<uint64_t>(size) + 7) / 8 * 8;
-      if (pos > all_.size()) break;
     }
-  }
+  });
   if (first > last) return false;
   first_sample_time_ = first;
   last_sample_time_ = last;
@@ -611,18 +630,7 @@ bool PerfDataReader::Next(Record* r) {
       continue;
     }
     if (type == kRecordHeaderTracingData && pipe_ && !unpacked) {
-      // The record gives the size of the tracing data that follows it, outside any record.
-      uint32_t data_size;
-      if (r->body.size() < 4) continue;
-      std::memcpy(&data_size, r->body.data(), 4);
-      const size_t padded = (static_cast<size_t>(data_size) + 7) / 8 * 8;
-      if (!Fill(padded)) {
-        truncated_ = true;
-        return false;
-      }
-      OnTracingData(std::span<const uint8_t>(
-          reinterpret_cast<const uint8_t*>(all_.data()) + pos_, data_size));
-      pos_ += padded;
+      if (!TakeTracingData(*r)) return false;
       continue;
     }
     if (type == kRecordKsymbol && pipe_) {

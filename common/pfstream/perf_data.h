@@ -214,6 +214,12 @@ class PerfDataReader {
   std::unique_ptr<TraceFormats> trace_formats_;
   // Reads the tracing data, and names the tracepoint events after it.
   void OnTracingData(std::span<const uint8_t> data);
+  // In a pipe: the tracing data that follows its record `r`; false when the input ends first.
+  bool TakeTracingData(const Record& r);
+  // Calls on_record for each record of the input held whole, from `pos` to `end`, stepping
+  // over a pipe's tracing data.
+  template <typename F>
+  void WalkHeld(uint64_t pos, uint64_t end, F on_record) const;
   mutable uint64_t first_sample_time_ = 0, last_sample_time_ = 0;  // (ScanSampleTimes)
   std::vector<BuildId> build_ids_;
   EmbeddedSymbols embedded_;
