@@ -181,6 +181,11 @@ std::string KernelExcludedNotice(const PerfEnvironment& env) {
          "To include the kernel, run as root or: " + SysctlParanoidCommand(1);
 }
 
+std::string KernelNeededAdvice(const PerfEnvironment& env, const std::string& what) {
+  return what + " needs samples taken in the kernel, and " + ParanoidNow(env) +
+         ". Run as root, or: " + SysctlParanoidCommand(1);
+}
+
 std::string KptrRestrictNotice(const PerfEnvironment& env, bool kernel_addresses_visible) {
   if (kernel_addresses_visible) return "";
   return "kernel addresses are hidden from this user (kernel.kptr_restrict is " +

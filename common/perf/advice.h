@@ -57,6 +57,9 @@ bool CpuWideAllowed(const PerfEnvironment& env);
 
 /// The notice printed when pf-record leaves kernel code out on its own, as perf does.
 std::string KernelExcludedNotice(const PerfEnvironment& env);
+/// The error for `what` (tracepoints, --off-cpu), which only samples taken in the kernel
+/// give, when this user may not take them.
+std::string KernelNeededAdvice(const PerfEnvironment& env, const std::string& what);
 /// The notice printed when kernel addresses are hidden (kptr_restrict), or "" when they
 /// are visible.
 std::string KptrRestrictNotice(const PerfEnvironment& env, bool kernel_addresses_visible);

@@ -54,42 +54,37 @@ void Recorder::PrepareEvents() {
   if (opt_.off_cpu) events_.push_back(SwitchEvent(sample_type, kernel_allowed));
 }
 
-// A tracepoint fires in the kernel: with the kernel excluded it would never be seen. Each hit
-// is a sample (perf's default: -c 1), with its fields (PERF_SAMPLE_RAW).
-void Recorder::TracepointAttr(perf_event_attr* a, bool kernel_allowed) const {
-  if (!kernel_allowed) {
-    throw Error("tracepoints fire in the kernel, which kernel.perf_event_paranoid = " +
-                std::to_string(env_.paranoid) + " does not let this user sample: run as root, "
-                "or lower it with sysctl -w kernel.perf_event_paranoid=1");
-  }
+// An event that fires only in the kernel (a tracepoint, the switch-out sample): with the
+// kernel excluded it would never be seen, so it keeps the kernel (refused with advice where
+// this user may not sample it) and --user-only leaves out only its kernel frames. Each hit
+// is a sample (-c, else 1 as perf's default for tracepoints).
+void Recorder::KernelEvent(perf_event_attr* a, bool kernel_allowed, const char* what) const {
+  if (!kernel_allowed) throw Error(KernelNeededAdvice(env_, what));
   a->freq = 0;
   a->sample_period = opt_.period ? opt_.period : 1;
-  a->sample_type |= PERF_SAMPLE_RAW;
   a->exclude_kernel = a->exclude_hv = 0;
-  a->exclude_callchain_kernel = opt_.user_only;  // the frames still follow --user-only
+  a->exclude_callchain_kernel = opt_.user_only;
   a->precise_ip = 0;
 }
 
+// A tracepoint: a sample at each hit, with its fields (PERF_SAMPLE_RAW).
+void Recorder::TracepointAttr(perf_event_attr* a, bool kernel_allowed) const {
+  KernelEvent(a, kernel_allowed, "a tracepoint");
+  a->sample_type |= PERF_SAMPLE_RAW;
+}
+
 // --off-cpu: a sample at every context switch, which the kernel takes as a thread leaves the
-// CPU, in its context (perf/off_cpu.h). It happens in the kernel, so it needs the kernel:
-// with the kernel excluded the event would never fire.
+// CPU, in its context (perf/off_cpu.h).
 Event Recorder::SwitchEvent(uint64_t sample_type, bool kernel_allowed) {
-  if (!kernel_allowed) {
-    throw Error("--off-cpu needs samples taken in the kernel (at each context switch), which "
-                "kernel.perf_event_paranoid = " + std::to_string(env_.paranoid) +
-                " does not allow this user: run as root, or lower it with "
-                "sysctl -w kernel.perf_event_paranoid=1");
-  }
   Event e;
   e.spec.name = "context-switches";
   e.spec.type = PERF_TYPE_SOFTWARE;
   e.spec.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
   e.switches = true;
   e.attr = EventAttr(e.spec, false, sample_type, 1, true);
-  e.attr.freq = 0;
-  e.attr.sample_period = 1;
-  e.attr.exclude_kernel = e.attr.exclude_user = e.attr.exclude_hv = 0;
-  e.attr.exclude_callchain_kernel = opt_.user_only;  // the frames still follow --user-only
+  KernelEvent(&e.attr, kernel_allowed, "--off-cpu (a sample at each context switch)");
+  e.attr.exclude_user = 0;   // (--kernel-only leaves it: every switch is wanted)
+  e.attr.sample_period = 1;  // every switch, whatever -c says
   return e;
 }
 

@@ -84,6 +84,7 @@ class Recorder {
   void PrepareEvents();
   Event SwitchEvent(uint64_t sample_type, bool kernel_allowed);
   void TracepointAttr(perf_event_attr* a, bool kernel_allowed) const;
+  void KernelEvent(perf_event_attr* a, bool kernel_allowed, const char* what) const;
   uint64_t AllowedFrequency() const;
   void SizeRings(size_t events, uint64_t frequency);
   uint64_t SampleType(size_t events) const;

@@ -167,6 +167,13 @@ TEST(RecordAdvice, OtherErrnos) {
 TEST(RecordAdvice, Notices) {
   EXPECT_TRUE(Has(KernelExcludedNotice(Env(2)), "user space only"));
   EXPECT_TRUE(Has(KernelExcludedNotice(Env(2)), "sysctl -w kernel.perf_event_paranoid=1"));
+  const std::string needed = KernelNeededAdvice(Env(2), "a tracepoint");
+  EXPECT_EQ(needed.rfind("a tracepoint needs samples taken in the kernel, and "
+                         "kernel.perf_event_paranoid is 2",
+                         0),
+            0u)
+      << needed;
+  EXPECT_TRUE(Has(needed, "Run as root, or: sysctl -w kernel.perf_event_paranoid=1"));
   PerfEnvironment env = Env(2);
   env.kptr_restrict = 1;
   EXPECT_EQ(KptrRestrictNotice(env, true), "");
