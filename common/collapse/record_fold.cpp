@@ -288,7 +288,7 @@ WeightUnit RecordFold::UnitOf(const Sample& s) const {
   }
   // perf record --off-cpu's event and pf-record's: each sample is a wait, its period the
   // nanoseconds it lasted.
-  if (s.attr->name == "offcpu-time") return WeightUnit::kNanoseconds;
+  if (s.attr->name == kOffCpuEvent) return WeightUnit::kNanoseconds;
   return WeightUnit::kEvents;
 }
 

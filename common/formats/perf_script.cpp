@@ -148,6 +148,7 @@ void PerfScriptFolder::SetFilter(std::string filter) {
   event_filter_ = std::move(filter);
   event_filter_key_ = std::string(EventKey(event_filter_));
   filter_keys_.clear();
+  mark_off_cpu_ = false;
   if (event_filter_.find(',') == std::string::npos) return;
   size_t start = 0;
   for (;;) {
@@ -158,7 +159,7 @@ void PerfScriptFolder::SetFilter(std::string filter) {
     start = comma + 1;
   }
   mark_off_cpu_ = filter_keys_.size() > 1 &&
-                  std::find(filter_keys_.begin(), filter_keys_.end(), "offcpu-time") !=
+                  std::find(filter_keys_.begin(), filter_keys_.end(), kOffCpuEvent) !=
                       filter_keys_.end();
 }
 
@@ -366,7 +367,7 @@ WeightUnit PerfScriptFolder::Unit() const {
   if (without_period_ > 0) return WeightUnit::kUnspecified;
   // Periods in nanoseconds: the clocks' and the waits' (perf's and pf-record's --off-cpu).
   auto in_ns = [](std::string_view key) {
-    return key == "cpu-clock" || key == "task-clock" || key == "offcpu-time";
+    return key == "cpu-clock" || key == "task-clock" || key == kOffCpuEvent;
   };
   if (filter_keys_.empty()) return in_ns(event_filter_key_) ? WeightUnit::kNanoseconds : WeightUnit::kEvents;
   size_t ns = static_cast<size_t>(std::count_if(filter_keys_.begin(), filter_keys_.end(), in_ns));
@@ -415,7 +416,7 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
     }
   }
 
-  off_cpu_sample_ = mark_off_cpu_ && EventKey(h.event) == "offcpu-time";
+  off_cpu_sample_ = mark_off_cpu_ && EventKey(h.event) == kOffCpuEvent;
   // Perl: $period = 1 unless $period ("" and "0" are false).
   bool has_period = !h.period.empty() && h.period != "0";
   period_ = has_period ? ParsePeriod(h.period) : 1;

@@ -66,6 +66,10 @@ struct PerfScriptOptions {
   std::vector<std::string> skip_after;  // --skip-after
 };
 
+/// The event of off-CPU waits, perf record --off-cpu's and pf-record's (perf/off_cpu.h writes
+/// it): each sample a wait, its period the nanoseconds it lasted.
+inline constexpr std::string_view kOffCpuEvent = "offcpu-time";
+
 /// The fields of a perf script event line (Perl: /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/).
 struct EventHead {
   std::string_view comm, pid, tid;  // tid empty when perf printed one number

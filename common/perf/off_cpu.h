@@ -37,7 +37,8 @@ inline constexpr uint64_t kOffCpuId = uint64_t{1} << 62;
 
 class OffCpuTracker {
  public:
-  /// The name perf's --off-cpu gives its event, which perf script prints.
+  /// The name perf's --off-cpu gives its event, which perf script prints (the readers know
+  /// it as formats/perf_script.h's kOffCpuEvent).
   static constexpr const char* kEventName = "offcpu-time";
 
   /// Intervals are written under sample id `offcpu_id`.
@@ -68,8 +69,9 @@ class OffCpuTracker {
     uint64_t ip = 0;
     size_t chain_at = 0, chain_size = 0;  // in chains_
   };
+  static constexpr uint64_t kDone = UINT64_MAX;  // a slot whose wait was written
   struct Waiting {
-    uint64_t time = 0;
+    uint64_t time = kDone;  // off the CPU since
     uint32_t pid = 0, cpu = 0;
     uint16_t misc = 0;
     uint64_t ip = 0;
