@@ -149,7 +149,7 @@ void CollapseTimeline(const std::vector<std::string>& inputs, const CollapseOpti
   StackTree tree = c.TakeTimeline(&samples);
   if (samples.empty()) NoteEmptyResult(tree, report);
   BufferedWriter w(out);
-  WriteTimeOrdered(tree, std::move(samples), options.filter, w);
+  WriteTimeOrdered(tree, samples, options.filter, w);
   w.Flush();
   out.Commit();
 }

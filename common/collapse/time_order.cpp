@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "stacks/folded.h"
@@ -58,21 +59,29 @@ class LeafText {
 
 }  // namespace
 
-void WriteTimeOrdered(const StackTree& tree, std::vector<TimedSample> samples,
+void WriteTimeOrdered(const StackTree& tree, const std::vector<TimedSample>& samples,
                       const StackFilterOptions& filter, BufferedWriter& out) {
   // Threads in the order of their first sample (then by id), each one's samples by time; the
-  // sort is stable, so samples of one time keep the recording's order.
+  // sort is stable, so samples of one time keep the recording's order. Each sample's key is
+  // computed once.
   std::unordered_map<uint64_t, uint64_t> first;  // (pid, tid) -> its first sample's time
   auto thread = [](const TimedSample& s) { return uint64_t{s.pid} << 32 | s.tid; };
   for (const TimedSample& s : samples) {
     auto [it, fresh] = first.try_emplace(thread(s), s.time);
     if (!fresh) it->second = std::min(it->second, s.time);
   }
-  std::stable_sort(samples.begin(), samples.end(), [&](const TimedSample& a, const TimedSample& b) {
-    const uint64_t ta = first[thread(a)], tb = first[thread(b)];
-    if (ta != tb) return ta < tb;
-    if (thread(a) != thread(b)) return thread(a) < thread(b);
-    return a.time < b.time;
+  struct Key {
+    uint64_t first, thread, time;
+    size_t index;
+  };
+  std::vector<Key> keys;
+  keys.reserve(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const uint64_t t = thread(samples[i]);
+    keys.push_back({first[t], t, samples[i].time, i});
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.first, a.thread, a.time) < std::tie(b.first, b.thread, b.time);
   });
   LeafText texts(tree, filter);
   if (!samples.empty()) out.Append(PfUnitLine(tree.unit()));
@@ -87,7 +96,8 @@ void WriteTimeOrdered(const StackTree& tree, std::vector<TimedSample> samples,
     line += '\n';
     out.Append(line);
   };
-  for (const TimedSample& s : samples) {
+  for (const Key& k : keys) {
+    const TimedSample& s = samples[k.index];
     const int64_t t = texts.Of(s.leaf);
     if (t < 0) continue;
     if (t == run) {

@@ -26,7 +26,7 @@ struct TimedSample {
 /// Writes `samples` (leaves of `tree`) as folded lines in time order, thread by thread,
 /// merging consecutive equal stacks; --include, --exclude and --hide apply to each stack as
 /// they do to a sum. The unit line first, when the unit is known.
-void WriteTimeOrdered(const StackTree& tree, std::vector<TimedSample> samples,
+void WriteTimeOrdered(const StackTree& tree, const std::vector<TimedSample>& samples,
                       const StackFilterOptions& filter, BufferedWriter& out);
 
 }  // namespace pf

@@ -60,22 +60,27 @@ void OffCpuTracker::Flush(PerfStreamWriter& writer) {
                    [](const Switch& a, const Switch& b) { return a.time < b.time; });
   for (const Switch& sw : pass_) {
     if (sw.out) {
-      Waiting w{sw.time, sw.pid, sw.cpu, sw.misc, sw.ip, {}};
+      auto back = resumed_.find(sw.tid);
+      const bool late = back != resumed_.end() && back->second > sw.time;
+      // The thread's slot keeps its chain's storage from wait to wait (a switch-out is taken
+      // at every context switch); a switch-out read after its return goes out at once.
+      Waiting late_wait;
+      Waiting& w = late ? late_wait : waiting_[sw.tid];
+      w.time = sw.time;
+      w.pid = sw.pid;
+      w.cpu = sw.cpu;
+      w.misc = sw.misc;
+      w.ip = sw.ip;
       w.chain.assign(chains_.begin() + static_cast<std::ptrdiff_t>(sw.chain_at),
                      chains_.begin() + static_cast<std::ptrdiff_t>(sw.chain_at + sw.chain_size));
-      auto back = resumed_.find(sw.tid);
-      if (back != resumed_.end() && back->second > sw.time) {
-        Write(writer, w, sw.tid, back->second);  // read after the return it led to
-      } else {
-        waiting_[sw.tid] = std::move(w);
-      }
+      if (late) Write(writer, w, sw.tid, back->second);
       continue;
     }
     resumed_[sw.tid] = sw.time;
     auto it = waiting_.find(sw.tid);
-    if (it == waiting_.end()) continue;  // off the CPU since before the recording began
+    if (it == waiting_.end() || it->second.time == kDone) continue;  // off since before
     if (it->second.time <= sw.time) Write(writer, it->second, sw.tid, sw.time);
-    waiting_.erase(it);
+    it->second.time = kDone;
   }
   pass_.clear();
   chains_.clear();
