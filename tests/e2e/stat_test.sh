@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end test of pf-record --stat against perf stat on the same commands: the table's
+# End-to-end test of pf-record --stat against perf stat on the same commands (and -o FILE,
+# and its usage errors): the table's
 # layout is perf's line for line (the numbers masked), in the default form, with -e, in CSV
 # (-x,) and with -I; the counts of deterministic events agree (page faults of
 # tests/programs/waits within 10%; the context switches of 2,000 round trips of
@@ -30,8 +31,16 @@ export LC_ALL=C
     fail "pf-record --stat -- true: $(cat "$tmp/probe.err")"; }
 grep -q "Performance counter stats for 'true':" "$tmp/probe.err" || fail "no table: $(cat "$tmp/probe.err")"
 
-"$REC" -x, -- true 2>"$tmp/u.err"
-[ $? -eq 2 ] || fail "-x without --stat is not a usage error"
+for bad in "-x, -- true" "--stat -I 5 -- true" "--stat --off-cpu -- true"; do
+  # shellcheck disable=SC2086
+  "$REC" $bad 2>"$tmp/u.err" >/dev/null
+  [ $? -eq 2 ] || fail "pf-record $bad is not a usage error: $(cat "$tmp/u.err")"
+done
+# -o FILE takes the table instead of standard error.
+"$REC" --stat -e task-clock -o "$tmp/table.txt" -- true 2>"$tmp/o.err" >/dev/null ||
+  fail "--stat -o failed: $(cat "$tmp/o.err")"
+grep -q " task-clock " "$tmp/table.txt" || fail "--stat -o FILE: no table in it: $(cat "$tmp/table.txt")"
+grep -q "Performance counter stats" "$tmp/o.err" && fail "--stat -o FILE: the table also went to stderr"
 
 # value EVENT FILE: the count of EVENT in a table.
 value() { awk -v e="$1" '$0 ~ " "e" " || $0 ~ " "e"$" { gsub(",", "", $1); print $1; exit }' "$2"; }

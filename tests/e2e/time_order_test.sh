@@ -75,4 +75,8 @@ n1=$(grep -c 'phase_two+' "$tmp/first.txt") n2=$(grep -c 'phase_one+' "$tmp/firs
 "$SCRIPT" "$tmp/p.pfs" >"$tmp/p.txt"
 "$COLLAPSE" --time-order "$tmp/p.txt" >/dev/null 2>"$tmp/text.err"
 [ $? -eq 2 ] || fail "--time-order on text is not a usage error: $(cat "$tmp/text.err")"
+"$COLLAPSE" --time-order "$tmp/p.pfs" "$tmp/p.pfs" >/dev/null 2>"$tmp/two.err"
+[ $? -eq 2 ] || fail "--time-order on two recordings is not a usage error: $(cat "$tmp/two.err")"
+"$COLLAPSE" --time-order --format pprof -o "$tmp/x.pb.gz" "$tmp/p.pfs" 2>"$tmp/fmt.err"
+[ $? -eq 2 ] || fail "--time-order --format pprof is not a usage error: $(cat "$tmp/fmt.err")"
 echo "PASS"
