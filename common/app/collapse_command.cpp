@@ -66,7 +66,10 @@ cli::Tool CollapseTool() {
        "consecutive equal stacks, instead of summing them: a timeline that pf-flamegraph "
        "--flamechart draws as a flame chart")
       ("per-thread", "start each stack with its thread, comm-PID/TID (the same as --tid): "
-       "per-thread flame graphs, one lane per thread in a flame chart");
+       "per-thread flame graphs, one lane per thread in a flame chart")
+      ("per-cpu", "start each stack with its CPU, [cpu 003] (perf script's [003]): per-CPU "
+       "flame graphs, one lane per CPU in a flame chart; the samples must carry their CPU "
+       "(recorded with -a, or perf script -F +cpu)");
   AddSelectionOptions(recordings, SelectionStyle::kFold);
   po::options_description& input = tool.AddGroup("Input");
   input.add_options()
@@ -120,6 +123,7 @@ CollapseCommand ParseCollapseOptions(cli::Context& ctx) {
   CollapseOptions& opt = c.options;
   opt.perf.include_pid = vm.count("pid");
   opt.perf.include_tid = vm.count("tid") || vm.count("per-thread");
+  opt.perf.include_cpu = vm.count("per-cpu");
   opt.perf.keep_times = vm.count("time-order");
   opt.perf.annotate_kernel = vm.count("kernel") || vm.count("all");
   opt.perf.annotate_jit = vm.count("jit") || vm.count("all");

@@ -440,6 +440,17 @@ class Collapser::Impl {
                       Plural(skipped.count, "line", "lines") + " not understood); pf reads " +
                       FormatsPfReads());
     }
+    uint64_t no_cpu_line = 0;
+    for (auto& f : folders) {
+      if (f->no_cpu_line() && (!no_cpu_line || f->no_cpu_line() < no_cpu_line)) {
+        no_cpu_line = f->no_cpu_line();
+      }
+    }
+    if (no_cpu_line) {
+      throw Error(Where(name, no_cpu_line),
+                  "--per-cpu: this sample shows no CPU ([003] after the thread); print it with "
+                  "perf script -F +cpu, or record with -a");
+    }
     report_->samples += samples;
     return unit;
   }

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <utility>
 
 #include "collapse/test_seams.h"
@@ -44,10 +45,11 @@ namespace pf {
 namespace {
 constexpr uint64_t kSampleTime = 1 << 2;        // PERF_SAMPLE_TIME
 constexpr uint64_t kSampleCallchain = 1 << 5;  // PERF_SAMPLE_CALLCHAIN
+constexpr uint64_t kSampleCpu = 1 << 7;        // PERF_SAMPLE_CPU
 constexpr uint32_t kTypeTracepoint = 2;         // PERF_TYPE_TRACEPOINT
 }  // namespace
 
-SampleKeys::SampleKeys() {
+SampleKeys::SampleKeys(bool by_cpu) : by_cpu_(by_cpu) {
   if (size_t forced = test_seams::sample_key_keys.load()) max_keys_ = forced;
 }
 
@@ -79,7 +81,7 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   auto fold_as = [&](NodeId leaf, bool filtered) {
     if (leaf != PerfScriptFolder::kNoLeaf) {
       folder_.tree().AddSelf(leaf, weight);
-      if (opt_.keep_times) timed_.push_back({s.pid, s.tid, s.time, leaf, weight});
+      if (opt_.keep_times) timed_.push_back(Timed(s, leaf, weight));
       counted();
     } else if (filtered) {
       ++filtered_hits_;
@@ -93,7 +95,7 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   if (s.attr->has_period()) s.period = weight;  // the period read is the weight
   session.FrameIds(s, chain, &frame_ids_);
   fields_.period = s.attr->has_period();  // (NamedKey and FoldNamed read them)
-  fields_.cpu = false;
+  fields_.cpu = opt_.include_cpu || (s.attr->sample_type & kSampleCpu);  // as perf prints
   fields_.time = s.attr->sample_type & kSampleTime;
   // A tracepoint's line, as perf script prints it: its fields after the event, no period,
   // no frame without a call chain. How the Perl pattern reads that line depends on the
@@ -127,7 +129,7 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   }
   if (leaf != PerfScriptFolder::kNoLeaf) {
     // (A tracepoint's text shows no period: it weighs 1, as its line is read.)
-    if (opt_.keep_times) timed_.push_back({s.pid, s.tid, s.time, leaf, Traced(s) ? 1 : weight});
+    if (opt_.keep_times) timed_.push_back(Timed(s, leaf, Traced(s) ? 1 : weight));
     counted();
   }
 }
@@ -139,7 +141,7 @@ NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view
   }
   // The event line's fields: comm, ids, period and event (AppendSampleHead prints them).
   if (HeadIsPlain(s, comm)) {
-    char pid[16], tid[16], period[24];
+    char pid[16], tid[16], period[24], cpu[16];
     auto digits = [](char* buf, size_t n, uint64_t v) {
       return std::string_view(buf, std::to_chars(buf, buf + n, v).ptr - buf);
     };
@@ -153,6 +155,10 @@ NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view
     }
     if (fields_.period) head.period = digits(period, sizeof period, s.period);
     head.event = s.attr->name;
+    if (fields_.cpu) {  // as perf prints it, "%03u"
+      head.cpu = std::string_view(cpu, static_cast<size_t>(std::snprintf(cpu, sizeof cpu,
+                                                                         "%03u", s.cpu)));
+    }
     folder_.BeginSample(head);
     *reuse = true;
   } else {
@@ -200,6 +206,8 @@ bool RecordFold::HeadIsPlain(const Sample& s, std::string_view comm) {
     return std::any_of(v.begin(), v.end(), [](char c) { return perl::IsSpace(c); });
   };
   if (!fields_.time || comm.size() < 2 || comm[0] == '#' || has_space(comm)) return false;
+  // perf prints an id the kernel gave as -1 signed, which the Perl pattern's \d+ does not read.
+  if (static_cast<int32_t>(s.pid) < 0 || static_cast<int32_t>(s.tid) < 0) return false;
   // (The event's name, read once for the last event seen plain: most recordings have one.)
   if (s.attr == plain_event_) return true;
   const std::string& event = s.attr->name;
@@ -307,9 +315,10 @@ XXH128_hash_t RecordFold::NamedKey(const Session& session, const Sample& s,
   // The ids are read only for --pid and --tid, and where the Perl pattern may take them
   // into the comm: the samples of all threads of one comm fold alike otherwise.
   const bool ids_read = fields_.pid || ip_printed || !HeadIsPlain(s, comm);
-  uint64_t head[6] = {reinterpret_cast<uintptr_t>(s.attr), ids_read ? s.pid : ~uint64_t{0},
+  uint64_t head[7] = {reinterpret_cast<uintptr_t>(s.attr), ids_read ? s.pid : ~uint64_t{0},
                       ids_read ? s.tid : 0, static_cast<uint64_t>(s.misc & 7),
-                      ip_printed ? s.ip : 0, comm.size()};
+                      ip_printed ? s.ip : 0, comm.size(),
+                      opt_.include_cpu || ids_read ? s.cpu : 0};
   add(head, sizeof head);
   add(comm.data(), comm.size());
   for (FrameId id : frame_ids_) {

@@ -40,7 +40,8 @@ class SampleKeys {
  public:
   static constexpr size_t kMaxKeys = size_t{1} << 16;  // 4 MiB of slots
 
-  SampleKeys();
+  /// `by_cpu`: samples of different CPUs are different keys (--per-cpu).
+  explicit SampleKeys(bool by_cpu = false);
 
   /// `no_callchain`: the sample recorded no call chain (its ip stands for it).
   KeyFold& Find(Session& session, const Sample& s, std::span<const uint64_t> chain,
@@ -50,9 +51,9 @@ class SampleKeys {
   XXH128_hash_t Hash(Session& session, const Sample& s, std::span<const uint64_t> chain,
                      bool no_callchain) {
     std::string_view comm = session.Comm(s.pid, s.tid);
-    uint64_t head[7] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
+    uint64_t head[8] = {reinterpret_cast<uintptr_t>(s.attr), s.pid, s.tid,
                         static_cast<uint64_t>(s.misc & 7), session.Generation(s.pid).value,
-                        no_callchain ? s.ip : 0, comm.size()};
+                        no_callchain ? s.ip : 0, comm.size(), by_cpu_ ? s.cpu : 0};
     bytes_.clear();
     bytes_.append(reinterpret_cast<const char*>(head), sizeof head);
     bytes_.append(comm);
@@ -72,6 +73,7 @@ class SampleKeys {
   std::string bytes_;
   FlatMap<XXH128_hash_t, KeyFold, Hash128Key, Equal128Key> folds_;
   size_t max_keys_ = kMaxKeys;
+  bool by_cpu_;
 };
 
 // Folds samples keyed by SampleKeys, in their order: a key's first sample is named and folded
@@ -109,6 +111,11 @@ class RecordFold {
     bool filtered;
   };
 
+  // A sample as --time-order keeps it: in its thread's lane, or its CPU's for --per-cpu.
+  TimedSample Timed(const Sample& s, NodeId leaf, uint64_t weight) const {
+    if (opt_.include_cpu) return {kCpuLane, s.cpu, s.time, leaf, weight};
+    return {s.pid, s.tid, s.time, leaf, weight};
+  }
   XXH128_hash_t NamedKey(const Session& session, const Sample& s, std::string_view comm);
   // Folds `s`, whose frames are frames_; *reuse: the fold holds for the key's later samples.
   NodeId FoldNamed(Session& session, const Sample& s, std::string_view comm, bool* reuse);

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "base/bounded_queue.h"
+#include "base/error.h"
 #include "base/cpu.h"
 #include "base/teardown.h"
 #include "base/thread_name.h"
@@ -219,8 +220,9 @@ struct alignas(64) Handover {
 class ReadingStage {
  public:
   ReadingStage(PerfDataReader& reader, const SampleSelection& select, Session& session,
-               Handover& handover)
-      : reader_(reader), select_(select), session_(session), handover_(handover) {}
+               Handover& handover, bool by_cpu)
+      : reader_(reader), select_(select), session_(session), handover_(handover),
+        hashes_(by_cpu) {}
 
   /// Reads every record and hands it on; then gives pages back behind the folding stage
   /// until it is done. Throws BoundedQueue<FoldBatch>::Cancelled when it gave up.
@@ -327,6 +329,17 @@ class ReadingStage {
   SampleRun run_;
 };
 
+// --per-cpu needs every event's samples to carry their CPU.
+void RequireCpus(const PerfDataReader& reader) {
+  constexpr uint64_t kSampleCpu = 1 << 7;  // PERF_SAMPLE_CPU
+  for (const EventAttr& a : reader.attrs()) {
+    if (!(a.sample_type & kSampleCpu)) {
+      throw UsageError("--per-cpu: the samples of '" + a.name + "' do not record their CPU " +
+                       "(record with -a, or perf record --sample-cpu)");
+    }
+  }
+}
+
 // Whether some event of the recording copies user stacks into its samples (to be unwound).
 bool CarriesStackCopies(const PerfDataReader& reader) {
   constexpr uint64_t kSampleStackUser = 1 << 13;  // PERF_SAMPLE_STACK_USER
@@ -342,8 +355,9 @@ class RecordingFolder {
   RecordingFolder(ByteSource& source, const CollapseOptions& options, SampleSelection select,
                   unsigned threads)
       : opt_(options), name_(source.name()), reader_(source), select_(std::move(select)),
-        handover_(reader_) {
+        keys_(options.perf.include_cpu), handover_(reader_) {
     select_.Bind(reader_);  // (--time's percentages are of this recording)
+    if (opt_.perf.include_cpu) RequireCpus(reader_);
     // Two stages on two threads for a file big enough to gain from them (starting the
     // second Session and thread costs about a millisecond), by what its samples carry.
     const uint64_t two_stage_bytes =
@@ -398,7 +412,7 @@ class RecordingFolder {
       NameThisThread("pf-read");
       // Both stages are busy from the start: each on a CPU of its own (base/cpu.h).
       LeaveCpu(folding_cpu);
-      ReadingStage(reader_, select_, *reading_session_, handover_).Run();
+      ReadingStage(reader_, select_, *reading_session_, handover_, opt_.perf.include_cpu).Run();
     } catch (const BoundedQueue<FoldBatch>::Cancelled&) {
     } catch (...) {
       reading_error_ = std::current_exception();

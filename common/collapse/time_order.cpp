@@ -61,7 +61,7 @@ class LeafText {
 
 void WriteTimeOrdered(const StackTree& tree, const std::vector<TimedSample>& samples,
                       const StackFilterOptions& filter, BufferedWriter& out) {
-  // Threads in the order of their first sample (then by id), each one's samples by time; the
+  // Threads in the order of their first sample (then by id; CPUs by number), each one's samples by time; the
   // sort is stable, so samples of one time keep the recording's order. Each sample's key is
   // computed once.
   std::unordered_map<uint64_t, uint64_t> first;  // (pid, tid) -> its first sample's time
@@ -78,7 +78,8 @@ void WriteTimeOrdered(const StackTree& tree, const std::vector<TimedSample>& sam
   keys.reserve(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
     const uint64_t t = thread(samples[i]);
-    keys.push_back({first[t], t, samples[i].time, i});
+    // (CPUs' lanes go by number.)
+    keys.push_back({samples[i].pid == kCpuLane ? 0 : first[t], t, samples[i].time, i});
   }
   std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     return std::tie(a.first, a.thread, a.time) < std::tie(b.first, b.thread, b.time);

@@ -4,7 +4,8 @@
 // written thread by thread (the threads in the order of their first sample), each thread's in
 // time order, consecutive samples of the same stack merged into one line. What
 // `pf-flamegraph --flamechart` draws as a flame chart: time runs left to right, one stretch
-// per thread (with --per-thread, each under its own comm-PID/TID root frame).
+// per thread (with --per-thread, each under its own comm-PID/TID root frame), or per CPU
+// with --per-cpu.
 
 #include <cstdint>
 #include <vector>
@@ -15,7 +16,9 @@
 
 namespace pf {
 
-/// A sample as --time-order keeps it: its thread, time, leaf (of the fold's tree) and weight.
+/// A sample as --time-order keeps it: its lane (a thread; with --per-cpu a CPU, pid
+/// kCpuLane and tid the CPU), time, leaf (of the fold's tree) and weight.
+inline constexpr uint32_t kCpuLane = UINT32_MAX;
 struct TimedSample {
   uint32_t pid = 0, tid = 0;
   uint64_t time = 0;

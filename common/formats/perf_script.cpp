@@ -28,6 +28,7 @@
 namespace pf {
 
 using script_lines::IsBlankLine;
+using script_lines::IsDigit;
 using script_lines::IsHex;
 using script_lines::IsLowerHex;
 using script_lines::IsSpace;
@@ -216,6 +217,7 @@ uint64_t PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
     if (!IsSpace(line[0])) {
       if (MatchEventHead(line, &head)) {
         OnEvent(line, head);
+        if (cpu_missing_) NoteNoCpu(line_no);
         if (in_sample_ && rev_frames_.empty()) FoldStackLines(&lines, &line_no, file);
         continue;
       }
@@ -224,6 +226,7 @@ uint64_t PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
       std::string_view t = TrimLeft(line);
       if (MatchEventHead(t, &head)) {
         OnEvent(t, head);
+        if (cpu_missing_) NoteNoCpu(line_no);
         continue;
       }
     }
@@ -376,12 +379,13 @@ WeightUnit PerfScriptFolder::Unit() const {
 }
 
 void PerfScriptFolder::OnEvent(std::string_view line, const EventHead& head) {
-  SampleHead h{head.comm, head.pid, head.tid, {}, {}, false};
+  SampleHead h{head.comm, head.pid, head.tid, {}, {}, false, {}};
   std::string_view single_stack;
+  const size_t rest_at = head.tid.empty() ? head.pid.data() + head.pid.size() - line.data()
+                                          : head.tid.data() + head.tid.size() - line.data();
+  if (opt_.include_cpu) h.cpu = FindCpu(line, rest_at);
   if (!MatchEventTail(line, &h.period, &h.event)) {
     // Perl finds no period or event here; a one-frame stack may follow the event.
-    size_t rest_at = head.tid.empty() ? head.pid.data() + head.pid.size() - line.data()
-                                      : head.tid.data() + head.tid.size() - line.data();
     std::string_view rest = line.substr(rest_at);
     re2::StringPiece p, ev, st;
     StackLine sl;
@@ -416,6 +420,11 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
     }
   }
 
+  if (opt_.include_cpu && !SetCpuRoot(h.cpu)) {
+    cpu_missing_ = true;  // (AddBlock notes the line; the sample's frames are let go)
+    after_filtered_ = true;
+    return false;
+  }
   off_cpu_sample_ = mark_off_cpu_ && EventKey(h.event) == kOffCpuEvent;
   // Perl: $period = 1 unless $period ("" and "0" are false).
   bool has_period = !h.period.empty() && h.period != "0";
@@ -474,6 +483,45 @@ bool PerfScriptFolder::BeginSample(const SampleHead& h) {
   java_ = hit->java;
   pname_ = hit->id;
   in_sample_ = true;
+  return true;
+}
+
+// The CPU of an event line, "[003]" without its brackets: where perf prints it, after the
+// ids; else the first such word (the Perl pattern may have read "comm -1 [001] 5.2:" as a comm
+// and 5 as the PID). Empty when there is none.
+std::string_view PerfScriptFolder::FindCpu(std::string_view line, size_t ids_end) {
+  auto cpu_at = [&](size_t b) -> std::string_view {
+    size_t e = b + 1;
+    while (e < line.size() && IsDigit(line[e])) ++e;
+    if (b < line.size() && line[b] == '[' && e > b + 1 && e < line.size() && line[e] == ']' &&
+        (e + 1 == line.size() || IsSpace(line[e + 1]))) {
+      return line.substr(b + 1, e - b - 1);
+    }
+    return {};
+  };
+  if (std::string_view cpu = cpu_at(SkipSpaces(line, ids_end)); !cpu.empty()) return cpu;
+  for (size_t b = 1; b < line.size(); ++b) {
+    if (!IsSpace(line[b - 1]) || line[b] != '[') continue;
+    if (std::string_view cpu = cpu_at(b); !cpu.empty()) return cpu;
+  }
+  return {};
+}
+
+bool PerfScriptFolder::SetCpuRoot(std::string_view cpu) {
+  if (cpu.empty() || cpu.size() > 6) return false;
+  size_t n = 0;
+  for (char c : cpu) {
+    if (!IsDigit(c)) return false;
+    n = n * 10 + static_cast<size_t>(c - '0');
+  }
+  if (n >= cpu_roots_.size()) cpu_roots_.resize(n + 1, StrId::Invalid());
+  if (!cpu_roots_[n].valid()) {
+    std::string name = "[cpu ";
+    name += cpu;
+    name += ']';
+    cpu_roots_[n] = names().Intern(name);
+  }
+  cpu_root_ = cpu_roots_[n];
   return true;
 }
 
@@ -660,6 +708,7 @@ NodeId PerfScriptFolder::EndSample() {
   after_filtered_ = false;
   if (!in_sample_) return kNoLeaf;
   path_.clear();
+  if (opt_.include_cpu) path_.push_back(cpu_root_);
   if (!skip_remaining_) path_.push_back(pname_);
   for (size_t i = rev_frames_.size(); i-- > 0;) path_.push_back(rev_frames_[i]);
   NodeId leaf = kNoLeaf;

@@ -52,6 +52,7 @@ class StackList;
 struct PerfScriptOptions {
   bool include_pid = false;     // --pid: root frame "comm-PID"
   bool include_tid = false;     // --tid: root frame "comm-PID/TID"
+  bool include_cpu = false;     // --per-cpu: a root frame "[cpu NNN]" above the comm
   bool annotate_kernel = false; // --kernel: "_[k]"
   bool annotate_jit = false;    // --jit: "_[j]"
   bool annotate_inline = false; // --inline: "_[i]" on frames perf printed as "(inlined)"
@@ -117,6 +118,7 @@ class PerfScriptFolder {
     std::string_view period;          // digits, or "" when the line has none
     std::string_view event;           // "" when the line names none
     bool one_line = false;  // the frame is on the event line: its event picks no filter
+    std::string_view cpu;   // perf's "[003]" without brackets ("" when none)
   };
   /// Folding a sample given as fields: BeginSample, AddFrame for each frame (leaf first), then
   /// EndSample. BeginSample applies the event filter (false: the sample is filtered out; fold
@@ -148,6 +150,9 @@ class PerfScriptFolder {
   uint64_t other_event_samples() const { return other_event_samples_; }
   const std::vector<std::string>& other_events() const { return other_events_; }
   const SkipCount& skipped_lines() const { return skipped_; }
+  /// With --per-cpu: the first line of a sample that shows no CPU (0: none did). Such a
+  /// sample is left out; the input cannot be folded by CPU.
+  uint64_t no_cpu_line() const { return no_cpu_line_; }
   /// The event filter in force: the option, or the first event type seen so far.
   const std::string& event_filter() const { return event_filter_; }
   /// What the tree's weights count (stackcollapse-perf.pl sums the periods perf script
@@ -198,7 +203,17 @@ class PerfScriptFolder {
   void SetFilter(std::string filter);
   bool KeepsEvent(std::string_view event) const;
   // The seed of a sample's key in the sample cache: its root frame, and whether it is marked.
-  uint64_t SampleSeed() const { return pname_.value | (uint64_t{off_cpu_sample_} << 32); }
+  uint64_t SampleSeed() const {
+    return pname_.value | (uint64_t{off_cpu_sample_} << 32) | (uint64_t{cpu_root_.value} << 33);
+  }
+  // --per-cpu: the sample's CPU frame, "[cpu NNN]" (NNN as perf prints it); false when
+  // `cpu` is not digits.
+  bool SetCpuRoot(std::string_view cpu);
+  static std::string_view FindCpu(std::string_view line, size_t ids_end);
+  void NoteNoCpu(uint64_t line_no) {
+    if (!no_cpu_line_) no_cpu_line_ = line_no;
+    cpu_missing_ = false;
+  }
   // Adds `weight` to a leaf EndSample gave (the tree's node, or the list's stack).
   void AddToLeaf(NodeId leaf, uint64_t weight);
 
@@ -220,6 +235,10 @@ class PerfScriptFolder {
   bool skip_remaining_ = false;
   bool java_ = false;
   StrId pname_;
+  StrId cpu_root_;                // --per-cpu: the sample's "[cpu NNN]"
+  std::vector<StrId> cpu_roots_;  // by CPU number, interned as met (0: not yet)
+  bool cpu_missing_ = false;      // the last event line showed no CPU
+  uint64_t no_cpu_line_ = 0;
   struct RecentRoot {
     std::string raw;  // the comm (and PID/TID), its characters not yet replaced
     StrId id;

@@ -95,6 +95,7 @@ struct ProcessMaps::Process {
   // before the recording (not all its threads are known). A thread's EXIT counts only when
   // its FORK did, so a lost FORK record cannot make a process look finished.
   std::vector<uint32_t> threads;  // (few: a search is cheaper than a set's allocations)
+  bool exited = false;            // all its threads have (ForgetExited): to be forgotten
 };
 
 ProcessMaps::ProcessMaps() : map_nodes_(std::make_unique<NodePool>()) {}
@@ -192,6 +193,11 @@ void ProcessMaps::OnFork(const Record& r) {
   // maps follow, and a clone would leave stale ones beside them.
   constexpr uint16_t kMiscForkExec = 1 << 13;
   if (pid != ppid && !(r.misc & kMiscForkExec)) {
+    // A pid used again: the exited process it named is gone (a new one starts without its
+    // maps even when the parent is not known).
+    if (auto old = procs_.find(pid); old != procs_.end() && old->second->exited) {
+      procs_.erase(old);
+    }
     auto parent = procs_.find(ppid);
     if (parent != procs_.end()) {
       Process& child = Proc(pid);
@@ -205,8 +211,8 @@ void ProcessMaps::OnFork(const Record& r) {
   }
 }
 
-// A process whose every thread has exited is forgotten (with ForgetExited): a shell script's
-// thousands of short-lived commands do not keep their maps.
+// A process whose every thread has exited is forgotten (with ForgetExited), a little later: a
+// shell script's thousands of short-lived commands do not keep their maps.
 void ProcessMaps::OnExit(const Record& r) {
   ForkRecord e;
   if (!forget_exited_ || !ParseFork(r, &e)) return;
@@ -218,7 +224,16 @@ void ProcessMaps::OnExit(const Record& r) {
   auto t = std::find(live.begin(), live.end(), tid);
   if (t == live.end()) return;
   live.erase(t);
-  if (live.empty()) procs_.erase(p);
+  if (!live.empty()) return;
+  // A sample may still come after the last EXIT (the kernel samples the exit path after it
+  // writes the record, and perf keeps an exited thread's maps): the process goes only after
+  // kExitedKept later ones, or when its pid is used again (OnFork).
+  p->second->exited = true;
+  exited_.push_back(pid);
+  if (exited_.size() <= kExitedKept) return;
+  auto old = procs_.find(exited_.front());
+  exited_.pop_front();
+  if (old != procs_.end() && old->second->exited) procs_.erase(old);
 }
 
 void ProcessMaps::OnMmap(const PerfDataReader& reader, const Record& r) {
@@ -289,7 +304,7 @@ std::string_view ProcessMaps::Comm(uint32_t tid) {
   auto it = comms_.find(tid);
   if (it == comms_.end()) {
     // perf names the idle thread (tid 0) "swapper", and others it never saw ":TID".
-    std::string name = tid == 0 ? "swapper" : std::to_string(tid);
+    std::string name = tid == 0 ? "swapper" : std::to_string(static_cast<int32_t>(tid));
     if (tid != 0) name.insert(name.begin(), ':');
     it = comms_.emplace(tid, std::move(name)).first;
   }

@@ -8,6 +8,7 @@
 //     it found in them until the next.
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <memory_resource>
@@ -109,9 +110,11 @@ class ProcessMaps {
   /// as hex ("" when none).
   std::string BuildIdOf(const PerfDataReader& reader, const std::string& path);
 
-  /// Forgets a process once all its threads have exited (EXIT records); by default every
-  /// process's maps are kept.
+  /// Forgets a process once all its threads have exited (EXIT records), after kExitedKept
+  /// more processes have (samples of its exit may follow its last EXIT), or when its pid is
+  /// used again; by default every process's maps are kept.
   void ForgetExited(bool on) { forget_exited_ = on; }
+  static constexpr size_t kExitedKept = 256;
 
  private:
   struct Process;
@@ -151,6 +154,7 @@ class ProcessMaps {
   MapSerial map_serial_;
   MapsGeneration generation_serial_;
   bool forget_exited_ = false;
+  std::deque<uint32_t> exited_;  // processes whose threads have all exited, the latest last
   mutable FoundProcess found_[kFound];
   std::unordered_map<uint32_t, std::string> comms_;  // by tid (never erased)
   // The threads Comm answered for lately, and their names in comms_ (an element of an

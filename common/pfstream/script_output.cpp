@@ -117,6 +117,15 @@ void AppendDecimal(std::string* out, uint64_t v, size_t width, char fill = ' ', 
   if (left && width > n) out->append(width - n, ' ');
 }
 
+// A pid or tid as perf prints them, "%5d" ("-1" for a thread the kernel no longer names).
+void AppendId(std::string* out, uint32_t id, bool left = false) {
+  if (static_cast<int32_t>(id) >= 0) {
+    AppendDecimal(out, id, 5, ' ', left);
+    return;
+  }
+  AppendF(out, left ? "%-5d" : "%5d", static_cast<int32_t>(id));
+}
+
 // printf's "%*" PRIx64 without printf (two of them a frame; the frames are most of the text).
 void AppendHex(std::string* out, uint64_t v, size_t width) {
   char buf[16];
@@ -203,12 +212,12 @@ void AppendSampleHead(Session& session, const Sample& s, const ScriptFields& f, 
     }
   }
   if (f.pid && f.tid) {
-    AppendDecimal(out, s.pid, 5);
+    AppendId(out, s.pid);
     *out += '/';
-    AppendDecimal(out, s.tid, 5, ' ', true);
+    AppendId(out, s.tid, true);
     *out += ' ';
   } else if (f.pid || f.tid) {
-    AppendDecimal(out, f.pid ? s.pid : s.tid, 5);
+    AppendId(out, f.pid ? s.pid : s.tid);
     *out += ' ';
   }
   if (f.cpu) {
@@ -451,9 +460,9 @@ class Printer {
       }
     }
     if (f.pid && f.tid) {
-      AppendF(&line_, "%5u/%-5u ", id.pid, id.tid);
+      AppendF(&line_, "%5d/%-5d ", static_cast<int32_t>(id.pid), static_cast<int32_t>(id.tid));
     } else if (f.pid) {
-      AppendF(&line_, "%5u ", id.pid);
+      AppendF(&line_, "%5d ", static_cast<int32_t>(id.pid));
     } else if (f.tid) {
       AppendF(&line_, "%5u ", id.tid);
     }

@@ -4,7 +4,8 @@
 # phase_one stack before the first phase_two one and sums to the same total as the plain
 # fold; pf-flamegraph --flamechart draws phase_one left of phase_two; the time slices of
 # pf-collapse and pf-script (--time 0%-50%, 50%-100%) hold each phase's samples; --per-thread
-# starts each stack with comm-PID/TID; --time-order refuses text input.
+# starts each stack with comm-PID/TID, and --per-cpu with its CPU (phases pinned to a CPU,
+# recorded with -a); --time-order refuses text input.
 #
 # Usage: time_order_test.sh PF_RECORD PF_COLLAPSE PF_SCRIPT PF_FLAMEGRAPH PHASES
 # Exit status: 0 pass, 1 fail, 2 usage, 77 skip (perf_event_open refused here).
@@ -68,6 +69,36 @@ awk -v a="$s1" -v b="$s2" 'BEGIN { exit !(a >= 0.8 && b >= 0.8) }' ||
 grep -q 'phase_one' "$tmp/first.txt" || fail "pf-script --time 0%-50% has no phase_one"
 n1=$(grep -c 'phase_two+' "$tmp/first.txt") n2=$(grep -c 'phase_one+' "$tmp/first.txt")
 [ "$n1" -lt "$n2" ] || fail "pf-script --time 0%-50%: $n1 phase_two frames, $n2 phase_one"
+
+# --- per CPU ---------------------------------------------------------------------------------
+# phases pinned to the last CPU, recorded system-wide: its stacks are all under that CPU's
+# frame; the recording folds as pf-script's text of it; the lanes of a timeline go by CPU.
+cpu=$(( $(nproc) - 1 ))
+printf -v cpu_frame '[cpu %03d]' "$cpu"
+if "$REC" -a -F 999 -g -o "$tmp/a.pfs" -- taskset -c "$cpu" "$PHASES" 0.3 2>"$tmp/reca.err"; then
+  "$COLLAPSE" --per-cpu "$tmp/a.pfs" >"$tmp/cpu.folded" || fail "--per-cpu failed"
+  grep ';phase_' "$tmp/cpu.folded" | grep -vqF "$cpu_frame;phases;" &&
+    fail "--per-cpu: a phases stack is not under $cpu_frame: $(grep ';phase_' "$tmp/cpu.folded" | head -3)"
+  grep -q "^$(printf '%s' "$cpu_frame" | sed 's/\[/\\[/');phases;.*phase_two" "$tmp/cpu.folded" ||
+    fail "--per-cpu: no phase_two under $cpu_frame"
+  grep -v '^#' "$tmp/cpu.folded" | grep -qvE '^\[cpu [0-9]{3,}\];' &&
+    fail "--per-cpu: a stack does not start with its CPU"
+  "$SCRIPT" "$tmp/a.pfs" | "$COLLAPSE" --per-cpu >"$tmp/cpu_text.folded" ||
+    fail "--per-cpu of pf-script's text failed"
+  cmp -s "$tmp/cpu.folded" "$tmp/cpu_text.folded" ||
+    fail "--per-cpu: the recording and its text fold differently: $(diff "$tmp/cpu.folded" "$tmp/cpu_text.folded" | head -5)"
+  "$COLLAPSE" --per-cpu --time-order "$tmp/a.pfs" | grep -v '^#' | cut -d';' -f1 | uniq |
+    sort -c 2>/dev/null || fail "--per-cpu --time-order: the CPUs' lanes are not in order"
+  echo "per CPU: $(grep -c ';phase_' "$tmp/cpu.folded") phases stacks under $cpu_frame"
+else
+  echo "per CPU: not checked, pf-record -a is refused here: $(head -1 "$tmp/reca.err")"
+fi
+"$COLLAPSE" --per-cpu "$tmp/p.pfs" >/dev/null 2>"$tmp/nocpu.err"
+[ $? -eq 2 ] || fail "--per-cpu of a recording without CPUs is not a usage error"
+grep -q 'do not record their CPU' "$tmp/nocpu.err" || fail "--per-cpu: $(cat "$tmp/nocpu.err")"
+"$SCRIPT" "$tmp/p.pfs" | "$COLLAPSE" --per-cpu >/dev/null 2>"$tmp/nocpu_text.err"
+[ $? -eq 1 ] || fail "--per-cpu of text without CPUs is not an error"
+grep -q '<stdin>:1: --per-cpu' "$tmp/nocpu_text.err" || fail "--per-cpu: $(cat "$tmp/nocpu_text.err")"
 
 # --- per thread; text refused ----------------------------------------------------------------
 "$COLLAPSE" --per-thread "$tmp/p.pfs" | grep -v '^#' | grep -qvE '^phases-[0-9]+/[0-9]+;' &&

@@ -514,13 +514,13 @@ TEST(ProcessMaps, KeptLookupsAnswerAsTheTables) {
   EXPECT_EQ(maps.Comm(116), "third");
   EXPECT_EQ(maps.Comm(124), ":124");
   EXPECT_EQ(maps.Comm(108), "again");
-  EXPECT_EQ(maps.MapsOf(116), nullptr);
+  EXPECT_NE(maps.MapsOf(116), nullptr);  // exited, kept a while for late samples
 }
 
-// With ForgetExited, a process forked in the recording is forgotten when its last thread
-// exits (its main thread may exit first; the EXIT of a thread no FORK named is not one), and a new
-// process given its pid later has other maps generations than it had. A process that ran before the
-// recording is never forgotten: not all its threads are known.
+// With ForgetExited, a process forked in the recording is forgotten once its last thread
+// exits (its main thread may exit first; the EXIT of a thread no FORK named is not one): when its
+// pid is used again, whose new process has other maps generations than it had. A process that ran
+// before the recording is never forgotten: not all its threads are known.
 TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
   PerfFile f;
   constexpr uint32_t kFork = PerfFile::kFork, kExit = PerfFile::kExit;
@@ -555,8 +555,9 @@ TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
         EXPECT_EQ(session.MapsOf(200)->size(), 2u);
         generation = session.Generation(200);
       }
-      if (at == process_exited) {
-        EXPECT_EQ(session.MapsOf(200) == nullptr, forget);
+      if (at == process_exited) {  // kept for samples of its exit
+        ASSERT_NE(session.MapsOf(200), nullptr);
+        EXPECT_EQ(session.MapsOf(200)->size(), 2u);
       }
     }
     ASSERT_NE(session.MapsOf(100), nullptr);
@@ -564,6 +565,46 @@ TEST(Collapse, ExitedProcessesAreForgottenWhenAsked) {
     EXPECT_EQ(session.MapsOf(200)->size(), 2u);  // its parent's liba.so and libc.so
     EXPECT_NE(session.Generation(200), generation);
   }
+}
+
+// An exited process stays for samples that come after its last EXIT (the kernel samples its
+// exit path after writing the record; perf script names their frames), until kExitedKept more
+// processes have exited; a pid used again names a new process, without the old one's maps even
+// when its parent is not known.
+TEST(ProcessMaps, ExitedProcessesStayAWhile) {
+  PerfFile f;
+  constexpr uint32_t kFork = PerfFile::kFork, kExit = PerfFile::kExit;
+  f.Mmap(100, 0x7000000, "/nonexistent/liba.so");
+  f.Task(kFork, 200, 100, 200, 100);
+  f.Mmap(200, 0x8000000, "/nonexistent/libb.so");
+  f.Task(kExit, 200, 100, 200, 100);
+  f.Task(kFork, 300, 100, 300, 100);
+  f.Mmap(300, 0x8000000, "/nonexistent/libc.so");
+  f.Task(kExit, 300, 100, 300, 100);
+  f.Task(kFork, 300, 999, 300, 999);  // the pid again, from a parent not known
+  const size_t reused = f.data.size();
+  for (uint32_t pid = 1000; pid < 1000 + ProcessMaps::kExitedKept; ++pid) {
+    f.Task(kFork, pid, 100, pid, 100);
+    f.Task(kExit, pid, 100, pid, 100);
+  }
+  const std::string file = f.File(false);
+  std::unique_ptr<ByteSource> src = MemoryInput(file, "made.data");
+  PerfDataReader reader(*src);
+  ProcessMaps maps;
+  maps.ForgetExited(true);
+  Record r;
+  size_t at = 0;
+  while (reader.Next(&r)) {
+    maps.OnRecord(reader, r);
+    at += 8 + r.body.size();
+    if (at == reused) {
+      ASSERT_NE(maps.FindUser(200, 0x8000010), nullptr);  // exited, still named
+      EXPECT_EQ(maps.FindUser(300, 0x8000010), nullptr);  // not the exited 300's libc.so
+    }
+  }
+  EXPECT_EQ(maps.MapsOf(200), nullptr);  // forgotten after kExitedKept more
+  EXPECT_NE(maps.MapsOf(1000 + ProcessMaps::kExitedKept - 1), nullptr);
+  EXPECT_NE(maps.MapsOf(100), nullptr);
 }
 
 // perf record -z: the records as one zstd stream, flushed into COMPRESSED records (type 81,
@@ -715,6 +756,30 @@ TEST(Collapse, RecordingsGiveThePidAndACommWithASemicolonStaysOneFrame) {
   // perf script's default text (the TID alone): the PID is unknown there, as in the Perl.
   EXPECT_EQ(test::Collapse("map;churn 101 1.0: 5 cpu-clock:\n\t1 f (x)\n\n", OptionsFor("pid")),
             "map:churn-?;f 5\n");
+}
+
+// A sample of a task the kernel no longer names (pid and tid -1, from the end of an exit):
+// printed "-1" as perf prints it, comm ":-1", and folded as that text is (the Perl pattern's
+// \d+ does not read "-1", so the line up to the period is the comm).
+TEST(Collapse, IdsOfMinusOneArePrintedAndFoldedAsPerfPrintsThem) {
+  PerfFile f;
+  f.Sample(0xffffffff, 0xffffffff, 1000, true);
+  f.Sample(0xffffffff, 0xffffffff, 2000, true);
+  const std::string path = ::testing::TempDir() + "/minus." + std::to_string(getpid()) + ".data";
+  { std::ofstream(path, std::ios::binary) << f.File(true); }
+  StringSink text;
+  RunScript(path, ScriptOptions{}, text, nullptr);
+  EXPECT_NE(text.data().find(":-1    -1     0.000001: "), std::string::npos) << text.data();
+  const std::string from_text = test::Collapse(text.data());
+  EXPECT_EQ(from_text,
+            ":-1____-1_____0.000001:;[unknown] 1\n:-1____-1_____0.000002:;[unknown] 1\n");
+  for (int threads : {1, 2}) {
+    StringSink out;
+    ReadReport report;
+    CollapseFiles({path}, Staged({}, threads), out, &report);
+    EXPECT_EQ(test::StackLines(out.data()), from_text) << threads << " threads";
+  }
+  std::remove(path.c_str());
 }
 
 // A sample cut short (its body shorter than its attribute's fields) is skipped and counted,

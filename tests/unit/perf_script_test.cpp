@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "base/error.h"
 #include "formats/perf_script_lines.h"
 #include "test_util.h"
 
@@ -336,6 +337,35 @@ TEST(PerfScriptFolder, SkipAfter) {
   EXPECT_EQ(test::Collapse("p;main.init;a;main.init_[k];b 5\np;main.init 2\np;x 1\n", opt),
             "main.init 2\nmain.init_[k];b 5\np;x 1\n");
   EXPECT_EQ(test::Collapse("a;main.init;b 1 2\n", opt), "main.init;b 1 2\n");  // differential
+}
+
+// --per-cpu: a root frame for the CPU perf prints after the ids ("[003]"), or wherever the
+// first such word is when the Perl pattern reads the ids into the comm (":-1 -1 [001] 2.0:");
+// other events' samples need none; a sample without one is an error naming its line. The
+// sample cache keeps the CPUs apart, and --skip-after keeps the CPU frame.
+TEST(PerfScriptFolder, PerCpu) {
+  CollapseOptions opt;
+  opt.perf.include_cpu = true;
+  const std::string sample = "\t1 f (x)\n\t2 main (x)\n\n";
+  std::string text = "ab 7 [002] 1.0: 5 cpu-clock:\n" + sample + "ab 7 [012] 1.1: 5 cpu-clock:\n" +
+                     sample + "ab 7 [002] 1.2: 5 cpu-clock:\n" + sample +
+                     ":-1    -1 [001] 2.0: 1 cpu-clock:\n" + sample +
+                     "b 8 3.0: 1 page-faults:\n" + sample;
+  EXPECT_EQ(test::Collapse(text, opt),
+            "[cpu 001];:-1____-1_[001]_2.0:;main;f 1\n[cpu 002];ab;main;f 10\n"
+            "[cpu 012];ab;main;f 5\n");
+  opt.perf.skip_after = {"main"};
+  EXPECT_EQ(test::Collapse("ab 7/7 [003] 1.0: 5 cpu-clock:\n" + sample, opt),
+            "[cpu 003];main;f 5\n");
+  opt.perf.skip_after.clear();
+  try {
+    test::Collapse(text + "ab 7 1.3: 5 cpu-clock:\n" + sample, opt);
+    ADD_FAILURE() << "a sample without its CPU was folded";
+  } catch (const pf::Error& e) {
+    EXPECT_EQ(e.where(), "in.txt:21");
+    EXPECT_NE(std::string(e.what()).find("--per-cpu: this sample shows no CPU"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(PerfScriptFolder, BadLinesAreCountedNotFatal) {
