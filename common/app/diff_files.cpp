@@ -52,6 +52,7 @@ void DiffFiles(const std::string& before, const std::string& after, const DiffOp
     report->warnings.insert(report->warnings.end(), r.warnings.begin(), r.warnings.end());
     report->notices.insert(report->notices.end(), r.notices.begin(), r.notices.end());
     report->samples += r.samples;
+    report->perf_samples += r.perf_samples;
     report->folded_lines += r.folded_lines;
     if (r.empty) {
       report->warnings.push_back((i ? "AFTER " + after : "BEFORE " + before) + ": " +

@@ -69,8 +69,8 @@ void AddDrawing(cli::Tool& tool) {
        "callstacks (the only mode: totals are exact); callratios is refused")
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "dot (default), or svg, png or pdf laid out by Graphviz's library (default from the -o "
-       "suffix); without libgvc, pipe DOT into `dot -Tsvg`. gprof2dot's --format=perf or "
-       "collapse is taken as -f")
+       "suffix); without libgvc, pipe DOT into `dot -Tsvg`. top, tree or peek: pprof's text "
+       "reports (see Reports). gprof2dot's --format=perf or collapse is taken as -f")
       ("processes",
        "for perf input: keep each process (comm) as the root node of its stacks; by default "
        "they are left out, as gprof2dot does")
@@ -80,6 +80,20 @@ void AddDrawing(cli::Tool& tool) {
       ("weight", po::value<std::string>()->value_name("W"),
        "for perf input: period (default) weighs samples by their period, samples counts 1 "
        "each (as gprof2dot's perf reader does)");
+}
+
+void AddReports(cli::Tool& tool) {
+  tool.AddGroup("Reports (pprof's -top, -tree, -peek)").add_options()
+      ("top", "the same as --format=top: functions by self weight (flat) with their totals "
+       "(cum), as pprof -top")
+      ("tree", "the same as --format=tree: each function with its callers above and callees "
+       "below, as pprof -tree")
+      ("peek", po::value<std::string>()->value_name("RE"),
+       "--format=peek: the tree of the functions matching RE only, nothing pruned, as pprof "
+       "-peek")
+      ("cum", "sort the report by cum (total) instead of flat (self)")
+      ("csv", "--format=top as CSV: exact values in the profile's unit (also -o NAME.csv)")
+      ("tsv", "--format=top as tab-separated values (also -o NAME.tsv)");
 }
 
 void CheckTotal(const po::variables_map& vm) {
@@ -95,6 +109,27 @@ void CheckTotal(const po::variables_map& vm) {
   cli::CheckChoice("total", total, {"callstacks"});
 }
 
+/// The text reports' options, and pprof's pruning for each: -top keeps every node above the
+/// threshold, -tree the 80 largest, -peek prunes nothing (options given still apply).
+void ReadReportOptions(const po::variables_map& vm, DotCommand& c) {
+  TextReportOptions& r = c.report;
+  r.kind = c.format == "top"    ? TextReportOptions::Kind::kTop
+           : c.format == "tree" ? TextReportOptions::Kind::kTree
+                                : TextReportOptions::Kind::kPeek;
+  r.cum = vm.count("cum");
+  if (c.format == "peek") {
+    if (!vm.count("peek")) throw UsageError("--format=peek needs --peek=RE");
+    r.peek = vm["peek"].as<std::string>();
+  }
+  std::string name = c.output.substr(c.output.rfind('/') + 1);
+  if (vm.count("csv") || name.ends_with(".csv")) r.separator = ',';
+  if (vm.count("tsv") || name.ends_with(".tsv")) r.separator = '\t';
+  if (vm.count("csv") && vm.count("tsv")) throw UsageError("--csv and --tsv: choose one");
+  if (r.separator && c.format != "top") {
+    throw UsageError("--csv and --tsv write the top table: use them with --format=top");
+  }
+}
+
 /// --format, else the suffix of -o (graph.svg), else DOT. gprof2dot's --format=perf names
 /// the input format: taken as -f (read.format).
 void ReadFormats(const po::variables_map& vm, DotCommand& c) {
@@ -102,15 +137,48 @@ void ReadFormats(const po::variables_map& vm, DotCommand& c) {
   ReadReadOptions(vm, &c.read, input_named ? "format" : nullptr);
   std::optional<std::string> given;
   if (vm.count("format") && !input_named) given = vm["format"].as<std::string>();
-  c.format = cli::OutputFormat(
-      given, c.output,
-      {{".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}}, "dot");
+  for (const char* report : {"top", "tree", "peek"}) {
+    if (vm.count(report) && given && *given != report) {
+      throw UsageError(std::string("--") + report + " and --format=" + *given + " disagree");
+    }
+    if (vm.count(report)) given = report;
+  }
+  if (!given && (vm.count("csv") || vm.count("tsv"))) given = "top";
+  if (given && (*given == "tree" || *given == "peek")) {
+    c.format = *given;
+  } else {
+    c.format = cli::OutputFormat(given, c.output,
+                                 {{".dot", "dot"}, {".gv", "dot"}, {".svg", "svg"},
+                                  {".png", "png"}, {".pdf", "pdf"}, {".txt", "top"},
+                                  {".csv", "top"}, {".tsv", "top"}},
+                                 "dot");
+  }
+  if (c.IsReport()) return ReadReportOptions(vm, c);
+  for (const char* o : {"cum", "csv", "tsv"}) {
+    if (vm.count(o)) throw UsageError(std::string("--") + o + " is for --format=top, tree or peek");
+  }
   RefuseImageForTerminal(c.format, c.output);
   if (c.format != "dot" && !GraphvizAvailable()) {
     throw UsageError("--format=" + c.format +
                      " needs Graphviz's library (libgvc), which this pf-dot was built "
                      "without; write DOT and pipe it: pf-dot ... | dot -T" +
                      c.format + " > graph." + c.format);
+  }
+}
+
+/// pprof's pruning of each text report, where no option says otherwise.
+void ReportDefaults(const po::variables_map& vm, DotCommand& c) {
+  CallGraphOptions& o = c.graph;
+  o.pprof_selection = true;
+  o.cum_order = c.report.cum;
+  if (!vm.count("nodecount")) o.nodecount = c.format == "tree" ? 80 : 0;
+  if (c.format == "peek") {
+    if (!vm.count("node-thres")) o.node_thres = 0;
+    if (!vm.count("edge-thres")) o.edge_thres = 0;
+  }
+  for (const auto& [name, res] : {std::pair{"focus", &o.focus}, std::pair{"ignore", &o.ignore},
+                                  std::pair{"hide", &o.hide}, std::pair{"show_from", &o.show_from}}) {
+    for (const std::string& re : *res) c.report.filters.push_back(std::string(name) + "=" + re);
   }
 }
 
@@ -152,7 +220,11 @@ std::string FiltersGiven(const CallGraphOptions& o) {
 
 void WriteGraph(const CallGraph& graph, const CallGraphOptions& o, const DotCommand& command) {
   std::unique_ptr<ByteSink> out = OpenOutput(command.output);
-  if (command.format == "dot") {
+  if (command.IsReport()) {
+    BufferedWriter w(*out);
+    WriteTextReport(graph, command.report, w);
+    w.Flush();
+  } else if (command.format == "dot") {
     BufferedWriter w(*out);
     WriteDot(graph, o, w);
     w.Flush();
@@ -212,9 +284,12 @@ cli::Tool DotTool() {
       "  perf script | pf-dot -n 1 -e 0.5 --strip | dot -Tpng -o graph.png\n"
       "  pf-dot --focus='^parse' --hide='^std::' in.folded | dot -Tsvg > parse.svg\n"
       "  pf-dot -z main --depth 3 in.folded | dot -Tsvg > top.svg\n"
-      "  pf-dot perf.txt -o graph.svg\n",
+      "  pf-dot perf.txt -o graph.svg\n"
+      "  pf-dot --top perf.data            # which functions cost most (pprof -top)\n"
+      "  pf-dot --peek='^malloc$' cpu.pb.gz  # its callers and callees (pprof -peek)\n",
   });
   AddPruningAndFilters(tool);
+  AddReports(tool);
   AddDrawing(tool);
   AddReadOptions(tool.AddGroup("Input"));
   return tool;
@@ -229,6 +304,10 @@ DotCommand ParseDotOptions(cli::Context& ctx) {
   CheckTotal(vm);
   ReadFormats(vm, c);
   ReadGraphOptions(vm, c.graph);
+  if (c.IsReport()) {
+    ReportDefaults(vm, c);
+    if (OutputIsTerminal(c.output)) c.report.width = TerminalColumns();
+  }
   c.read.perf.weight_samples =
       cli::Choice(vm, "weight", {"period", "samples"}, "period") == "samples";
   c.read.perf.include_addrs = !vm.count("merge-unknown");
@@ -262,9 +341,11 @@ void RunDotCommand(const DotCommand& command, const cli::Tool& tool) {
   StackTree tree = CollapseSourcesToTree(sources, command.read, &report);
   Tell(tool, report);
   // Stacks folded from perf samples start with the process name; gprof2dot's call graph
-  // has no process nodes. Folded input keeps its first frame: it may be a real function.
+  // has no process nodes. Folded input keeps its first frame: it may be a real function;
+  // so do pprof's and the other profilers' stacks, which start at a function.
   CallGraphOptions o = command.graph;
-  o.skip_process = report.samples > 0 && report.folded_lines == 0 && !command.processes;
+  o.skip_process = report.perf_samples > 0 && report.perf_samples == report.samples &&
+                   report.folded_lines == 0 && !command.processes;
   CallGraph graph = BuildCallGraph(tree, o);
   if (graph.total == 0) tool.Warn(EmptyResultReason(report, ""));
   if (graph.saturated) tool.Warn(SaturationWarning(graph.saturated));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "callgraph/call_graph.h"
+#include "callgraph/text_report.h"
 #include "cli/cli.h"
 #include "collapse/collapse.h"
 
@@ -14,10 +15,12 @@ namespace pf {
 struct DotCommand {
   std::vector<std::string> inputs;  // none: standard input
   std::string output;               // "-": standard output
-  std::string format;               // dot, or svg, png or pdf laid out by Graphviz's library
+  std::string format;  // dot, or svg, png or pdf laid out by Graphviz's library; top, tree, peek
   bool processes = false;           // --processes: keep perf stacks' comm as their root
   CollapseOptions read;             // how the inputs are read
   CallGraphOptions graph;           // what the graph keeps and how it is drawn
+  TextReportOptions report;         // top, tree, peek: what the report shows
+  bool IsReport() const { return format == "top" || format == "tree" || format == "peek"; }
 };
 
 /// The tool, with pf-dot's --help text and options (gprof2dot's names, pprof's filters).

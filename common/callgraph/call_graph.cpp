@@ -627,10 +627,12 @@ void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& wal
     }
   }
   size_t solid = 0;
+  const uint64_t edge_cutoff =
+      static_cast<uint64_t>(static_cast<double>(g.total) * (o.edge_thres / 100.0));
   for (const auto& [key, link] : links) {
     double pct =
         g.total ? 100.0 * static_cast<double>(link.weight) / static_cast<double>(g.total) : 0;
-    if (pct < o.edge_thres) continue;
+    if (o.pprof_selection ? link.weight < edge_cutoff : pct < o.edge_thres) continue;
     g.edges.push_back(
         {static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key), link.weight, !link.direct});
     if (link.direct) ++solid;
@@ -658,7 +660,7 @@ CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
   CallCounts functions = CountFunctions(tree, o, walker, &g);
   // Choose the nodes, and number them in id order.
   std::vector<int32_t> node_of = graph_select::AddNodes(
-      &tree, functions, graph_select::ChooseNodes(functions, o, g.total), &g);
+      &tree, functions, graph_select::ChooseNodes(functions, o, g.total, &g), &g);
   // Pass 2: link each kept frame to the next kept frame below it, once per sample.
   LinkNodes(tree, o, walker, functions, node_of, &g);
   return g;

@@ -54,6 +54,12 @@ struct CallGraphOptions {
   bool skip_process = false;  ///< drop each stack's root frame (perf's comm), as gprof2dot does
   size_t nodecount = 80;   ///< keep at most this many nodes (largest totals); 0 = no cap
   size_t max_label = 200;  ///< characters of a name shown before "..."
+  /// Text reports (text_report.h) keep the nodes pprof keeps: those whose total reaches
+  /// int(total × node_thres / 100), then the --nodecount first in the report's order (by
+  /// self weight, or by total with `cum_order`); edges below int(total × edge_thres / 100)
+  /// are dropped alike.
+  bool pprof_selection = false;
+  bool cum_order = false;
 };
 
 /// The pruned graph, ready to write.
@@ -79,6 +85,8 @@ struct CallGraph {
   size_t all_nodes = 0;      ///< functions before pruning
   size_t all_edges = 0;      ///< caller->callee pairs before pruning
   size_t dropped_nodes = 0;
+  size_t above_cutoff = 0;   ///< functions that passed the node threshold (before --nodecount)
+  uint64_t node_cutoff = 0;  ///< with pprof_selection: the least total kept
   size_t dropped_edges = 0;  ///< direct pairs not drawn as a solid edge
   uint64_t saturated = 0;    ///< sums that reached UINT64_MAX and stopped there
   int decimals = 0;          ///< weights are fixed-point with this many decimals

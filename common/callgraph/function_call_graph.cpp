@@ -83,7 +83,7 @@ CallGraph BuildFunctionCallGraph(const FunctionGraph& graph, const CallGraphOpti
   g.all_edges = graph.calls().size();
   // Choose the nodes, and number them in id order.
   std::vector<int32_t> node_of =
-      graph_select::AddNodes(nullptr, fs, graph_select::ChooseNodes(fs, o, g.total), &g);
+      graph_select::AddNodes(nullptr, fs, graph_select::ChooseNodes(fs, o, g.total, &g), &g);
   // The calls between drawn nodes, above the edge threshold.
   for (uint32_t c = 0; c < graph.calls().size(); ++c) {
     const FunctionGraph::Call& call = graph.calls()[c];

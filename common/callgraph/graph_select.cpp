@@ -81,7 +81,7 @@ void CheckGraphOptions(const CallGraphOptions& o) {
 // The functions to draw, largest first: --root/--leaf reach, the node threshold, then the
 // largest --nodecount.
 std::vector<uint32_t> ChooseNodes(const CallCounts& fs, const CallGraphOptions& o,
-                                  uint64_t total) {
+                                  uint64_t total, CallGraph* graph) {
   const std::vector<std::string_view>& names = fs.names;
   const std::vector<uint64_t>& totals = fs.totals;
   std::vector<bool> allowed(names.size(), true);
@@ -102,12 +102,26 @@ std::vector<uint32_t> ChooseNodes(const CallCounts& fs, const CallGraphOptions& 
     }
   }
   std::vector<uint32_t> candidates;
+  if (o.pprof_selection) {  // (pprof: kept when cum >= int64(float64(total) * fraction))
+    graph->node_cutoff =
+        static_cast<uint64_t>(static_cast<double>(total) * (o.node_thres / 100.0));
+  }
   for (uint32_t f = 0; f < names.size(); ++f) {
     double pct = total ? 100.0 * static_cast<double>(totals[f]) / static_cast<double>(total) : 0;
-    if (allowed[f] && pct >= o.node_thres) candidates.push_back(f);
+    bool above = o.pprof_selection ? totals[f] >= graph->node_cutoff : pct >= o.node_thres;
+    if (allowed[f] && above) candidates.push_back(f);
   }
+  graph->above_cutoff = candidates.size();
+  const std::vector<uint64_t>& selfs = fs.selfs;
   std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
-    return totals[a] != totals[b] ? totals[a] > totals[b] : names[a] < names[b];
+    if (!o.pprof_selection) {
+      return totals[a] != totals[b] ? totals[a] > totals[b] : names[a] < names[b];
+    }
+    // A text report's order (text_report.cpp): by self weight or total, then name.
+    const uint64_t a1 = o.cum_order ? totals[a] : selfs[a], b1 = o.cum_order ? totals[b] : selfs[b];
+    if (a1 != b1) return a1 > b1;
+    if (names[a] != names[b]) return names[a] < names[b];
+    return (o.cum_order ? selfs[a] : totals[a]) > (o.cum_order ? selfs[b] : totals[b]);
   });
   if (o.nodecount > 0 && candidates.size() > o.nodecount) candidates.resize(o.nodecount);
   return candidates;

@@ -21,9 +21,10 @@ inline uint64_t PairKey(uint32_t a, uint32_t b) { return static_cast<uint64_t>(a
 void CheckGraphOptions(const CallGraphOptions& o);
 
 // The functions to draw, largest first: --root/--leaf reach, the node threshold, then the
-// largest --nodecount.
+// largest --nodecount (pprof's choice with pprof_selection). Sets graph->above_cutoff and
+// node_cutoff.
 std::vector<uint32_t> ChooseNodes(const CallCounts& fs, const CallGraphOptions& o,
-                                  uint64_t total);
+                                  uint64_t total, CallGraph* graph);
 
 // The chosen functions become the graph's nodes, sorted by id (a hash of the name; a
 // collision gets a suffix), with their modules (from `tree` when given, else fs.modules).

@@ -306,6 +306,7 @@ class Collapser::Impl {
         report_->warnings.push_back(std::move(w));
       }
       report_->samples += fold.samples();
+      report_->perf_samples += fold.samples();
       report_->named_folds += fold.named_folds();
       if (two_stage) ++report_->two_stage_inputs;
     });
@@ -452,6 +453,7 @@ class Collapser::Impl {
                   "perf script -F +cpu, or record with -a");
     }
     report_->samples += samples;
+    report_->perf_samples += samples;
     return unit;
   }
 

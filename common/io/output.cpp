@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,6 +20,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/error.h"
@@ -279,6 +281,16 @@ bool OutputIsTerminal(const std::string& path) {
   int named = -1;
   FollowLinks(path, &named);  // -o /dev/stdout is standard output too
   return named >= 0 && isatty(named);
+}
+
+size_t TerminalColumns() {
+  winsize ws{};
+  if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  size_t columns = 0;
+  if (const char* c = std::getenv("COLUMNS")) {
+    std::from_chars(c, c + std::strlen(c), columns);
+  }
+  return columns > 0 ? columns : 80;
 }
 
 BufferedWriter::BufferedWriter(ByteSink& sink, size_t capacity)

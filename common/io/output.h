@@ -60,6 +60,8 @@ bool KeepAsOld(const std::string& path);
 
 /// True when `path` names a terminal: "-", /dev/stdout or /dev/fd/N on a tty.
 bool OutputIsTerminal(const std::string& path);
+/// The columns of the terminal on standard output ($COLUMNS, else 80, when it tells none).
+size_t TerminalColumns();
 
 class BufferedWriter {
  public:

@@ -19,6 +19,7 @@ struct ReadReport {
   std::vector<std::string> warnings;  // for "pf-collapse: warning: ..."
   std::vector<std::string> notices;   // for "pf-collapse: notice: ..."
   uint64_t samples = 0;               // perf script samples folded
+  uint64_t perf_samples = 0;          // of them, perf's (text, recordings): rooted at the comm
   // Samples of recordings named and folded from their frames (the others, as an earlier
   // sample that named the same frames was).
   uint64_t named_folds = 0;

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# pf-dot's text reports against Go pprof's: --format=top, tree and peek (with --cum,
+# --nodecount and the filters) on the profiles of tests/data/pprof list the same functions,
+# with the same flat and cum values, percentages and edges, in the same order, as pprof's
+# -top, -tree and -peek. Compared line by line after both are normalised (report_lines below:
+# pprof's File/Type/Time header and pf's Unit line out, runs of spaces as one, separators and
+# pprof's "(inline)" marks out). The oracle is Go pprof when installed (PPROF, PEERS_DIR/bin/
+# pprof, or on PATH), else the goldens made with it (tests/data/pprof/reports, written by
+# this script with --make-goldens). Then the report's own behaviour: --csv sums and quoting,
+# the header's dropped nodes, a --peek that matches nothing, usage errors.
+# Usage: reports_test.sh PF_DOT SOURCE_DIR [PEERS_DIR] [--make-goldens]
+set -u -o pipefail
+dot=$1 src=$2 peers=${3:-} make=${4:-}
+data=$src/tests/data/pprof
+goldens=$data/reports
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+pprof=${PPROF:-}
+[ -z "$pprof" ] && [ -n "$peers" ] && [ -x "$peers/bin/pprof" ] && pprof=$peers/bin/pprof
+[ -z "$pprof" ] && pprof=$(command -v pprof || true)
+[ "$make" = --make-goldens ] && [ -z "$pprof" ] && fail "--make-goldens needs Go pprof"
+
+report_lines() {
+  grep -v -E '^(File|Type|Time|Duration|Unit|Build ID|Comment):' | grep -v -E '^-+\+-+$' |
+    sed 's/^ *//; s/[ \t]*$//; s/  */ /g; s/ (inline)//; s/ *| */ | /'
+}
+
+# NAME|pf-dot's options|pprof's options
+cases=(
+  "top|--format=top|-top"
+  "top-cum|--top --cum|-top -cum"
+  "top-n3|--top --nodecount=3|-top -nodecount=3"
+  "tree|--format=tree|-tree"
+  "tree-cum-n5|--tree --cum --nodecount=5|-tree -cum -nodecount=5"
+  "peek-main|--format=peek --peek=main|-peek=main"
+  "peek-alloc|--format=peek --peek=alloc|-peek=alloc"
+  "top-hide|--top --hide=runtime|-top -hide=runtime"
+  "tree-show-from|--tree --show-from=main|-tree -show_from=main"
+  "top-thres|--top --node-thres=5|-top -nodefraction=0.05"
+)
+compared=0
+for profile in "$data"/*.pb.gz; do
+  name=$(basename "$profile" .pb.gz)
+  for c in "${cases[@]}"; do
+    IFS='|' read -r id pf_opts pprof_opts <<<"$c"
+    golden=$goldens/$name.$id.txt
+    # shellcheck disable=SC2086
+    if [ -n "$pprof" ]; then
+      # (pprof fails for a -peek that matches nothing: no lines)
+      "$pprof" $pprof_opts "$profile" 2>/dev/null | report_lines >"$tmp/want"
+      [ "$make" = --make-goldens ] && cp "$tmp/want" "$golden"
+    else
+      [ -f "$golden" ] || fail "no golden $golden (and no Go pprof)"
+      cp "$golden" "$tmp/want"
+    fi
+    "$dot" $pf_opts "$profile" >"$tmp/out" 2>"$tmp/err" || {
+      # A peek that matches nothing: pprof's error, and pf-dot's.
+      grep -q 'no function matches' "$tmp/err" && ! grep -q . "$tmp/want" && continue
+      fail "pf-dot $pf_opts $name: $(cat "$tmp/err")"
+    }
+    report_lines <"$tmp/out" >"$tmp/got"
+    diff "$tmp/want" "$tmp/got" >"$tmp/diff" ||
+      fail "pf-dot $pf_opts $name differs from pprof $pprof_opts:
+$(head -20 "$tmp/diff")"
+    compared=$((compared + 1))
+  done
+done
+[ "$compared" -ge 40 ] || fail "only $compared reports compared"
+echo "reports: $compared equal to pprof's (oracle: ${pprof:-goldens})"
+
+# --- the report's own behaviour ---------------------------------------------------------------
+cpu=$data/cpu.pb.gz
+"$dot" --top --csv "$cpu" >"$tmp/top.csv" || fail "--csv failed"
+head -1 "$tmp/top.csv" | grep -qx 'flat,flat%,sum%,cum,cum%,unit,name' || fail "--csv header: $(head -1 "$tmp/top.csv")"
+total=$(awk -F, 'NR > 1 { s += $1 } END { print s }' "$tmp/top.csv")
+[ "$total" = 1770000000 ] || fail "--csv: the flat column sums to $total, not 1770000000 ns"
+grep -q '^0,0.00,100.00,1770000000,100.00,nanoseconds,main.main$' "$tmp/top.csv" ||
+  fail "--csv: main.main's row: $(grep main.main, "$tmp/top.csv")"
+printf 'a;b,c "q" 3\na 1\n' | "$dot" --tsv | grep -qx $'3\t75.00\t75.00\t3\t75.00\tsamples\tb,c "q"' ||
+  fail "--tsv: $(printf 'a;b,c "q" 3\na 1\n' | "$dot" --tsv)"
+printf 'a;b,c "q" 3\na 1\n' | "$dot" --top -o "$tmp/t.csv" &&
+  grep -qx '3,75.00,75.00,3,75.00,samples,"b,c ""q"""' "$tmp/t.csv" || fail "-o NAME.csv: $(cat "$tmp/t.csv")"
+printf 'main;a 990\nmain;b 6\nmain;c 4\n' | "$dot" --top >"$tmp/drop.txt"
+grep -qx 'Dropped 1 node (cum <= 5)' "$tmp/drop.txt" || fail "the dropped node: $(cat "$tmp/drop.txt")"
+grep -q ' c$' "$tmp/drop.txt" && fail "c (0.4%) is shown"
+"$dot" --format=peek --peek='^nothing$' "$cpu" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "no function matches" "$tmp/err" || fail "a --peek matching nothing: $(cat "$tmp/err")"
+for bad in "--format=peek" "--tree --csv" "--top --format=tree" "--cum" "--csv --tsv"; do
+  # shellcheck disable=SC2086
+  "$dot" $bad "$cpu" >/dev/null 2>"$tmp/err"
+  [ $? -eq 2 ] || fail "pf-dot $bad is not a usage error: $(cat "$tmp/err")"
+done
+echo "PASS"
