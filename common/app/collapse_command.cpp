@@ -43,7 +43,7 @@ cli::Tool CollapseTool() {
       ("addrs", "name unknown frames by their address: [dso <addr>]")
       ("inline", "mark inlined functions (perf's \"(inlined)\" frames) with _[i]")
       ("srcline", "add each frame's source line (:file.c:12), from the lines perf script "
-       "-F +srcline prints, or from DWARF for recordings")
+       "-F +srcline prints, from DWARF for recordings, from a pprof profile's lines")
       ("event-filter", po::value<std::string>()->value_name("EVENT"),
        "keep only samples of EVENT (default: the first event type seen); EVENT,EVENT... keeps "
        "several: cpu-clock,offcpu-time is a wall-clock profile, its waits ending in [off-cpu]")

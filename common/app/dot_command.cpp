@@ -6,6 +6,9 @@
 
 #include "app/dot_command.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -91,6 +94,14 @@ void AddReports(cli::Tool& tool) {
       ("peek", po::value<std::string>()->value_name("RE"),
        "--format=peek: the tree of the functions matching RE only, nothing pruned, as pprof "
        "-peek")
+      ("list", po::value<std::string>()->value_name("RE"),
+       "--format=list: the source of the functions matching RE, each line's flat and cum, as "
+       "pprof -list (needs source lines: recordings' DWARF, perf script -F +srcline, pprof "
+       "profiles)")
+      ("source-path", po::value<std::vector<std::string>>()->value_name("DIR"),
+       "--list: look for source files under DIR (repeatable, or DIR:DIR; default: here)")
+      ("trim-path", po::value<std::vector<std::string>>()->value_name("PREFIX"),
+       "--list: take PREFIX off recorded source paths before looking under --source-path")
       ("cum", "sort the report by cum (total) instead of flat (self)")
       ("csv", "--format=top as CSV: exact values in the profile's unit (also -o NAME.csv)")
       ("tsv", "--format=top as tab-separated values (also -o NAME.tsv)");
@@ -121,6 +132,26 @@ void ReadReportOptions(const po::variables_map& vm, DotCommand& c) {
     if (!vm.count("peek")) throw UsageError("--format=peek needs --peek=RE");
     r.peek = vm["peek"].as<std::string>();
   }
+  if (c.format == "list") {
+    if (!vm.count("list")) throw UsageError("--format=list needs --list=RE");
+    c.list.regex = vm["list"].as<std::string>();
+    auto dirs = [&](const char* option) {
+      std::vector<std::string> all;
+      for (const std::string& v : cli::List(vm, option)) {
+        for (size_t at = 0, end; at <= v.size(); at = end + 1) {
+          end = std::min(v.find(':', at), v.size());
+          if (end > at) all.push_back(v.substr(at, end - at));
+        }
+      }
+      return all;
+    };
+    c.list.source_path = dirs("source-path");
+    c.list.trim_path = dirs("trim-path");
+    c.read.perf.srcline = true;  // each frame with its source line
+  } else if (vm.count("source-path") || vm.count("trim-path")) {
+    throw UsageError("--source-path and --trim-path are for --list");
+  }
+  if (r.cum && c.format == "list") throw UsageError("--cum sorts --top, --tree and --peek");
   std::string name = c.output.substr(c.output.rfind('/') + 1);
   if (vm.count("csv") || name.ends_with(".csv")) r.separator = ',';
   if (vm.count("tsv") || name.ends_with(".tsv")) r.separator = '\t';
@@ -137,14 +168,14 @@ void ReadFormats(const po::variables_map& vm, DotCommand& c) {
   ReadReadOptions(vm, &c.read, input_named ? "format" : nullptr);
   std::optional<std::string> given;
   if (vm.count("format") && !input_named) given = vm["format"].as<std::string>();
-  for (const char* report : {"top", "tree", "peek"}) {
+  for (const char* report : {"top", "tree", "peek", "list"}) {
     if (vm.count(report) && given && *given != report) {
       throw UsageError(std::string("--") + report + " and --format=" + *given + " disagree");
     }
     if (vm.count(report)) given = report;
   }
   if (!given && (vm.count("csv") || vm.count("tsv"))) given = "top";
-  if (given && (*given == "tree" || *given == "peek")) {
+  if (given && (*given == "tree" || *given == "peek" || *given == "list")) {
     c.format = *given;
   } else {
     c.format = cli::OutputFormat(given, c.output,
@@ -154,8 +185,10 @@ void ReadFormats(const po::variables_map& vm, DotCommand& c) {
                                  "dot");
   }
   if (c.IsReport()) return ReadReportOptions(vm, c);
-  for (const char* o : {"cum", "csv", "tsv"}) {
-    if (vm.count(o)) throw UsageError(std::string("--") + o + " is for --format=top, tree or peek");
+  for (const char* o : {"cum", "csv", "tsv", "source-path", "trim-path"}) {
+    if (vm.count(o)) {
+      throw UsageError(std::string("--") + o + " is for --format=top, tree, peek or list");
+    }
   }
   RefuseImageForTerminal(c.format, c.output);
   if (c.format != "dot" && !GraphvizAvailable()) {
@@ -235,6 +268,22 @@ void WriteGraph(const CallGraph& graph, const CallGraphOptions& o, const DotComm
     w.Flush();
     out->WriteAll(RenderDot(dot.data(), command.format));
   }
+  out->Commit();
+}
+
+/// --list: the source listing, its files' times compared with the newest input's.
+void WriteList(const StackTree& tree, const CallGraphOptions& o, const DotCommand& command) {
+  SourceListOptions list = command.list;
+  for (const std::string& in : command.inputs) {
+    struct stat st;
+    if (in != "-" && stat(in.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      list.profile_mtime = std::max<int64_t>(list.profile_mtime, st.st_mtime);
+    }
+  }
+  std::unique_ptr<ByteSink> out = OpenOutput(command.output);
+  BufferedWriter w(*out);
+  WriteSourceList(tree, o, list, w);
+  w.Flush();
   out->Commit();
 }
 
@@ -331,6 +380,10 @@ void RunDotCommand(const DotCommand& command, const cli::Tool& tool) {
   }
   // callgrind's call edges are drawn as they are (no stacks to fold).
   if (std::optional<FunctionGraph> edges = ReadCallEdges(sources, command.read.format, &report)) {
+    if (command.format == "list") {
+      throw UsageError("--list needs stacks with source lines; a callgrind file has call edges "
+                       "(callgrind_annotate lists its source)");
+    }
     Tell(tool, report);
     CallGraph graph = BuildFunctionCallGraph(*edges, command.graph, command.read.value);
     if (graph.total == 0) tool.Warn("the callgrind input holds no cost");
@@ -346,6 +399,7 @@ void RunDotCommand(const DotCommand& command, const cli::Tool& tool) {
   CallGraphOptions o = command.graph;
   o.skip_process = report.perf_samples > 0 && report.perf_samples == report.samples &&
                    report.folded_lines == 0 && !command.processes;
+  if (command.format == "list") return WriteList(tree, o, command);
   CallGraph graph = BuildCallGraph(tree, o);
   if (graph.total == 0) tool.Warn(EmptyResultReason(report, ""));
   if (graph.saturated) tool.Warn(SaturationWarning(graph.saturated));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "callgraph/call_graph.h"
+#include "callgraph/source_list.h"
 #include "callgraph/text_report.h"
 #include "cli/cli.h"
 #include "collapse/collapse.h"
@@ -20,7 +21,10 @@ struct DotCommand {
   CollapseOptions read;             // how the inputs are read
   CallGraphOptions graph;           // what the graph keeps and how it is drawn
   TextReportOptions report;         // top, tree, peek: what the report shows
-  bool IsReport() const { return format == "top" || format == "tree" || format == "peek"; }
+  SourceListOptions list;           // list: the functions and where their source is
+  bool IsReport() const {
+    return format == "top" || format == "tree" || format == "peek" || format == "list";
+  }
 };
 
 /// The tool, with pf-dot's --help text and options (gprof2dot's names, pprof's filters).

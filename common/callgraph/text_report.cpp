@@ -262,6 +262,10 @@ std::string FormatReportValue(uint64_t value, int decimals, const std::string& u
   return s + unit;
 }
 
+std::string AutoScaledValue(uint64_t value, int decimals, WeightUnit unit) {
+  return FormatReportValue(value, decimals, AutoUnit(AsDouble(value, decimals), unit));
+}
+
 std::string ReportUnit(const CallGraph& g) {
   if (UnitsOf(g.unit).second == 0 || g.nodes.empty()) return "";
   uint64_t min = 0;

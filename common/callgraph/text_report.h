@@ -36,6 +36,10 @@ void WriteTextReport(const CallGraph& graph, const TextReportOptions& options,
 /// decimals; `unit` from ReportUnit.
 std::string FormatReportValue(uint64_t value, int decimals, const std::string& unit);
 
+/// A weight in the unit that suits it alone (pprof's "minimum" output unit, as its -list
+/// prints): "630ms", "1.14s", "12".
+std::string AutoScaledValue(uint64_t value, int decimals, WeightUnit unit);
+
 /// The one unit pprof prints a report's values in: the largest unit in which the smallest
 /// nonzero flat (else cum) value of `nodes` shows as at least 0.01 ("s", "ms", "MB"...), ""
 /// for counts.

@@ -136,8 +136,13 @@ class InlinedAt {
 class TreeBuilder {
  public:
   TreeBuilder(const PprofProfile& p, const std::string& name, const std::vector<std::string>& tags,
-              const Symbolizer::Options* symbols, bool inline_frames)
-      : p_(p), name_(name), tags_(tags), symbols_(symbols), inline_frames_(inline_frames) {}
+              const Symbolizer::Options* symbols, bool inline_frames, bool srcline)
+      : p_(p),
+        name_(name),
+        tags_(tags),
+        symbols_(symbols),
+        inline_frames_(inline_frames),
+        srcline_(srcline) {}
 
   StackTree Build(ReadReport* report) {
     if (p_.sample_types.empty()) {
@@ -461,8 +466,17 @@ class TreeBuilder {
     } else {
       for (uint32_t i = loc.lines; i-- > inner_skip_[index];) {  // innermost first in pprof
         const PprofProfile::Line& line = p_.lines[loc.first_line + i];
-        std::string_view fn;
-        if (line.function != PprofProfile::kNone) fn = p_.functions[line.function].name;
+        std::string_view fn, file;
+        if (line.function != PprofProfile::kNone) {
+          fn = p_.functions[line.function].name;
+          file = p_.functions[line.function].filename;
+        }
+        if (srcline_ && !file.empty() && line.line > 0) {  // --srcline: "f:file.go:12"
+          std::string named(fn.empty() ? NoFunctionName(loc) : std::string(fn));
+          named.append(":").append(file).append(":").append(std::to_string(line.line));
+          frames_.push_back(names_->Intern(named));
+          continue;
+        }
         frames_.push_back(fn.empty() ? names_->Intern(NoFunctionName(loc)) : names_->Intern(fn));
       }
     }
@@ -509,6 +523,7 @@ class TreeBuilder {
   const Symbolizer::Options* symbols_;
   std::unique_ptr<Symbolizer> symbolizer_;
   bool inline_frames_;
+  bool srcline_;  // each function's frame with its file and line
   bool named_here_ = false;                // AddressName's name came from pf's symbolizer
   std::unique_ptr<InlinedAt> inlined_at_;  // (made the first time it is asked)
   std::vector<std::string> inlined_;
@@ -529,8 +544,8 @@ class TreeBuilder {
 
 StackTree PprofTree(const PprofProfile& profile, const std::string& name,
                     const std::vector<std::string>& tags, const Symbolizer::Options* symbols,
-                    ReadReport* report, bool inline_frames) {
-  return TreeBuilder(profile, name, tags, symbols, inline_frames).Build(report);
+                    ReadReport* report, bool inline_frames, bool srcline) {
+  return TreeBuilder(profile, name, tags, symbols, inline_frames, srcline).Build(report);
 }
 
 namespace {
@@ -597,12 +612,13 @@ std::string_view GatherPprofBytes(ByteSource& source, std::string* storage, uint
 }
 
 StackTree ReadPprof(ByteSource& source, const std::vector<std::string>& tags,
-                    const Symbolizer::Options& symbols, ReadReport* report, bool inline_frames) {
+                    const Symbolizer::Options& symbols, ReadReport* report, bool inline_frames,
+                    bool srcline) {
   // The whole message: a mapped file as it is, anything else (a pipe, gzip) gathered.
   std::string storage;
   std::string_view data = GatherPprofBytes(source, &storage);
   PprofProfile profile = DecodePprof(data, source.name());
-  return PprofTree(profile, source.name(), tags, &symbols, report, inline_frames);
+  return PprofTree(profile, source.name(), tags, &symbols, report, inline_frames, srcline);
 }
 
 }  // namespace pf

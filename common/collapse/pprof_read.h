@@ -17,7 +17,7 @@ namespace pf {
 /// builds its tree (PprofTree). Throws pf::Error naming the input.
 StackTree ReadPprof(ByteSource& source, const std::vector<std::string>& tags,
                     const Symbolizer::Options& symbols, ReadReport* report,
-                    bool inline_frames = true);
+                    bool inline_frames = true, bool srcline = false);
 
 /// The whole of `source` as one buffer: a stable source's own bytes, else its chunks
 /// gathered in *storage; more than `cap` bytes (decompressed) is a pf::Error that names the
@@ -41,9 +41,11 @@ std::string_view GatherPprofBytes(ByteSource& source, std::string* storage,
 ///   commas, numbers with their unit) above the stacks of the samples with that label;
 /// - negative values (pprof -diff_base profiles) are left out and counted in a warning.
 /// `symbols` may be null (addresses are then not symbolized; else a Symbolizer is made the
-/// first time a location needs one). `name` is for messages.
+/// first time a location needs one). `name` is for messages. With `srcline`, a function's
+/// frame is "NAME:FILE:LINE" where the profile gives its file and line (as --srcline names
+/// perf's frames).
 StackTree PprofTree(const PprofProfile& profile, const std::string& name,
                     const std::vector<std::string>& tags, const Symbolizer::Options* symbols,
-                    ReadReport* report, bool inline_frames = true);
+                    ReadReport* report, bool inline_frames = true, bool srcline = false);
 
 }  // namespace pf

@@ -21,7 +21,8 @@ StackTree ReadProfile(InputFormat format, ByteSource& source, const ProfileOptio
   switch (format) {
     case InputFormat::kPprof:
       return ReadPprof(source, options.tags, symbols, report,
-                       !options.perf || options.perf->inline_frames);
+                       !options.perf || options.perf->inline_frames,
+                       options.perf && options.perf->srcline);
     case InputFormat::kMassif:
       return ReadMassif(source, options.snapshot, report);
     case InputFormat::kCallgrind:  // stacks only from --separate-callers (callgrind.h)

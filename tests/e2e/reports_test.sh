@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# pf-dot's text reports against Go pprof's: --format=top, tree and peek (with --cum,
+# pf-dot's text reports against Go pprof's: --format=top, tree, peek and list (with --cum,
 # --nodecount and the filters) on the profiles of tests/data/pprof list the same functions,
 # with the same flat and cum values, percentages and edges, in the same order, as pprof's
 # -top, -tree and -peek. Compared line by line after both are normalised (report_lines below:
 # pprof's File/Type/Time header and pf's Unit line out, runs of spaces as one, separators and
 # pprof's "(inline)" marks out). The oracle is Go pprof when installed (PPROF, PEERS_DIR/bin/
 # pprof, or on PATH), else the goldens made with it (tests/data/pprof/reports, written by
-# this script with --make-goldens). Then the report's own behaviour: --csv sums and quoting,
-# the header's dropped nodes, a --peek that matches nothing, usage errors.
+# this script with --make-goldens). --list too (pprof's -list, the sources found in
+# tests/programs). Then the report's own behaviour: --csv sums and quoting, the header's
+# dropped nodes, --list's notes of the file read, newer or missing, a --peek that matches
+# nothing, usage errors.
 # Usage: reports_test.sh PF_DOT SOURCE_DIR [PEERS_DIR] [--make-goldens]
 set -u -o pipefail
 dot=$1 src=$2 peers=${3:-} make=${4:-}
@@ -22,30 +24,38 @@ pprof=${PPROF:-}
 [ -z "$pprof" ] && pprof=$(command -v pprof || true)
 [ "$make" = --make-goldens ] && [ -z "$pprof" ] && fail "--make-goldens needs Go pprof"
 
+# (A listing's routine names the file pf-dot read, pprof the path as trimmed: their base names.)
 report_lines() {
   grep -v -E '^(File|Type|Time|Duration|Unit|Build ID|Comment):' | grep -v -E '^-+\+-+$' |
-    sed 's/^ *//; s/[ \t]*$//; s/  */ /g; s/ (inline)//; s/ *| */ | /'
+    sed 's/^ *//; s/[ \t]*$//; s/[ \t][ \t]*/ /g; s/ (inline)//; s/ *| */ | /' |
+    sed 's|^\(ROUTINE =* .* in \).*/\([^/]*\)$|\1\2|'
 }
 
-# NAME|pf-dot's options|pprof's options
+# NAME@pf-dot's options@pprof's options
 cases=(
-  "top|--format=top|-top"
-  "top-cum|--top --cum|-top -cum"
-  "top-n3|--top --nodecount=3|-top -nodecount=3"
-  "tree|--format=tree|-tree"
-  "tree-cum-n5|--tree --cum --nodecount=5|-tree -cum -nodecount=5"
-  "peek-main|--format=peek --peek=main|-peek=main"
-  "peek-alloc|--format=peek --peek=alloc|-peek=alloc"
-  "top-hide|--top --hide=runtime|-top -hide=runtime"
-  "tree-show-from|--tree --show-from=main|-tree -show_from=main"
-  "top-thres|--top --node-thres=5|-top -nodefraction=0.05"
+  "top@--format=top@-top"
+  "top-cum@--top --cum@-top -cum"
+  "top-n3@--top --nodecount=3@-top -nodecount=3"
+  "tree@--format=tree@-tree"
+  "tree-cum-n5@--tree --cum --nodecount=5@-tree -cum -nodecount=5"
+  "peek-main@--format=peek --peek=main@-peek=main"
+  "peek-alloc@--format=peek --peek=alloc@-peek=alloc"
+  "top-hide@--top --hide=runtime@-top -hide=runtime"
+  "tree-show-from@--tree --show-from=main@-tree -show_from=main"
+  "top-thres@--top --node-thres=5@-top -nodefraction=0.05"
+  # --list: the sources are in tests/programs (the profiles recorded them elsewhere: found
+  # by pprof's rule, after the source directory's base name)
+  "list-go@--list=^main\\. --source-path=$src/tests/programs/go/pprofgen@-list=^main\\. -source_path=$src/tests/programs/go/pprofgen"
+  "list-c@--list=^(spin|work_a|main)\$ --source-path=$src/tests/programs@-list=^(spin|work_a|main)\$ -source_path=$src/tests/programs"
 )
 compared=0
 for profile in "$data"/*.pb.gz; do
   name=$(basename "$profile" .pb.gz)
   for c in "${cases[@]}"; do
-    IFS='|' read -r id pf_opts pprof_opts <<<"$c"
+    IFS='@' read -r id pf_opts pprof_opts <<<"$c"
     golden=$goldens/$name.$id.txt
+    # (each profile's listing where its sources are here)
+    case $id.$name in list-go.gperf* | list-c.cpu | list-c.heap | list-c.allocs | list-*.gperfheap) continue ;; esac
     # shellcheck disable=SC2086
     if [ -n "$pprof" ]; then
       # (pprof fails for a -peek that matches nothing: no lines)
@@ -87,7 +97,21 @@ grep -qx 'Dropped 1 node (cum <= 5)' "$tmp/drop.txt" || fail "the dropped node: 
 grep -q ' c$' "$tmp/drop.txt" && fail "c (0.4%) is shown"
 "$dot" --format=peek --peek='^nothing$' "$cpu" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "no function matches" "$tmp/err" || fail "a --peek matching nothing: $(cat "$tmp/err")"
-for bad in "--format=peek" "--tree --csv" "--top --format=tree" "--cum" "--csv --tsv"; do
+# --list: the file read is named; a source newer than the profile is said; a missing one too.
+cp "$data/gperf.pb.gz" "$tmp/old.pb.gz" && touch -d 2001-01-01 "$tmp/old.pb.gz"
+mkdir "$tmp/programs" && cp "$src/tests/programs/callpath.c" "$tmp/programs/"
+"$dot" --list='^spin$' --source-path="$tmp/programs" "$tmp/old.pb.gz" >"$tmp/list.txt" ||
+  fail "--list failed"
+grep -qx "ROUTINE ======================== spin in $tmp/programs/callpath.c" "$tmp/list.txt" ||
+  fail "--list does not name the file it read: $(head -3 "$tmp/list.txt")"
+grep -q "^ Note: $tmp/programs/callpath.c is newer than the profile" "$tmp/list.txt" ||
+  fail "--list: no note of a newer source: $(head -4 "$tmp/list.txt")"
+"$dot" --list='^spin$' --source-path=/nonexistent "$data/gperf.pb.gz" >"$tmp/list.txt" || fail "--list failed"
+grep -q '^ Error: .*callpath.c: no such file here or under --source-path$' "$tmp/list.txt" ||
+  fail "--list: a missing source: $(cat "$tmp/list.txt")"
+"$dot" --list='^nothing$' "$data/gperf.pb.gz" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "no function matches" "$tmp/err" || fail "a --list matching nothing: $(cat "$tmp/err")"
+for bad in "--format=list" "--source-path=/x --top" "--list=x --cum" "--format=peek" "--tree --csv" "--top --format=tree" "--cum" "--csv --tsv"; do
   # shellcheck disable=SC2086
   "$dot" $bad "$cpu" >/dev/null 2>"$tmp/err"
   [ $? -eq 2 ] || fail "pf-dot $bad is not a usage error: $(cat "$tmp/err")"

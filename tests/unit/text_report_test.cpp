@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "callgraph/source_list.h"
 #include "io/output.h"
 #include "stacks/stack_tree.h"
 
@@ -133,6 +134,43 @@ TEST(TextReport, NamesFitATerminal) {
       EXPECT_LE(end - at, 60u) << narrow.substr(at, end - at);
     }
   }
+}
+
+// --list's frames: "func:file:line", the function's name keeping its own colons.
+TEST(SourceList, SplitsFramesWithTheirLine) {
+  std::string_view func, file;
+  int64_t line = 0;
+  ASSERT_TRUE(SplitSrclineFrame("ns::f<a::b>:/src/x.cc:12", &func, &file, &line));
+  EXPECT_EQ(func, "ns::f<a::b>");
+  EXPECT_EQ(file, "/src/x.cc");
+  EXPECT_EQ(line, 12);
+  ASSERT_TRUE(SplitSrclineFrame("spin:callpath.c:34", &func, &file, &line));
+  EXPECT_EQ(func, "spin");
+  for (const char* plain : {"main", "ns::f", "f:12", "f::12", "f:x.c:", "f:x.c:0", "f:x.c:1a",
+                            ":x.c:3"}) {
+    EXPECT_FALSE(SplitSrclineFrame(plain, &func, &file, &line)) << plain;
+  }
+}
+
+// Each line's flat (its samples' leaves) and cum (once per sample, also when a recursive
+// function is on the stack twice at the same line), as pprof counts lines.
+TEST(SourceList, LinesCountOncePerSample) {
+  StackTree t = Tree({{{"main:m.c:3", "f:m.c:10", "f:m.c:10", "g:m.c:20"}, 5},
+                      {{"main:m.c:3", "f:m.c:11"}, 2}},
+                     WeightUnit::kSamples);
+  CallGraphOptions o;
+  SourceListOptions l;
+  l.regex = "^f$";
+  l.source_path = {"/nonexistent"};
+  StringSink sink;
+  BufferedWriter w(sink);
+  WriteSourceList(t, o, l, w);
+  w.Flush();
+  EXPECT_EQ(sink.data(),
+            "Total: 7\n"
+            "ROUTINE ======================== f in m.c\n"
+            "         2          7 (flat, cum)   100% of Total\n"
+            " Error: m.c: no such file here or under --source-path\n");
 }
 
 }  // namespace
