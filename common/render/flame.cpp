@@ -61,6 +61,27 @@ double Ypad1(double fontsize) { return fontsize * 3; }
 double Ypad2(double fontsize) { return fontsize * 2 + 10; }
 double Ypad3(double fontsize) { return fontsize * 2; }
 
+}  // namespace
+
+void FlameTitles(const FlameOptions& o, bool differential, std::string* title,
+                 std::string* subtitle) {
+  *subtitle = o.subtitle;
+  // Input from pf-diff says which profile is which: the graph then says it too, with what
+  // its colours mean. (Other differential input keeps flamegraph.pl's plain title.)
+  const bool from_pf_diff = differential && !o.diff_names.empty();
+  *title = !o.title.empty()  ? o.title
+           : o.flamechart    ? "Flame Chart"
+           : o.inverted      ? "Icicle Graph"
+           : from_pf_diff    ? "Differential Flame Graph"
+                             : "Flame Graph";
+  if (from_pf_diff && o.subtitle.empty()) {
+    *subtitle = o.diff_names + " \u00b7 widths: after \u00b7 " +
+                (o.negate ? "blue: grew, red: shrank" : "red: grew, blue: shrank");
+  }
+}
+
+namespace {
+
 // The page around the frames: its size, titles and background, and what the counts are.
 FlameLayout LayPage(const std::vector<FlowBuilder::Frame>& frames, uint64_t timemax,
                     bool differential, const FlameOptions& o, const WeightInfo& wi) {
@@ -77,19 +98,7 @@ FlameLayout LayPage(const std::vector<FlowBuilder::Frame>& frames, uint64_t time
   L.inverted = o.inverted;
   L.differential = differential;
   L.total = timemax;
-  L.subtitle = o.subtitle;
-  // Input from pf-diff says which profile is which: the graph then says it too, with what
-  // its colours mean. (Other differential input keeps flamegraph.pl's plain title.)
-  const bool from_pf_diff = differential && !o.diff_names.empty();
-  L.title = !o.title.empty()  ? o.title
-            : o.flamechart    ? "Flame Chart"
-            : o.inverted      ? "Icicle Graph"
-            : from_pf_diff    ? "Differential Flame Graph"
-                              : "Flame Graph";
-  if (from_pf_diff && o.subtitle.empty()) {
-    L.subtitle = o.diff_names + " \u00b7 widths: after \u00b7 " +
-                 (o.negate ? "blue: grew, red: shrank" : "red: grew, blue: shrank");
-  }
+  FlameTitles(o, differential, &L.title, &L.subtitle);
   if (!BackgroundFor(o.bgcolors, o.palette, &L.bg_top, &L.bg_bottom)) {
     throw UsageError("--bgcolors: unknown colour '" + o.bgcolors +
                      "' (yellow, blue, green, grey or #rrggbb)");
@@ -308,6 +317,15 @@ const StackTree& Transformed(const StackTree& in, const FlameOptions& o, StackTr
   return *storage;
 }
 
+// Whether any stack of `tree` weighs something in `column` (Total would count a saturated
+// sum once more).
+bool HasWeight(const StackTree& tree, int column) {
+  for (NodeId n; n.index() < tree.size(); ++n) {
+    if (tree.self(n, column)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 double FlameThreshold(const FlameOptions& o) { return ThresholdPerTotal(o); }
@@ -324,26 +342,32 @@ FlameLayout FinishFlame(FlowBuilder& flow, bool differential, WeightUnit unit,
   return Lay(flow, timemax, differential, o, WeightInfo{0, unit, 0}, warnings);
 }
 
+const StackTree& FlameTree(const StackTree& profile, const FlameOptions& o, StackTree* view,
+                           StackTree* storage, const ReadReport* report) {
+  // A profile of several values per stack is drawn by its default one (OneValue).
+  const StackTree& input = OneValueView(profile, view);
+  const StackTree& tree = Transformed(input, o, storage);
+  const bool diff = tree.differential();
+  const int wcol = diff ? 1 : 0;  // width from AFTER
+  if (HasWeight(tree, wcol)) return tree;
+  if (diff && HasWeight(tree, 0)) throw AfterAllZero();
+  ReadReport r = report ? *report : ReadReport{};
+  if (!r.empty) NoteEmptyResult(input, &r);  // (the collapse noted what its filters had)
+  if (!report) r.folded_lines = r.stacks_read;  // a tree from elsewhere: its stacks
+  if (!HasWeight(input, wcol) || o.base.empty()) throw NothingToDraw(&r, 0);
+  // --base left nothing
+  std::string bases;
+  for (const std::string& b : o.base) bases += (bases.empty() ? "--base=" : ", --base=") + b;
+  throw Error(EmptyResultReason(r, bases));
+}
+
 FlameLayout BuildFlameGraph(const StackTree& profile, const FlameOptions& o,
                             std::vector<std::string>* warnings, const ReadReport* report) {
-  // A profile of several values per stack is drawn by its default one (OneValue).
   StackTree view, storage;
-  const StackTree& input = OneValueView(profile, &view);
-  const StackTree& tree = Transformed(input, o, &storage);
+  const StackTree& tree = FlameTree(profile, o, &view, &storage, report);
   const bool diff = tree.differential();
   const int wcol = diff ? 1 : 0;  // width from AFTER
   uint64_t sum = tree.Total(wcol);
-  if (sum == 0 && diff && tree.Total(0) > 0) throw AfterAllZero();
-  if (sum == 0) {
-    ReadReport r = report ? *report : ReadReport{};
-    if (!r.empty) NoteEmptyResult(input, &r);  // (the collapse noted what its filters had)
-    if (!report) r.folded_lines = r.stacks_read;  // a tree from elsewhere: its stacks
-    if (input.Total(wcol) == 0 || o.base.empty()) throw NothingToDraw(&r, 0);
-    // --base left nothing
-    std::string bases;
-    for (const std::string& b : o.base) bases += (bases.empty() ? "--base=" : ", --base=") + b;
-    throw Error(EmptyResultReason(r, bases));
-  }
   uint64_t timemax = TimeMax(sum, o, tree.decimals(), warnings);
 
   // Visit the stacks depth first with children sorted by name: frame-by-frame order.

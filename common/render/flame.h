@@ -145,6 +145,20 @@ class FlowBuilder {
   std::vector<Frame> out_;
 };
 
+/// The title and subtitle of a flame graph drawn with `options`: --title, else "Flame
+/// Graph", "Icicle Graph", "Flame Chart", or for pf-diff's input "Differential Flame Graph"
+/// with a subtitle naming both profiles and what the colours mean.
+void FlameTitles(const FlameOptions& options, bool differential, std::string* title,
+                 std::string* subtitle);
+
+/// The tree a flame graph of `profile` draws: its one-value view (OneValueView, kept in
+/// *view), reversed or re-rooted as `options` ask (--reverse, --base; kept in *storage).
+/// Throws pf::Error saying why when it has nothing to draw (with `report`, what reading
+/// found). What BuildFlameGraph lays out and the HTML page (render/html_page.h) embeds.
+const StackTree& FlameTree(const StackTree& profile, const FlameOptions& options,
+                           StackTree* view, StackTree* storage,
+                           const ReadReport* report = nullptr);
+
 /// Lays out a flame graph of `tree` (one or two count columns; with two, a differential
 /// graph: width from the second, colour from the change). `frameheight` etc. from options;
 /// counts are shown in the tree's unit unless options.countname names one.

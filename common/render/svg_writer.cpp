@@ -41,8 +41,8 @@ bool XmlAllowed(uint32_t cp) {
 
 constexpr std::string_view kReplacement = "\xef\xbf\xbd";
 
-// For JSON strings inside the script: no quote, backslash, control character or '<', '>',
-// '&' (so neither "]]>" nor "</script" can appear).
+}  // namespace
+
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
   Utf8Walk(s, [&](uint32_t cp, std::string_view bytes) {
@@ -62,6 +62,8 @@ std::string JsonString(std::string_view s) {
   });
   return out + "\"";
 }
+
+namespace {
 
 // A CSS string for font-family; generic families stay bare.
 std::string CssFontFamily(std::string_view f) {

@@ -21,6 +21,11 @@ void WriteSvg(const FlameLayout& layout, const FlameOptions& options, BufferedWr
 /// `s` made safe as XML character data or attribute value (escapes &, <, >, ", ').
 std::string XmlEscape(std::string_view s);
 
+/// `s` as a JSON string literal that is safe inside a script element or a CDATA section:
+/// no quote, backslash, control character, '<', '>' or '&' unescaped (so neither "]]>" nor
+/// "</script" can appear); characters XML cannot carry and invalid UTF-8 become U+FFFD.
+std::string JsonString(std::string_view s);
+
 /// True when `name` can stand in an XML declaration's encoding="..." ([A-Za-z][A-Za-z0-9._-]*).
 bool IsXmlEncodingName(std::string_view name);
 
