@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/heap.h"
 #include "render/cairo_render.h"
+#include "render/html_page.h"
 #include "render/palette.h"
 #include "render/svg_writer.h"
 
@@ -67,7 +68,8 @@ void AddColoursAndOutput(cli::Tool& tool) {
        "colour of search matches (default rgb(230,0,230))");
   tool.AddGroup("Output").add_options()
       ("format", po::value<std::string>()->value_name("FORMAT"),
-       "svg (default), png or pdf; also taken from -o NAME.png / NAME.pdf")
+       "svg (default), png, pdf or html (a page with a function table, callers and callees); "
+       "also taken from -o NAME.png / NAME.pdf / NAME.html")
       ("nameattr", po::value<std::string>()->value_name("FILE"),
        "SVG attributes per function (links, ids, classes, titles), as flamegraph.pl reads them")
       ("encoding", po::value<std::string>()->value_name("NAME"),
@@ -139,6 +141,21 @@ void ReadColoursAndOutput(const po::variables_map& vm, FlameOptions& o) {
   }
 }
 
+/// The options of the SVG that the HTML page has no use for: a usage error, not a silent no.
+void RefuseForHtml(const po::variables_map& vm) {
+  static const char* const kWhy[][2] = {
+      {"flamechart", "draws a flame graph, not a chart in input order"},
+      {"nameattr", "has no SVG attributes to add"},
+      {"encoding", "is UTF-8 and has no XML declaration"},
+  };
+  for (const auto& [option, why] : kWhy) {
+    if (vm.count(option)) {
+      throw UsageError(std::string("--") + option + " does not apply to --format=html (the page " +
+                       why + ")");
+    }
+  }
+}
+
 }  // namespace
 
 cli::Tool FlamegraphTool() {
@@ -169,16 +186,46 @@ FlamegraphCommand ParseFlamegraphOptions(cli::Context& ctx) {
   ReadReadOptions(ctx.vm, &c.read);
   std::string given = Str(ctx.vm, "format", "");  // --format= is no choice: the suffix decides
   c.format = cli::OutputFormat(given.empty() ? std::nullopt : std::optional(given), c.output,
-                               {{".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}}, "svg");
+                               {{".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}, {".html", "html"}, {".htm", "html"}},
+      "svg");
   RefuseImageForTerminal(c.format, c.output);
+  if (c.format == "html") RefuseForHtml(ctx.vm);
   return c;
 }
+
+namespace {
+
+// --format=html: the page needs every stack (its totals are exact), so the inputs always
+// become a stack tree, never the pruned frames of a streamed graph.
+void RunHtml(const FlamegraphCommand& command, const cli::Tool& tool) {
+  ReadReport report;
+  StackTree profile = CollapseFilesToTree(command.inputs, command.read, &report);
+  Tell(tool, report);
+  FlameOptions o = command.options;
+  o.diff_names = DiffNames(report.pf_comments);
+  StackTree view, storage;
+  const StackTree& tree = FlameTree(profile, o, &view, &storage, &report);
+  std::vector<std::string> warnings;
+  HtmlPage page = BuildHtmlPage(tree, o, &warnings);
+  for (const std::string& w : warnings) tool.Warn(w);
+  std::unique_ptr<ByteSink> out = OpenOutput(command.output);
+  BufferedWriter w(*out);
+  WriteHtmlPage(page, w);
+  w.Flush();
+  out->Commit();
+}
+
+}  // namespace
 
 void RunFlamegraphCommand(const FlamegraphCommand& command, const cli::Tool& tool) {
   TuneHeap();
   const FlameOptions& o = command.options;
   // Read and lay out everything before writing a byte: a failure leaves no output.
   std::vector<std::string> warnings;
+  if (command.format == "html") {
+    RunHtml(command, tool);
+    return;
+  }
   FlameLayout layout;
   if (o.flamechart) {
     layout = BuildFlameChartFromFiles(command.inputs, o, &warnings, command.read);

@@ -14,7 +14,7 @@ namespace pf {
 struct FlamegraphCommand {
   std::vector<std::string> inputs;  // none: standard input
   std::string output;               // "-": standard output
-  std::string format;               // svg, png or pdf (--format, else -o's suffix)
+  std::string format;               // svg, png, pdf or html (--format, else -o's suffix)
   FlameOptions options;
   CollapseOptions read;             // how the inputs are read (-f, --value, ...)
 };
@@ -26,8 +26,8 @@ cli::Tool FlamegraphTool();
 /// that do not combine, or an image format for a terminal.
 FlamegraphCommand ParseFlamegraphOptions(cli::Context& ctx);
 
-/// Reads and lays out everything, then writes the SVG (or renders the PNG or PDF): a failure
-/// leaves no output. Notices and warnings go through `tool`.
+/// Reads and lays out everything, then writes the SVG (or renders the PNG or PDF, or writes
+/// the HTML page): a failure leaves no output. Notices and warnings go through `tool`.
 void RunFlamegraphCommand(const FlamegraphCommand& command, const cli::Tool& tool);
 
 }  // namespace pf
