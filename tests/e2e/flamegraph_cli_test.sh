@@ -141,6 +141,30 @@ printf 'a;b 1\n' | "$bin" --width=1e300 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--width=1e300: want exit 2"
 printf 'a;b 1\n' | "$bin" --height=1e7 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--height=1e7: want exit 2"
+# --format=html (-o NAME.html): one self-contained page; same input, same bytes; the
+# options only an SVG has are usage errors; a failed run leaves the old page whole.
+"$bin" "$tmp/a.folded" -o "$tmp/a.html" || fail "-o a.html: exit $?"
+head -c 16 "$tmp/a.html" | grep -q '^<!DOCTYPE html>' || fail "-o a.html is not an HTML page"
+"$bin" --format=html "$tmp/a.folded" >"$tmp/a2.html" || fail "--format=html: exit $?"
+cmp -s "$tmp/a.html" "$tmp/a2.html" || fail "two HTML pages of one input differ"
+grep -q '"names":\["main","work_a","spin","work_b"\]' "$tmp/a.html" || fail "html: the name table"
+grep -Eq 'src=|href=|https?:' "$tmp/a.html" && fail "html: the page loads something from elsewhere"
+for args in --flamechart --nameattr="$tmp/attrs.txt" --encoding=latin1; do
+  "$bin" --format=html "$args" "$tmp/a.folded" >/dev/null 2>"$tmp/err"
+  [ $? -eq 2 ] || fail "--format=html $args: want exit 2"
+  grep -q "^pf-flamegraph: error: --[a-z]* does not apply to --format=html" "$tmp/err" ||
+    fail "--format=html $args: message: $(cat "$tmp/err")"
+done
+cp "$tmp/a.html" "$tmp/keep.html"
+"$bin" "$tmp/empty.folded" -o "$tmp/keep.html" 2>"$tmp/err"
+[ $? -eq 1 ] || fail "html of empty input: want exit 1"
+grep -qx "pf-flamegraph: error: the input is empty" "$tmp/err" || fail "html empty input message: $(cat "$tmp/err")"
+cmp -s "$tmp/a.html" "$tmp/keep.html" || fail "a failed run changed the existing page"
+printf '# pf-unit: nanoseconds\nmain;f 1500\n' | "$bin" --format=html >"$tmp/ns.html" || fail "html of ns"
+grep -q '"countname":"ns","unit":"nanoseconds","scaled":true' "$tmp/ns.html" || fail "html: the unit"
+printf 'main;x 1 2\n' | "$bin" --format=html >"$tmp/d.html" || fail "html of a diff"
+grep -q '"before":\[' "$tmp/d.html" || fail "html: a differential page has no before column"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1
