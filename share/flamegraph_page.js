@@ -83,7 +83,7 @@
     return m.data.inverted ? top + depth * geo.rowH : geo.height - (depth + 1) * geo.rowH;
   }
 
-  function resize() {
+  function resize(later) {
     var w = Math.max(200, el.graph.clientWidth || 1200);
     geo.rowH = m.data.frameheight || 16;
     geo.dpr = window.devicePixelRatio || 1;
@@ -94,7 +94,7 @@
     el.canvas.height = Math.round(geo.height * geo.dpr);
     el.canvas.style.width = w + "px";
     el.canvas.style.height = geo.height + "px";
-    draw();
+    if (later !== true) draw();
   }
 
   // The view's range in weight units and its scale in pixels per unit.
@@ -217,7 +217,9 @@
 
   // ---- search ---------------------------------------------------------------------------
 
-  function search(term) {
+  // Searches for `term` (a JavaScript regular expression; "" none); false when it does not
+  // compile. Redraws unless `later` (the caller draws).
+  function search(term, later) {
     view.search = term || "";
     view.match = null;
     el.search.classList.remove("invalid");
@@ -227,12 +229,12 @@
       } catch (e) {
         el.search.classList.add("invalid");
         el.matched.textContent = "Invalid regular expression: " + view.search;
-        draw();
+        if (!later) draw();
         return false;
       }
     }
     updateMatched();
-    draw();
+    if (!later) draw();
     return true;
   }
 
@@ -336,11 +338,12 @@
     return c;
   }
 
-  function sortBy(key, desc) {
+  // Sorts the table by column `key` (largest first when `desc`); false for no such column.
+  function sortBy(key, desc, quiet) {
     if (!columns().some(function (c) { return c.key === key; })) return false;
     view.sort = key;
     view.desc = desc === undefined ? key !== "name" : !!desc;
-    renderTable();
+    if (!quiet) renderTable();
     return true;
   }
 
@@ -462,13 +465,13 @@
     view.filter = q.q || "";
     el.filter.value = view.filter;
     var t = q.t || "-total", desc = t.charAt(0) === "-";
-    if (!sortBy(desc ? t.substring(1) : t, desc)) sortBy("total", true);
+    if (!sortBy(desc ? t.substring(1) : t, desc, true)) sortBy("total", true, true);
     view.selected = q.f !== undefined ? m.names.indexOf(q.f) : -1;
     renderTable();
     renderButterfly();
     view.zoom = z;
     el.search.value = q.s || "";
-    search(q.s || "");
+    search(q.s || "", true);
     zoomTo(z);
   }
 
@@ -546,13 +549,14 @@
       widths = new Float64Array(m.nnames).fill(-1);
       skeleton(data);
       wire();
-      geo.width = 1;
-      resize();
+      resize(true);
       restore();
       window.pfPage = {
-        state: state, zoomTo: function (i) { zoomTo(i); save(); }, search: function (s) { el.search.value = s; var ok = search(s); save(); return ok; },
-        select: function (name) { select(m.display.indexOf(name)); save(); }, sortBy: function (k, d) { var ok = sortBy(k, d); save(); return ok; },
-        frameRect: frameRect, nodeOf: nodeOf, frameText: frameText
+        state: state, frameRect: frameRect, nodeOf: nodeOf, frameText: frameText,
+        zoomTo: function (i) { zoomTo(i); save(); },
+        search: function (re) { el.search.value = re; var ok = search(re); save(); return ok; },
+        select: function (name) { select(m.display.indexOf(name)); save(); },
+        sortBy: function (key, desc) { var ok = sortBy(key, desc); save(); return ok; }
       };
       root.setAttribute("data-pf-ready", "1");
     } catch (e) {
