@@ -31,7 +31,8 @@ void AddTextAndGeometry(cli::Tool& tool) {
        "what the counts are (default: the profile's unit, samples for folded text)")
       ("nametype", po::value<std::string>()->value_name("TEXT"),
        "what the names are, in the details line (default Function:)")
-      ("notes", po::value<std::string>()->value_name("TEXT"), "notes kept in the SVG")
+      ("notes", po::value<std::string>()->value_name("TEXT"),
+       "notes kept in the SVG (in the HTML page: its description)")
       ("fonttype", po::value<std::string>()->value_name("FONT"), "font family (default Verdana)")
       ("fontsize", po::value<double>()->value_name("N"), "font size (default 12)")
       ("fontwidth", po::value<double>()->value_name("N"),
@@ -166,11 +167,14 @@ cli::Tool FlamegraphTool() {
       "an interactive SVG flame graph: hover for details, click to zoom, Ctrl-F to search\n"
       "with a regular expression. Several inputs are merged; two count columns (as pf-diff\n"
       "and difffolded.pl write) make a differential graph. PNG and PDF are drawn with Cairo.\n"
-      "The options are flamegraph.pl's.",
+      "--format=html writes one page to explore the whole profile: the flame graph, a sortable\n"
+      "table of every function's self and total, and the callers and callees of the one\n"
+      "selected. The options are flamegraph.pl's.",
       "  perf script | pf-collapse | pf-flamegraph > cpu.svg\n"
       "  pf-flamegraph --title='Build' --colors=java --hash in.folded -o out.svg\n"
       "  pf-flamegraph --inverted in.folded > icicle.svg\n"
       "  pf-flamegraph -o cpu.png in.folded                 # PNG (from the name)\n"
+      "  pf-flamegraph -o cpu.html in.folded                # the page (from the name)\n"
       "  pf-diff before.folded after.folded | pf-flamegraph > diff.svg\n",
   });
   AddTextAndGeometry(tool);
