@@ -190,8 +190,12 @@ FlamegraphCommand ParseFlamegraphOptions(cli::Context& ctx) {
   ReadReadOptions(ctx.vm, &c.read);
   std::string given = Str(ctx.vm, "format", "");  // --format= is no choice: the suffix decides
   c.format = cli::OutputFormat(given.empty() ? std::nullopt : std::optional(given), c.output,
-                               {{".svg", "svg"}, {".png", "png"}, {".pdf", "pdf"}, {".html", "html"}, {".htm", "html"}},
-      "svg");
+                               {{".svg", "svg"},
+                                {".png", "png"},
+                                {".pdf", "pdf"},
+                                {".html", "html"},
+                                {".htm", "html"}},
+                               "svg");
   RefuseImageForTerminal(c.format, c.output);
   if (c.format == "html") RefuseForHtml(ctx.vm);
   return c;

@@ -102,10 +102,10 @@ std::vector<StrId> AppendTree(const StackTree& tree, std::string* json) {
     }
     const char* sep = first ? "" : ",";
     first = false;
-    depth += sep + std::to_string(it.depth);
-    frame += sep + std::to_string(k);
-    self += sep + std::to_string(tree.self(it.node, diff ? 1 : 0));
-    if (diff) before += sep + std::to_string(tree.self(it.node, 0));
+    depth.append(sep).append(std::to_string(it.depth));
+    frame.append(sep).append(std::to_string(k));
+    self.append(sep).append(std::to_string(tree.self(it.node, diff ? 1 : 0)));
+    if (diff) before.append(sep).append(std::to_string(tree.self(it.node, 0)));
     push_children(it.node, it.depth + 1);
   }
   *json += depth + "],\n" + frame + "],\n" + self + "]";
@@ -177,7 +177,8 @@ std::string Settings(const StackTree& tree, const FlameOptions& o) {
 
 std::string HtmlPageData(const StackTree& tree, const FlameOptions& o,
                          std::vector<std::string>* warnings) {
-  std::string json = "{" + Settings(tree, o);
+  std::string json = "{";
+  json += Settings(tree, o);
   std::string arrays;
   const std::vector<StrId> names = AppendTree(tree, &arrays);
   json += "\"names\":[";
