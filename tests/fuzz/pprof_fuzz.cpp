@@ -1,5 +1,6 @@
 // Fuzz target: pprof profile.proto, sniffed, decoded and built into a tree (with label
-// frames), as pf-collapse reads it but without the symbolizer (no files opened). Must never
+// frames), as pf-collapse reads it but without the symbolizer (no files opened); then with
+// --srcline's frames (function:file:line), whose tree must hold the same totals. Must never
 // crash, hang or leak: bad input ends in a pf::Error. A tree built must add up: each
 // column's total is the sum of the non-negative values of its sample type.
 #include <cstdint>
@@ -34,6 +35,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const bool scaled = tree.unit(tree.columns() - 1) == pf::WeightUnit::kNanoseconds &&
                           p.sample_types[def].unit != "nanoseconds";
       if (!overflow && !scaled && tree.Total(tree.columns() - 1) != sum) std::abort();
+    }
+    pf::ReadReport lines_report;
+    pf::StackTree lines = pf::PprofTree(p, "fuzz", {}, nullptr, &lines_report, true, true);
+    for (int c = 0; c < tree.columns(); ++c) {
+      if (lines.Total(c) != tree.Total(c)) std::abort();
     }
   } catch (const pf::Error&) {
   }
