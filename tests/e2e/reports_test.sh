@@ -10,9 +10,12 @@
 # tests/programs). Then the report's own behaviour: --csv sums and quoting, the header's
 # dropped nodes, --list's notes of the file read, newer or missing, a --peek that matches
 # nothing, usage errors.
-# Usage: reports_test.sh PF_DOT SOURCE_DIR [PEERS_DIR] [--make-goldens]
+# With PF_RECORD and CALLPATH (tests/programs/callpath.c): --list of a recording, whose lines
+# come from DWARF, names callpath.c's lines of spin, and equals --list of perf script
+# -F +srcline's text of a perf record of it (where perf is installed).
+# Usage: reports_test.sh PF_DOT SOURCE_DIR [PEERS_DIR] [--make-goldens | PF_RECORD CALLPATH]
 set -u -o pipefail
-dot=$1 src=$2 peers=${3:-} make=${4:-}
+dot=$1 src=$2 peers=${3:-} make=${4:-} record=${4:-} callpath=${5:-}
 data=$src/tests/data/pprof
 goldens=$data/reports
 tmp=$(mktemp -d)
@@ -23,6 +26,7 @@ pprof=${PPROF:-}
 [ -z "$pprof" ] && [ -n "$peers" ] && [ -x "$peers/bin/pprof" ] && pprof=$peers/bin/pprof
 [ -z "$pprof" ] && pprof=$(command -v pprof || true)
 [ "$make" = --make-goldens ] && [ -z "$pprof" ] && fail "--make-goldens needs Go pprof"
+[ "$make" = --make-goldens ] && callpath=
 
 # (A listing's routine names the file pf-dot read, pprof the path as trimmed: their base names.)
 report_lines() {
@@ -111,6 +115,31 @@ grep -q '^ Error: .*callpath.c: no such file here or under --source-path$' "$tmp
   fail "--list: a missing source: $(cat "$tmp/list.txt")"
 "$dot" --list='^nothing$' "$data/gperf.pb.gz" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "no function matches" "$tmp/err" || fail "a --list matching nothing: $(cat "$tmp/err")"
+# --list of recordings: lines from DWARF, as perf script -F +srcline gives them.
+if [ -n "$callpath" ]; then
+  if "$record" -g -o "$tmp/cp.pfs" -- "$callpath" 0.3 >/dev/null 2>"$tmp/rec.err"; then
+    "$dot" --list='^(spin|work_a)$' --source-path="$src/tests/programs" "$tmp/cp.pfs" \
+      >"$tmp/rec.list" || fail "--list of a recording failed"
+    grep -qx "ROUTINE ======================== spin in $src/tests/programs/callpath.c" \
+      "$tmp/rec.list" || fail "--list of a recording: $(head -3 "$tmp/rec.list")"
+    grep -qE '^ +[0-9.]+m?s +[0-9.]+m?s +34: +acc = acc \* 1664525u' "$tmp/rec.list" ||
+      fail "--list of a recording: no weight on spin's line 34: $(cat "$tmp/rec.list")"
+    grep -qE '^ +\. +[0-9.]+m?s +43: +sink \+= spin' "$tmp/rec.list" ||
+      fail "--list of a recording: work_a's call of spin has no cum: $(cat "$tmp/rec.list")"
+    echo "--list of a recording: spin's and work_a's lines"
+  else
+    echo "--list of a recording: not checked, pf-record is refused here: $(head -1 "$tmp/rec.err")"
+  fi
+  if command -v perf >/dev/null &&
+    perf record -q -g -o "$tmp/cp.data" -- "$callpath" 0.3 >/dev/null 2>&1; then
+    "$dot" --list='^spin$' --source-path="$src/tests/programs" "$tmp/cp.data" >"$tmp/a.list"
+    perf script -i "$tmp/cp.data" -F +srcline 2>/dev/null |
+      "$dot" --list='^spin$' --source-path="$src/tests/programs" >"$tmp/b.list"
+    cmp -s "$tmp/a.list" "$tmp/b.list" ||
+      fail "--list of perf.data and of perf script -F +srcline differ: $(diff "$tmp/a.list" "$tmp/b.list" | head)"
+    echo "--list of perf.data equals that of its perf script -F +srcline text"
+  fi
+fi
 for bad in "--format=list" "--source-path=/x --top" "--list=x --cum" "--format=peek" "--tree --csv" "--top --format=tree" "--cum" "--csv --tsv"; do
   # shellcheck disable=SC2086
   "$dot" $bad "$cpu" >/dev/null 2>"$tmp/err"
