@@ -59,10 +59,17 @@ if ! command -v perf >/dev/null 2>&1; then
   exit 0
 fi
 same_as_perf() {  # NAME FILE [ARGS...]: perf script and pf-script print FILE alike
-  local name=$1 file=$2
+  local name=$1 file=$2 rc
   shift 2
-  perf script -i "$file" "$@" >"$tmp/perf.txt" 2>"$tmp/perf.err" ||
-    fail "$name: perf script cannot read it: $(head -3 "$tmp/perf.err")"
+  perf script -i "$file" "$@" >"$tmp/perf.txt" 2>"$tmp/perf.err"
+  rc=$?
+  # perf script 6.1 now and then aborts on a pipe perf record wrote ("assertion failed at
+  # util/build-id.c:1010"): its own file, so no oracle this time, not pf's failure.
+  if [ "$rc" -gt 128 ] && [ "$name" != "pf-record's recording" ]; then
+    echo "note: $name $*: perf script died (signal $((rc - 128))): $(head -1 "$tmp/perf.err")"
+    return 0
+  fi
+  [ "$rc" -eq 0 ] || fail "$name: perf script cannot read it: $(head -3 "$tmp/perf.err")"
   grep -q 'sched:sched_switch: prev_comm=' "$tmp/perf.txt" ||
     fail "$name: perf script prints no tracepoint fields: $(head -3 "$tmp/perf.txt") $(head -3 "$tmp/perf.err")"
   "$SCRIPT" "$@" "$file" >"$tmp/pf.txt" 2>"$tmp/pf.err" || fail "$name: pf-script failed: $(cat "$tmp/pf.err")"
