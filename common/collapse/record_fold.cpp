@@ -38,14 +38,12 @@
 #include <utility>
 
 #include "collapse/test_seams.h"
+#include "pfstream/sample_layout.h"
 
 
 namespace pf {
 
 namespace {
-constexpr uint64_t kSampleTime = 1 << 2;        // PERF_SAMPLE_TIME
-constexpr uint64_t kSampleCallchain = 1 << 5;  // PERF_SAMPLE_CALLCHAIN
-constexpr uint64_t kSampleCpu = 1 << 7;        // PERF_SAMPLE_CPU
 constexpr uint32_t kTypeTracepoint = 2;         // PERF_TYPE_TRACEPOINT
 }  // namespace
 
@@ -95,8 +93,8 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
   if (s.attr->has_period()) s.period = weight;  // the period read is the weight
   session.FrameIds(s, chain, &frame_ids_);
   fields_.period = s.attr->has_period();  // (NamedKey and FoldNamed read them)
-  fields_.cpu = opt_.include_cpu || (s.attr->sample_type & kSampleCpu);  // as perf prints
-  fields_.time = s.attr->sample_type & kSampleTime;
+  fields_.cpu = opt_.include_cpu || (s.attr->sample_type & sample_layout::kCpu);  // as perf prints
+  fields_.time = s.attr->sample_type & sample_layout::kTime;
   // A tracepoint's line, as perf script prints it: its fields after the event, no period,
   // no frame without a call chain. How the Perl pattern reads that line depends on the
   // fields' text, so each such sample is printed and read (FoldText), none reused.
@@ -136,7 +134,7 @@ void RecordFold::Fold(Session& session, Sample s, std::span<const uint64_t> chai
 
 NodeId RecordFold::FoldNamed(Session& session, const Sample& s, std::string_view comm,
                              bool* reuse) {
-  if (!(s.attr->sample_type & kSampleCallchain) || !FramesArePlain() || fields_.trace) {
+  if (!(s.attr->sample_type & sample_layout::kCallchain) || !FramesArePlain() || fields_.trace) {
     return FoldText(session, s, reuse);
   }
   // The event line's fields: comm, ids, period and event (AppendSampleHead prints them).
@@ -311,7 +309,7 @@ XXH128_hash_t RecordFold::NamedKey(const Session& session, const Sample& s,
                                    std::string_view comm) {
   bytes_.clear();
   auto add = [&](const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); };
-  const bool ip_printed = !(s.attr->sample_type & kSampleCallchain);
+  const bool ip_printed = !(s.attr->sample_type & sample_layout::kCallchain);
   // The ids are read only for --pid and --tid, and where the Perl pattern may take them
   // into the comm: the samples of all threads of one comm fold alike otherwise.
   const bool ids_read = fields_.pid || ip_printed || !HeadIsPlain(s, comm);

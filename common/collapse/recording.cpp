@@ -33,12 +33,13 @@
 #include <vector>
 
 #include "base/bounded_queue.h"
-#include "base/error.h"
 #include "base/cpu.h"
+#include "base/error.h"
 #include "base/teardown.h"
 #include "base/thread_name.h"
 #include "collapse/test_seams.h"
 #include "io/page_ahead.h"
+#include "pfstream/sample_layout.h"
 #include "pfstream/script_output.h"
 #include "pfstream/session.h"
 #include "symbolize/symbolizer.h"
@@ -329,22 +330,10 @@ class ReadingStage {
   SampleRun run_;
 };
 
-// --per-cpu needs every event's samples to carry their CPU.
-void RequireCpus(const PerfDataReader& reader) {
-  constexpr uint64_t kSampleCpu = 1 << 7;  // PERF_SAMPLE_CPU
-  for (const EventAttr& a : reader.attrs()) {
-    if (!(a.sample_type & kSampleCpu)) {
-      throw UsageError("--per-cpu: the samples of '" + a.name + "' do not record their CPU " +
-                       "(record with -a, or perf record --sample-cpu)");
-    }
-  }
-}
-
 // Whether some event of the recording copies user stacks into its samples (to be unwound).
 bool CarriesStackCopies(const PerfDataReader& reader) {
-  constexpr uint64_t kSampleStackUser = 1 << 13;  // PERF_SAMPLE_STACK_USER
   for (const EventAttr& attr : reader.attrs()) {
-    if (attr.sample_type & kSampleStackUser) return true;
+    if (attr.sample_type & sample_layout::kStackUser) return true;
   }
   return false;
 }
@@ -357,7 +346,7 @@ class RecordingFolder {
       : opt_(options), name_(source.name()), reader_(source), select_(std::move(select)),
         keys_(options.perf.include_cpu), handover_(reader_) {
     select_.Bind(reader_);  // (--time's percentages are of this recording)
-    if (opt_.perf.include_cpu) RequireCpus(reader_);
+    if (opt_.perf.include_cpu) RequireSampleCpus(reader_, "--per-cpu");
     // Two stages on two threads for a file big enough to gain from them (starting the
     // second Session and thread costs about a millisecond), by what its samples carry.
     const uint64_t two_stage_bytes =

@@ -18,6 +18,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "pfstream/sample_layout.h"
 #include "pfstream/stack_unwinder.h"
 #include "symbolize/addr2line_names.h"
 #include "symbolize/demangle.h"
@@ -234,8 +235,7 @@ void FrameNamer::FrameIds(const Sample& s, std::span<const uint64_t> chain,
   bool kernel = mode == kCpuModeKernel || mode == kCpuModeGuestKernel;
   if (chain.empty()) {
     // The ip stands for a chain the sample did not record; a chain that is empty stays so.
-    constexpr uint64_t kSampleCallchain = 1 << 5;
-    if (!s.attr || !(s.attr->sample_type & kSampleCallchain)) {
+    if (!s.attr || !(s.attr->sample_type & sample_layout::kCallchain)) {
       out->push_back(kernel ? KernelFrame(s.ip, false) : Find(ResolveUser(s.pid, s.ip, nullptr)));
     }
     return;

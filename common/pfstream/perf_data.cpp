@@ -3,8 +3,8 @@
 // is used mapped (a stream is read whole first), while a pipe's records are read as they come.
 // Every record's size is checked against what remains, and a record that does not fit ends
 // the reading with truncated() set, since a cut stream is the common case of a Ctrl-C.
-// Samples are parsed field by field by the event's sample_type, every read bounds-checked
-// through Cursor; the events, features and build-ids are read into plain structs once.
+// Samples are parsed field by field by the event's sample_type (perf_sample.cpp); the events,
+// features and build-ids are read into plain structs once.
 
 #include "pfstream/perf_data.h"
 
@@ -16,8 +16,11 @@
 #include "base/byte_cursor.h"
 #include "base/error.h"
 #include "pfstream/records.h"
+#include "pfstream/sample_layout.h"
 
 namespace pf {
+
+using namespace sample_layout;  // the sample_type and read_format bits fields are read by
 
 struct PerfDataReader::Inflater {
   ZSTD_DStream* z = ZSTD_createDStream();
@@ -42,27 +45,8 @@ constexpr size_t kFileHeaderSize = 104;
 constexpr size_t kPipeHeaderSize = 16;
 constexpr size_t kMaxRecord = 1 << 16;  // record sizes are u16
 
-// sample_type bits (linux/perf_event.h).
-enum : uint64_t {
-  kIp = 1 << 0, kTid = 1 << 1, kTime = 1 << 2, kAddr = 1 << 3, kRead = 1 << 4,
-  kCallchain = 1 << 5, kId = 1 << 6, kCpu = 1 << 7, kPeriod = 1 << 8, kStreamId = 1 << 9,
-  kRaw = 1 << 10, kBranchStack = 1 << 11, kRegsUser = 1 << 12, kStackUser = 1 << 13,
-  kWeight = 1 << 14, kDataSrc = 1 << 15, kIdentifier = 1 << 16, kTransaction = 1 << 17,
-  kRegsIntr = 1 << 18, kPhysAddr = 1 << 19, kCgroup = 1 << 21, kDataPageSize = 1 << 22,
-  kCodePageSize = 1 << 23, kWeightStruct = 1 << 24,
-};
-// read_format bits.
-enum : uint64_t { kTotalEnabled = 1, kTotalRunning = 2, kFormatId = 4, kFormatGroup = 8,
-                  kFormatLost = 16 };
-
 std::span<const uint8_t> Bytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
-uint64_t Load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
 }
 
 // A perf_header_string: u32 length (with padding), then NUL-terminated text.
@@ -74,16 +58,6 @@ bool ReadString(Cursor* c, std::string* out) {
   out->assign(p, strnlen(p, b.size()));
   return true;
 }
-
-// (Not __builtin_popcountll: without -mpopcnt g++ calls libgcc's __popcountdi2, ~1% of a
-// recording's fold, for the few bits of a sample type read at every record.)
-constexpr int Popcount(uint64_t v) {
-  v = v - ((v >> 1) & 0x5555555555555555ull);
-  v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
-  v = (v + (v >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-  return static_cast<int>((v * 0x0101010101010101ull) >> 56);
-}
-static_assert(Popcount(0) == 0 && Popcount(0b1011) == 3 && Popcount(~uint64_t{0}) == 64);
 
 }  // namespace
 
@@ -296,7 +270,7 @@ bool PerfDataReader::TakeTracingData(const Record& r) {
     truncated_ = true;
     return false;
   }
-  OnTracingData(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(all_.data()) + pos_, bytes));
+  OnTracingData(Bytes(all_).subspan(pos_, bytes));
   pos_ += bytes;
   return true;
 }
@@ -646,43 +620,6 @@ bool PerfDataReader::Next(Record* r) {
   }
 }
 
-const EventAttr* PerfDataReader::AttrFor(std::span<const uint8_t> body, bool is_sample) const {
-  if (attrs_.empty()) return nullptr;
-  if (attrs_.size() == 1) return &attrs_[0];
-  const uint64_t st = attrs_[0].sample_type;
-  uint64_t id;
-  if (is_sample) {
-    size_t idx;
-    if (st & kIdentifier) {
-      idx = 0;
-    } else if (st & kId) {
-      idx = Popcount(st & (kIp | kTid | kTime | kAddr));
-    } else {
-      return &attrs_[0];
-    }
-    if (body.size() < (idx + 1) * 8) return nullptr;
-    id = Load64(body.data() + idx * 8);
-  } else {
-    if (!attrs_[0].sample_id_all()) return &attrs_[0];
-    size_t from_end;
-    if (st & kIdentifier) {
-      from_end = 1;
-    } else if (st & kId) {
-      from_end = 1 + Popcount(st & (kCpu | kStreamId));
-    } else {
-      return &attrs_[0];
-    }
-    if (body.size() < from_end * 8) return nullptr;
-    id = Load64(body.data() + body.size() - from_end * 8);
-  }
-  for (const EventAttr& a : attrs_) {
-    for (uint64_t x : a.ids) {
-      if (x == id) return &a;
-    }
-  }
-  return nullptr;
-}
-
 std::string SkippedRecordsWarning(const std::string& name, const PerfDataReader& reader) {
   const uint64_t n = reader.bad_records();
   if (n == 0) return "";
@@ -703,109 +640,6 @@ std::string TruncatedWarning(const std::string& name, const PerfDataReader& read
   return name + ": the recording ends early (cut short?) near byte " +
          std::to_string(reader.stopped_at()) + "; " + std::string(done) + " the " + n +
          " that are whole";
-}
-
-bool PerfDataReader::ParseSample(const Record& r, Sample* s) const {
-  if (ParseSampleFields(r, s)) return true;
-  bad_samples_.fetch_add(1, std::memory_order_relaxed);
-  return false;
-}
-
-bool PerfDataReader::ParseSampleFields(const Record& r, Sample* s) const {
-  const EventAttr* a = AttrFor(r.body, true);
-  if (!a) return false;
-  *s = Sample();
-  s->attr = a;
-  s->misc = r.misc;
-  const uint64_t st = a->sample_type;
-  Cursor c(r.body);
-  uint64_t v;
-  if ((st & kIdentifier) && !c.U64(&s->id)) return false;
-  if ((st & kIp) && !c.U64(&s->ip)) return false;
-  if ((st & kTid) && (!c.U32(&s->pid) || !c.U32(&s->tid))) return false;
-  if ((st & kTime) && !c.U64(&s->time)) return false;
-  if ((st & kAddr) && !c.U64(&s->addr)) return false;
-  if ((st & kId) && !c.U64(&s->id)) return false;
-  if ((st & kStreamId) && !c.U64(&v)) return false;
-  if ((st & kCpu) && (!c.U32(&s->cpu) || !c.Skip(4))) return false;
-  if (!(st & kPeriod) && !a->freq() && a->sample_period) s->period = a->sample_period;
-  if ((st & kPeriod) && !c.U64(&s->period)) return false;
-  if (st & kRead) {
-    uint64_t rf = a->read_format;
-    if (rf & kFormatGroup) {
-      uint64_t nr;
-      if (!c.U64(&nr) || nr > 4096) return false;
-      size_t per = 1 + ((rf & kFormatId) ? 1 : 0) + ((rf & kFormatLost) ? 1 : 0);
-      if (!c.Skip(8 * (Popcount(rf & (kTotalEnabled | kTotalRunning)) + nr * per))) return false;
-    } else {
-      if (!c.Skip(8 * (1 + Popcount(rf & (kTotalEnabled | kTotalRunning | kFormatId |
-                                            kFormatLost))))) {
-        return false;
-      }
-    }
-  }
-  if (st & kCallchain) {
-    uint64_t nr;
-    s->callchain_at = static_cast<uint32_t>(c.pos());
-    if (!c.U64(&nr) || !c.Span64(nr, &s->callchain)) return false;
-  }
-  if (st & kRaw) {
-    uint32_t size;
-    if (!c.U32(&size) || !c.Bytes(size, &s->raw)) return false;
-  }
-  if (st & kBranchStack) {
-    uint64_t nr;
-    if (!c.U64(&nr) || nr > 4096 || !c.Skip(24 * nr)) return false;
-  }
-  if (st & kRegsUser) {
-    s->regs_user_at = static_cast<uint32_t>(c.pos());
-    if (!c.U64(&s->regs_abi)) return false;
-    if (s->regs_abi && !c.Span64(a->user_regs, &s->regs_user)) return false;
-  }
-  if (st & kStackUser) {
-    uint64_t size;
-    std::span<const uint8_t> data;
-    s->stack_user_at = static_cast<uint32_t>(c.pos());
-    if (!c.U64(&size) || !c.Bytes(size, &data)) return false;
-    if (size) {
-      uint64_t dyn;
-      if (!c.U64(&dyn)) return false;
-      s->stack_user = data.subspan(0, std::min<uint64_t>(dyn, size));
-    }
-    s->stack_user_end = static_cast<uint32_t>(c.pos());
-  }
-  return true;
-}
-
-bool PerfDataReader::SampleTime(const Record& r, uint64_t* time) const {
-  const EventAttr* a = AttrFor(r.body, true);
-  if (!a || !(a->sample_type & kTime)) return false;
-  size_t at = 8 * Popcount(a->sample_type & (kIdentifier | kIp | kTid));
-  if (r.body.size() < at + 8) return false;
-  *time = Load64(r.body.data() + at);
-  return true;
-}
-
-bool PerfDataReader::ParseSampleId(const Record& r, SampleId* id, bool any_event) const {
-  const EventAttr* a = AttrFor(r.body, false);
-  // Synthesized records may carry an id no event has: read them as the first event's, when
-  // asked (for printing; ordering keeps them at time 0, as before).
-  if (!a && any_event && !attrs_.empty()) a = &attrs_[0];
-  if (!a || !a->sample_id_all()) return false;
-  const uint64_t st = a->sample_type;
-  size_t size = 8 * Popcount(st & (kTid | kTime | kId | kStreamId | kCpu | kIdentifier));
-  if (size > r.body.size()) return false;
-  Cursor c(r.body.subspan(r.body.size() - size));
-  uint64_t v;
-  if ((st & kTid) && (!c.U32(&id->pid) || !c.U32(&id->tid))) return false;
-  if (st & kTime) {
-    if (!c.U64(&id->time)) return false;
-    id->has_time = true;
-  }
-  if ((st & kId) && !c.U64(&v)) return false;
-  if ((st & kStreamId) && !c.U64(&v)) return false;
-  if ((st & kCpu) && !c.U32(&id->cpu)) return false;
-  return true;
 }
 
 }  // namespace pf

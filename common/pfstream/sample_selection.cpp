@@ -10,14 +10,14 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "base/error.h"
 #include "base/cpu_list.h"
+#include "base/error.h"
+#include "pfstream/sample_layout.h"
 
 namespace pf {
 
 namespace {
 
-constexpr uint64_t kSampleCpu = 1 << 7;  // PERF_SAMPLE_CPU
 
 [[noreturn]] void BadTime(std::string_view text) {
   throw UsageError("--time: invalid time string '" + std::string(text) +
@@ -218,15 +218,17 @@ SampleSelection::SampleSelection(const SelectionOptions& o) : options_(o) {
   }
 }
 
-void SampleSelection::Bind(const PerfDataReader& reader) {
-  if (has_cpus_) {
-    for (const EventAttr& a : reader.attrs()) {
-      if (!(a.sample_type & kSampleCpu)) {
-        throw UsageError("--cpu: the samples of '" + a.name + "' do not record their CPU " +
-                         "(record with -a or perf record --sample-cpu)");
-      }
+void RequireSampleCpus(const PerfDataReader& reader, const std::string& option) {
+  for (const EventAttr& a : reader.attrs()) {
+    if (!(a.sample_type & sample_layout::kCpu)) {
+      throw UsageError(option + ": the samples of '" + a.name + "' do not record their CPU " +
+                       "(record with -a, or perf record --sample-cpu)");
     }
   }
+}
+
+void SampleSelection::Bind(const PerfDataReader& reader) {
+  if (has_cpus_) RequireSampleCpus(reader, "--cpu");
   if (!has_time_) return;
   const bool percent = options_.time.find('%') != std::string::npos;
   if ((percent || options_.reltime) && !reader.ScanSampleTimes()) {

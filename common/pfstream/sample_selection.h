@@ -52,6 +52,10 @@ std::vector<TimeRange> ParseTimeRanges(std::string_view text);
 std::vector<TimeRange> ParsePercentRanges(std::string_view text, uint64_t first,
                                           uint64_t last);
 
+/// Throws a pf::UsageError naming `option` (--cpu, --per-cpu) when the samples of some event
+/// of `reader` do not record their CPU.
+void RequireSampleCpus(const PerfDataReader& reader, const std::string& option);
+
 class SampleSelection {
  public:
   /// Keeps every sample.

@@ -16,8 +16,9 @@
 
 #include "base/error.h"
 #include "base/prefetch.h"
-#include "pfstream/records.h"
 #include "elf/elf_image.h"
+#include "pfstream/records.h"
+#include "pfstream/sample_layout.h"
 
 namespace pf {
 
@@ -26,8 +27,10 @@ namespace {
 // perf script's --max-stack default: the kernel's perf_event_max_stack default.
 constexpr size_t kDefaultMaxStack = 127;
 
-constexpr uint64_t kSampleTid = 1 << 1, kSampleTime = 1 << 2, kSampleCpu = 1 << 7,
-                   kSampleCallchain = 1 << 5;
+using sample_layout::kCallchain;
+using sample_layout::kCpu;
+using sample_layout::kTid;
+using sample_layout::kTime;
 
 // The fields perf script 6.1 knows (its -F usage, and machine_pid and vcpu, which it accepts
 // without listing them) that pf does not print.
@@ -166,7 +169,7 @@ void AppendTime(std::string* out, uint64_t time, bool ns) {
 
 // Whether a sample is printed with its call chain (a frame a line).
 bool PrintsChain(const Sample& s, const ScriptFields& f) {
-  return (s.attr->sample_type & kSampleCallchain) && !f.hide_call_graph;
+  return (s.attr->sample_type & kCallchain) && !f.hide_call_graph;
 }
 
 void AppendFrame(const ResolvedFrame& fr, const ScriptFields& f, std::string* out) {
@@ -275,7 +278,7 @@ void AppendResolvedSample(Session& session, const Sample& s, const ScriptFields&
 void SetTracepointFields(ScriptFields* f, const EventAttr& a, bool pipe, bool fields_given) {
   // perf adds the frames to a tracepoint's fields when it has a call chain: in a file, only
   // when -F changed none of them; in a pipe, as each event arrives, whatever -F said.
-  const bool chain = (a.sample_type & kSampleCallchain) && (pipe || !fields_given);
+  const bool chain = (a.sample_type & kCallchain) && (pipe || !fields_given);
   f->period = false;
   f->trace = true;
   f->ip = f->sym = chain;
@@ -285,9 +288,9 @@ void SetTracepointFields(ScriptFields* f, const EventAttr& a, bool pipe, bool fi
 ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a, bool pipe,
                            std::vector<std::string>* warnings) {
   ScriptFields f;
-  f.cpu = a.sample_type & kSampleCpu;
+  f.cpu = a.sample_type & kCpu;
   f.period = a.has_period();
-  f.time = a.sample_type & kSampleTime;
+  f.time = a.sample_type & kTime;
   f.ns = o.ns;
   f.hide_call_graph = o.hide_call_graph;
   if (a.type == 2) SetTracepointFields(&f, a, pipe, !o.fields.empty());
@@ -310,15 +313,15 @@ ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a, bool pipe
       if (on && warnings) warnings->push_back(warning);
       continue;
     }
-    if (on && name == "cpu" && !(a.sample_type & kSampleCpu)) {
+    if (on && name == "cpu" && !(a.sample_type & kCpu)) {
       throw UsageError("Samples for '" + a.name +
                        "' event do not have CPU attribute set. Cannot print 'cpu' field.");
     }
-    if (on && name == "time" && !(a.sample_type & kSampleTime)) {
+    if (on && name == "time" && !(a.sample_type & kTime)) {
       throw UsageError("Samples for '" + a.name +
                        "' event do not have TIME attribute set. Cannot print 'time' field.");
     }
-    if (on && (name == "pid" || name == "tid") && !(a.sample_type & kSampleTid)) {
+    if (on && (name == "pid" || name == "tid") && !(a.sample_type & kTid)) {
       throw UsageError("Samples for '" + a.name + "' event do not have TID attribute set.");
     }
     if (!on && name == "ip") unset_ip = true;
@@ -326,7 +329,7 @@ ScriptFields ResolveFields(const ScriptOptions& o, const EventAttr& a, bool pipe
   }
   // In a pipe perf sets the fields as each event arrives, and adds the frames' addresses and
   // names to an event with a call chain whatever -F listed, unless it took them away.
-  if (pipe && (a.sample_type & kSampleCallchain)) {
+  if (pipe && (a.sample_type & kCallchain)) {
     f.ip = f.ip || !unset_ip;
     f.sym = f.sym || !unset_sym;
   }
@@ -452,7 +455,7 @@ class Printer {
     }
     std::string_view comm = session_.Comm(rec_pid, rec_tid);
     if (f.comm) {
-      if (f.ip && (attr->sample_type & kSampleCallchain) && !f.hide_call_graph) {
+      if (f.ip && (attr->sample_type & kCallchain) && !f.hide_call_graph) {
         line_.append(comm);
         line_ += ' ';
       } else {
