@@ -199,6 +199,19 @@ void ReadFormats(const po::variables_map& vm, DotCommand& c) {
   }
 }
 
+/// The sample filters given, "focus=RE" each: by pf's option names, or (`pprof`) in the order
+/// and with the names of pprof's "Active filters" (show_from last).
+std::vector<std::string> FilterList(const CallGraphOptions& o, bool pprof) {
+  using Filter = std::pair<const char*, const std::vector<std::string>*>;
+  const Filter show_from{pprof ? "show_from" : "show-from", &o.show_from}, hide{"hide", &o.hide};
+  std::vector<std::string> filters;
+  for (auto [name, res] : {Filter{"focus", &o.focus}, Filter{"ignore", &o.ignore},
+                           pprof ? hide : show_from, pprof ? show_from : hide}) {
+    for (const std::string& re : *res) filters.push_back(std::string(name) + "=" + re);
+  }
+  return filters;
+}
+
 /// pprof's pruning of each text report, where no option says otherwise.
 void ReportDefaults(const po::variables_map& vm, DotCommand& c) {
   CallGraphOptions& o = c.graph;
@@ -209,10 +222,7 @@ void ReportDefaults(const po::variables_map& vm, DotCommand& c) {
     if (!vm.count("node-thres")) o.node_thres = 0;
     if (!vm.count("edge-thres")) o.edge_thres = 0;
   }
-  for (const auto& [name, res] : {std::pair{"focus", &o.focus}, std::pair{"ignore", &o.ignore},
-                                  std::pair{"hide", &o.hide}, std::pair{"show_from", &o.show_from}}) {
-    for (const std::string& re : *res) c.report.filters.push_back(std::string(name) + "=" + re);
-  }
+  c.report.filters = FilterList(o, true);
 }
 
 void ReadGraphOptions(const po::variables_map& vm, CallGraphOptions& o) {
@@ -242,11 +252,8 @@ void ReadGraphOptions(const po::variables_map& vm, CallGraphOptions& o) {
 /// The sample filters as given, for the error when they leave nothing: "--focus=x, --hide=y".
 std::string FiltersGiven(const CallGraphOptions& o) {
   std::string filters;
-  for (auto [name, res] : {std::pair{"focus", &o.focus}, std::pair{"ignore", &o.ignore},
-                           std::pair{"show-from", &o.show_from}, std::pair{"hide", &o.hide}}) {
-    for (const std::string& re : *res) {
-      filters += (filters.empty() ? "--" : ", --") + std::string(name) + "=" + re;
-    }
+  for (const std::string& f : FilterList(o, false)) {
+    filters += (filters.empty() ? "--" : ", --") + f;
   }
   return filters;
 }

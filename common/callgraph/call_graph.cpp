@@ -543,12 +543,8 @@ void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& wal
     }
   }
   size_t solid = 0;
-  const uint64_t edge_cutoff =
-      static_cast<uint64_t>(static_cast<double>(g.total) * (o.edge_thres / 100.0));
   for (const auto& [key, link] : links) {
-    double pct =
-        g.total ? 100.0 * static_cast<double>(link.weight) / static_cast<double>(g.total) : 0;
-    if (o.pprof_selection ? link.weight < edge_cutoff : pct < o.edge_thres) continue;
+    if (!graph_select::EdgeKept(link.weight, g.total, o)) continue;
     g.edges.push_back(
         {static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key), link.weight, !link.direct});
     if (link.direct) ++solid;

@@ -89,8 +89,7 @@ CallGraph BuildFunctionCallGraph(const FunctionGraph& graph, const CallGraphOpti
     const FunctionGraph::Call& call = graph.calls()[c];
     int32_t from = node_of[call.caller], to = node_of[call.callee];
     uint64_t w = graph.inclusive(c, column);
-    double pct = g.total ? 100.0 * static_cast<double>(w) / static_cast<double>(g.total) : 0;
-    if (from < 0 || to < 0 || pct < o.edge_thres) continue;
+    if (from < 0 || to < 0 || !graph_select::EdgeKept(w, g.total, o)) continue;
     g.edges.push_back({static_cast<uint32_t>(from), static_cast<uint32_t>(to), w, false, call.count});
   }
   std::sort(g.edges.begin(), g.edges.end(), [](const CallGraph::Edge& a, const CallGraph::Edge& b) {

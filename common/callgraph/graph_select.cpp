@@ -127,6 +127,14 @@ std::vector<uint32_t> ChooseNodes(const CallCounts& fs, const CallGraphOptions& 
   return candidates;
 }
 
+bool EdgeKept(uint64_t weight, uint64_t total, const CallGraphOptions& o) {
+  if (o.pprof_selection) {
+    return weight >= static_cast<uint64_t>(static_cast<double>(total) * (o.edge_thres / 100.0));
+  }
+  const double pct = total ? 100.0 * static_cast<double>(weight) / static_cast<double>(total) : 0;
+  return pct >= o.edge_thres;
+}
+
 // The chosen functions become the graph's nodes, sorted by id (a hash of the name; a
 // collision gets a suffix). Returns each function's node (-1: not drawn).
 std::vector<int32_t> AddNodes(const StackTree* tree, const CallCounts& fs,

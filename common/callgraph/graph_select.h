@@ -26,6 +26,10 @@ void CheckGraphOptions(const CallGraphOptions& o);
 std::vector<uint32_t> ChooseNodes(const CallCounts& fs, const CallGraphOptions& o,
                                   uint64_t total, CallGraph* graph);
 
+// Whether an edge of `weight` (of `total`) passes the edge threshold: its percentage, or
+// with pprof_selection pprof's cut, int(total × edge_thres / 100).
+bool EdgeKept(uint64_t weight, uint64_t total, const CallGraphOptions& o);
+
 // The chosen functions become the graph's nodes, sorted by id (a hash of the name; a
 // collision gets a suffix), with their modules (from `tree` when given, else fs.modules).
 // Returns each function's node (-1: not drawn).

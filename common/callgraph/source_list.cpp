@@ -35,7 +35,16 @@ struct Weights {
   uint64_t flat = 0, cum = 0;
 };
 // (function, file) -> line -> weights.
-using Listing = std::map<std::pair<std::string_view, std::string_view>, std::map<int64_t, Weights>>;
+using Lines = std::map<int64_t, Weights>;
+using Listing = std::map<std::pair<std::string_view, std::string_view>, Lines>;
+
+// The source files found, by their recorded name: the path read ("" when none was found) and
+// its lines, each file looked for and read once however many routines it holds.
+struct Source {
+  std::string path;
+  std::vector<std::string> lines;
+};
+using Sources = std::map<std::string_view, Source>;
 
 // The source file of `recorded`, found as pprof finds it: the path less a trim prefix (or,
 // with none given, less everything up to a source directory's base name, and less
@@ -85,11 +94,16 @@ std::string FindSource(std::string_view recorded, const SourceListOptions& o) {
   return "";
 }
 
-std::vector<std::string> ReadLines(const std::string& path) {
-  std::vector<std::string> lines;
-  std::ifstream in(path);
-  for (std::string l; std::getline(in, l);) lines.push_back(std::move(l));
-  return lines;
+const Source& SourceOf(std::string_view recorded, const SourceListOptions& o, Sources* sources) {
+  auto [it, fresh] = sources->try_emplace(recorded);
+  if (fresh) {
+    it->second.path = FindSource(recorded, o);
+    std::ifstream in(it->second.path);
+    for (std::string l; it->second.path.size() && std::getline(in, l);) {
+      it->second.lines.push_back(std::move(l));
+    }
+  }
+  return it->second;
 }
 
 std::string ValueOrDot(uint64_t v, int decimals, WeightUnit unit) {
@@ -101,9 +115,9 @@ std::string Pad(const std::string& s, size_t width) {
 }
 
 // One routine: a function's lines in one file, with their context.
-void WriteRoutine(std::string_view func, std::string_view recorded,
-                  const std::map<int64_t, Weights>& lines, const StackTree& tree,
-                  uint64_t total, const SourceListOptions& o, BufferedWriter& out) {
+void WriteRoutine(std::string_view func, std::string_view recorded, const Lines& lines,
+                  const StackTree& tree, uint64_t total, const SourceListOptions& o,
+                  Sources* sources, BufferedWriter& out) {
   const int decimals = tree.decimals();
   const WeightUnit unit = tree.unit();
   uint64_t flat_sum = 0, cum_sum = 0;
@@ -111,7 +125,8 @@ void WriteRoutine(std::string_view func, std::string_view recorded,
     flat_sum = AddSat(flat_sum, w.flat);
     cum_sum = AddSat(cum_sum, w.cum);
   }
-  const std::string path = FindSource(recorded, o);
+  const Source& source = SourceOf(recorded, o, sources);
+  const std::string& path = source.path;
   std::string s = "ROUTINE ======================== ";
   s.append(func).append(" in ").append(path.empty() ? recorded : std::string_view(path));
   s += '\n';
@@ -126,9 +141,10 @@ void WriteRoutine(std::string_view func, std::string_view recorded,
   }
   struct stat st;
   if (o.profile_mtime > 0 && stat(path.c_str(), &st) == 0 && st.st_mtime > o.profile_mtime) {
-    s.append(" Note: ").append(path).append(" is newer than the profile: its lines may have moved\n");
+    s.append(" Note: ").append(path);
+    s.append(" is newer than the profile: its lines may have moved\n");
   }
-  const std::vector<std::string> text = ReadLines(path);
+  const std::vector<std::string>& text = source.lines;
   const int64_t first = std::max<int64_t>(1, lines.begin()->first - kMargin);
   const int64_t last = lines.rbegin()->first + kMargin;
   for (int64_t n = first; n <= last && n <= static_cast<int64_t>(text.size()); ++n) {
@@ -218,6 +234,7 @@ void WriteSourceList(const StackTree& profile, const CallGraphOptions& filters,
   }
   if (total > 0) walker.CheckMatched(filters);
   if (matched.empty()) throw Error("--list: no function matches '" + o.regex + "'");
+  Sources sources;
   out.Append("Total: " + AutoScaledValue(total, tree.decimals(), tree.unit()) + "\n");
   for (std::string_view func : matched) {
     auto it = listing.lower_bound({func, std::string_view()});
@@ -226,7 +243,7 @@ void WriteSourceList(const StackTree& profile, const CallGraphOptions& filters,
       continue;
     }
     for (; it != listing.end() && it->first.first == func; ++it) {
-      WriteRoutine(func, it->first.second, it->second, tree, total, o, out);
+      WriteRoutine(func, it->first.second, it->second, tree, total, o, &sources, out);
     }
   }
 }

@@ -172,14 +172,16 @@ void WriteTopTable(const CallGraph& g, const TextReportOptions& o, BufferedWrite
   auto pct = [&](uint64_t v) {
     return Fixed(g.total ? 100.0 * static_cast<double>(v) / static_cast<double>(g.total) : 0, 2);
   };
+  // A name as a field: quoted as RFC 4180 says in CSV when it must be; in TSV, its tabs and
+  // line ends as spaces.
   auto field = [&](const std::string& name) {
-    std::string f;
-    if (sep == ',' && name.find_first_of(",\"\r\n") != std::string::npos) {
-      f = "\"";
-      for (char c : name) f += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return f + "\"";
+    const bool quoted = sep == ',' && name.find_first_of(",\"\r\n") != std::string::npos;
+    std::string f = quoted ? "\"" : "";
+    for (char c : name) {
+      if (quoted && c == '"') f += '"';
+      f += sep == '\t' && (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
     }
-    for (char c : name) f += sep == '\t' && (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+    if (quoted) f += '"';
     return f;
   };
   const std::string unit(g.unit == WeightUnit::kUnspecified ? "samples" : UnitKeyword(g.unit));

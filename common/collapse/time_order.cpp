@@ -61,9 +61,9 @@ class LeafText {
 
 void WriteTimeOrdered(const StackTree& tree, const std::vector<TimedSample>& samples,
                       const StackFilterOptions& filter, BufferedWriter& out) {
-  // Threads in the order of their first sample (then by id; CPUs by number), each one's samples by time; the
-  // sort is stable, so samples of one time keep the recording's order. Each sample's key is
-  // computed once.
+  // Threads in the order of their first sample (then by id; CPUs by number), each one's
+  // samples by time; the sort is stable, so samples of one time keep the recording's order.
+  // Each sample's key is computed once.
   std::unordered_map<uint64_t, uint64_t> first;  // (pid, tid) -> its first sample's time
   auto thread = [](const TimedSample& s) { return uint64_t{s.pid} << 32 | s.tid; };
   for (const TimedSample& s : samples) {

@@ -372,7 +372,9 @@ WeightUnit PerfScriptFolder::Unit() const {
   auto in_ns = [](std::string_view key) {
     return key == "cpu-clock" || key == "task-clock" || key == kOffCpuEvent;
   };
-  if (filter_keys_.empty()) return in_ns(event_filter_key_) ? WeightUnit::kNanoseconds : WeightUnit::kEvents;
+  if (filter_keys_.empty()) {
+    return in_ns(event_filter_key_) ? WeightUnit::kNanoseconds : WeightUnit::kEvents;
+  }
   size_t ns = static_cast<size_t>(std::count_if(filter_keys_.begin(), filter_keys_.end(), in_ns));
   if (ns == filter_keys_.size()) return WeightUnit::kNanoseconds;
   return ns == 0 ? WeightUnit::kEvents : WeightUnit::kUnspecified;

@@ -118,8 +118,9 @@ std::string TracingDataOf(const TracingFiles& files) {
   out += static_cast<char>(std::endian::native == std::endian::big);
   out += static_cast<char>(sizeof(long));
   Put32(&out, static_cast<uint32_t>(sysconf(_SC_PAGESIZE)));
-  for (const auto& [header, text] : {std::pair<const char*, const std::string&>{"header_page", files.header_page},
-                                     {"header_event", files.header_event}}) {
+  using Header = std::pair<const char*, const std::string&>;
+  for (const auto& [header, text] :
+       {Header{"header_page", files.header_page}, Header{"header_event", files.header_event}}) {
     out += header;
     out += '\0';
     Put64(&out, text.size());

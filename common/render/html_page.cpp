@@ -161,8 +161,10 @@ std::string Settings(const StackTree& tree, const FlameOptions& o) {
   return "\"version\":1,\n\"generator\":" + JsonString(std::string("pf-flamegraph ") + kVersion) +
          ",\n\"title\":" + JsonString(title) + ",\"subtitle\":" + JsonString(subtitle) +
          ",\"nametype\":" + JsonString(o.nametype) + ",\n\"countname\":" + JsonString(countname) +
-         ",\"unit\":" + JsonString(UnitKeyword(unit)) + ",\"scaled\":" + (scaled ? "true" : "false") +
-         ",\"decimals\":" + std::to_string(tree.decimals()) + ",\"factor\":" + Num("%.17g", o.factor) +
+         ",\"unit\":" + JsonString(UnitKeyword(unit)) +
+         ",\"scaled\":" + (scaled ? "true" : "false") +
+         ",\"decimals\":" + std::to_string(tree.decimals()) +
+         ",\"factor\":" + Num("%.17g", o.factor) +
          ",\"total\":" + std::to_string(o.total ? MulSat(o.total, Pow10(tree.decimals())) : 0) +
          ",\n\"differential\":" + (diff ? "true" : "false") + ",\"negate\":" +
          (o.negate ? "true" : "false") + ",\"inverted\":" + (o.inverted ? "true" : "false") +
