@@ -12,14 +12,9 @@
 # Usage: browser_page_test.sh PF_FLAMEGRAPH        Exit 77 (SKIP) when no Chromium is installed.
 set -u -o pipefail
 
-browser=""
-for b in chromium chromium-browser google-chrome; do
-  if command -v "$b" >/dev/null 2>&1; then browser=$(command -v "$b"); break; fi
-done
-if [ -z "$browser" ]; then
-  echo "SKIP: no Chromium found on PATH (chromium, chromium-browser, google-chrome)"
-  exit 77
-fi
+# shellcheck source=tests/e2e/chromium.sh
+. "$(dirname "$0")/chromium.sh"
+find_chromium
 bin=${1:-}
 if [ -z "$bin" ] || [ ! -x "$bin" ]; then
   echo "FAIL: usage: browser_page_test.sh PF_FLAMEGRAPH (got '${bin}')"
@@ -44,17 +39,12 @@ page() {
 # play NAME SCENARIO PAGE [HASH]: the harness's results in $tmp/NAME.out, one "key: value" a
 # line; every error the page or the browser reported fails the test.
 play() {
-  local name=$1 scenario=$2 pagefile=$3 hash=${4:-} profile url
-  profile=$(mktemp -d "$tmp/profile.XXXXXX")
+  local name=$1 scenario=$2 pagefile=$3 hash=${4:-} url
   url=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' \
     "file://$pagefile$hash")
-  timeout 180 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --allow-file-access-from-files --window-size=1280,1000 \
-    --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=60000 \
-    --dump-dom "file://$harness?scenario=$scenario&page=$url" >"$tmp/$name.dom" 2>"$tmp/$name.log"
+  dump_dom 180 60000 "file://$harness?scenario=$scenario&page=$url" "$tmp/$name.dom" \
+    "$tmp/$name.log" --allow-file-access-from-files --window-size=1280,1000
   local rc=$?
-  rm -rf "$profile"
   [ "$rc" -eq 0 ] || fail "$name: chromium exit $rc ($(grep -v dbus "$tmp/$name.log" | tail -n 3))"
   tr '\n' '\r' <"$tmp/$name.dom" | sed -n 's/.*<pre id="results">\(.*\)<\/pre>.*/\1/p' | tr '\r' '\n' |
     sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' >"$tmp/$name.out"

@@ -7,14 +7,9 @@
 # Usage: browser_test.sh PF_FLAMEGRAPH        Exit 77 (SKIP) when no Chromium is installed.
 set -u -o pipefail
 
-browser=""
-for b in chromium chromium-browser google-chrome; do
-  if command -v "$b" >/dev/null 2>&1; then browser=$(command -v "$b"); break; fi
-done
-if [ -z "$browser" ]; then
-  echo "SKIP: no Chromium found on PATH (chromium, chromium-browser, google-chrome)"
-  exit 77
-fi
+# shellcheck source=tests/e2e/chromium.sh
+. "$(dirname "$0")/chromium.sh"
+find_chromium
 
 bin=${1:-}
 if [ -z "$bin" ] || [ ! -x "$bin" ]; then
@@ -57,14 +52,8 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(a != "" && d < 0.06 
 # $tmp/NAME.dom (one frame a line in $tmp/NAME.lines), the console to $tmp/NAME.log.
 view() {
   local name=$1 svg=$2 query=$3
-  local profile
-  profile=$(mktemp -d "$tmp/profile.XXXXXX")
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=2000 \
-    --dump-dom "file://$svg$query" >"$tmp/$name.dom" 2>"$tmp/$name.log"
+  dump_dom 120 2000 "file://$svg$query" "$tmp/$name.dom" "$tmp/$name.log"
   local rc=$?
-  rm -rf "$profile"
   [ "$rc" -eq 0 ] || fail "$name: chromium exit $rc ($(grep -v dbus "$tmp/$name.log" | tail -n 3))"
   split_frames "$tmp/$name.dom" >"$tmp/$name.lines"
   # The page must be initialised, with no exception, whatever the query.

@@ -8,8 +8,8 @@
 # pprof, or on PATH), else the goldens made with it (tests/data/pprof/reports, written by
 # this script with --make-goldens). --list too (pprof's -list, the sources found in
 # tests/programs). Then the report's own behaviour: --csv sums and quoting, the header's
-# dropped nodes, --list's notes of the file read, newer or missing, a --peek that matches
-# nothing, usage errors.
+# dropped nodes, -o NAME.txt/.tsv, --list's --trim-path and notes of the file read, newer or
+# missing, a --peek that matches nothing, usage errors.
 # With PF_RECORD and CALLPATH (tests/programs/callpath.c): --list of a recording, whose lines
 # come from DWARF, names callpath.c's lines of spin, and equals --list of perf script
 # -F +srcline's text of a perf record of it (where perf is installed).
@@ -96,6 +96,10 @@ printf 'a;b,c "q" 3\na 1\n' | "$dot" --tsv | grep -qx $'3\t75.00\t75.00\t3\t75.0
   fail "--tsv: $(printf 'a;b,c "q" 3\na 1\n' | "$dot" --tsv)"
 printf 'a;b,c "q" 3\na 1\n' | "$dot" --top -o "$tmp/t.csv" &&
   grep -qx '3,75.00,75.00,3,75.00,samples,"b,c ""q"""' "$tmp/t.csv" || fail "-o NAME.csv: $(cat "$tmp/t.csv")"
+printf 'a;b 3\na 1\n' | "$dot" -o "$tmp/t.tsv" && grep -qx $'3\t75.00\t75.00\t3\t75.00\tsamples\tb' \
+  "$tmp/t.tsv" || fail "-o NAME.tsv: $(cat "$tmp/t.tsv")"
+printf 'a;b 3\na 1\n' | "$dot" -o "$tmp/t.txt" && grep -qx '   3 75.00% 75.00%    3 75.00%  b' \
+  "$tmp/t.txt" || fail "-o NAME.txt is not the top table: $(cat "$tmp/t.txt")"
 printf 'main;a 990\nmain;b 6\nmain;c 4\n' | "$dot" --top >"$tmp/drop.txt"
 grep -qx 'Dropped 1 node (cum <= 5)' "$tmp/drop.txt" || fail "the dropped node: $(cat "$tmp/drop.txt")"
 grep -q ' c$' "$tmp/drop.txt" && fail "c (0.4%) is shown"
@@ -110,6 +114,11 @@ grep -qx "ROUTINE ======================== spin in $tmp/programs/callpath.c" "$t
   fail "--list does not name the file it read: $(head -3 "$tmp/list.txt")"
 grep -q "^ Note: $tmp/programs/callpath.c is newer than the profile" "$tmp/list.txt" ||
   fail "--list: no note of a newer source: $(head -4 "$tmp/list.txt")"
+# (the recorded /work/wt/pprofin/tests/programs/callpath.c, less the prefix, under SOURCE_DIR)
+"$dot" --list='^spin$' --source-path="$src" --trim-path=/work/wt/pprofin "$data/gperf.pb.gz" \
+  >"$tmp/list.txt" || fail "--list --trim-path failed"
+grep -qx "ROUTINE ======================== spin in $src/tests/programs/callpath.c" \
+  "$tmp/list.txt" || fail "--trim-path: $(head -3 "$tmp/list.txt")"
 "$dot" --list='^spin$' --source-path=/nonexistent "$data/gperf.pb.gz" >"$tmp/list.txt" || fail "--list failed"
 grep -q '^ Error: .*callpath.c: no such file here or under --source-path$' "$tmp/list.txt" ||
   fail "--list: a missing source: $(cat "$tmp/list.txt")"
