@@ -325,11 +325,14 @@ void PerfDataReader::OnFeature(uint64_t feature, std::span<const uint8_t> data) 
         uint32_t nr_ids;
         std::string name;
         if (!c.Bytes(attr_size, &attr) || !c.U32(&nr_ids) || !ReadString(&c, &name)) break;
-        std::span<const uint64_t> ids;
-        if (!c.Span64(nr_ids, &ids)) break;
+        // The ids are read, not viewed: the section need not be 8-byte aligned (perf record
+        // -z's compressed data, which the features follow, ends anywhere).
+        uint64_t first_id = 0;
+        if (nr_ids > 0 && !c.U64(&first_id)) break;
+        if (nr_ids > 1 && !c.Skip(8 * (uint64_t{nr_ids} - 1))) break;
         for (EventAttr& a : attrs_) {
-          bool match = !ids.empty() && !a.ids.empty() &&
-                       std::find(a.ids.begin(), a.ids.end(), ids[0]) != a.ids.end();
+          bool match = nr_ids > 0 && !a.ids.empty() &&
+                       std::find(a.ids.begin(), a.ids.end(), first_id) != a.ids.end();
           if (match || (attrs_.size() == 1 && nr == 1)) a.name = name;
         }
       }

@@ -109,6 +109,37 @@ TEST(Collapse, RefusesFileHeadersPerfRefuses) {
   }
 }
 
+// The features follow the data, which need not end 8-byte aligned (perf record -z's
+// compressed records end anywhere): the event names of EVENT_DESC are read all the same.
+TEST(Collapse, ReadsEventNamesFromAnUnalignedSection) {
+  std::string d =
+      test::ReadFile(std::string(PF_SOURCE_DIR) + "/tests/fuzz/corpus/perf_data/file.data");
+  auto u64 = [&d](size_t at) {
+    uint64_t v;
+    std::memcpy(&v, d.data() + at, 8);
+    return v;
+  };
+  // The feature table follows the data section; one entry (offset, size) a feature set in
+  // the bitmap at 72, in order. EVENT_DESC is feature 12.
+  const size_t table = u64(40) + u64(48);
+  size_t entry = table;
+  for (int f = 0; f < 12; ++f) entry += ((d[72 + f / 8] >> (f % 8)) & 1) ? 16 : 0;
+  ASSERT_TRUE((d[72 + 1] >> 4) & 1) << "the corpus file has no EVENT_DESC";
+  std::string desc = d.substr(u64(entry), u64(entry + 8));
+  const size_t name_at = desc.find("cpu-clock:ppp");
+  ASSERT_NE(name_at, std::string::npos);
+  desc[name_at + 13] = 'H';  // in the name's padding: a name pf would not make up itself
+  d.append(8 - d.size() % 8 + 4, '\0');  // at 4 past a multiple of 8
+  const uint64_t moved = d.size(), size = desc.size();
+  d += desc;
+  std::memcpy(d.data() + entry, &moved, 8);
+  std::memcpy(d.data() + entry + 8, &size, 8);
+  std::unique_ptr<ByteSource> src = MemoryInput(d, "unaligned.data");
+  PerfDataReader reader(*src);
+  ASSERT_EQ(reader.attrs().size(), 1u);
+  EXPECT_EQ(reader.attrs()[0].name, "cpu-clock:pppH");
+}
+
 // A perf.data file folded in two stages (read and unwound on one thread, named and folded on
 // another) gives what one thread gives, whole or cut short in a record.
 TEST(Collapse, TwoStagesFoldARecordingAsOneThreadDoes) {
