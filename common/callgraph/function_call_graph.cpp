@@ -90,7 +90,8 @@ CallGraph BuildFunctionCallGraph(const FunctionGraph& graph, const CallGraphOpti
     int32_t from = node_of[call.caller], to = node_of[call.callee];
     uint64_t w = graph.inclusive(c, column);
     if (from < 0 || to < 0 || !graph_select::EdgeKept(w, g.total, o)) continue;
-    g.edges.push_back({static_cast<uint32_t>(from), static_cast<uint32_t>(to), w, false, call.count});
+    g.edges.push_back(
+        {static_cast<uint32_t>(from), static_cast<uint32_t>(to), w, false, call.count});
   }
   std::sort(g.edges.begin(), g.edges.end(), [](const CallGraph::Edge& a, const CallGraph::Edge& b) {
     return a.from != b.from ? a.from < b.from : a.to < b.to;

@@ -12,6 +12,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "formats/frame_names.h"
 #include "formats/perf_script.h"
@@ -24,21 +27,46 @@ using perl::IsLowerHex;
 using perl::IsSpace;
 using perl::IsWord;
 
-// The end of the whitespace at `i`; runs of blanks (a stack line's indent) 8 bytes at a time.
+// The end of the whitespace at `i`. A stack line's indent (a tab, then the blanks that
+// right-align its address) is found 16 bytes at a time: blanks and tabs are looked for
+// together, and the first other byte ends the run unless it is another space character.
 inline size_t SkipSpaces(std::string_view s, size_t i) {
   for (;;) {
-    if constexpr (std::endian::native == std::endian::little) {
-      for (uint64_t word; i + 8 <= s.size(); i += 8) {
-        std::memcpy(&word, s.data() + i, 8);
-        if (uint64_t other = word ^ 0x2020202020202020ull) {  // the first byte that is not ' '
-          i += static_cast<size_t>(std::countr_zero(other)) / 8;
-          break;
-        }
+#if defined(__SSE2__)
+    const __m128i blank = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
+    for (; i + 16 <= s.size(); i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      const unsigned m = static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, blank), _mm_cmpeq_epi8(v, tab))));
+      if (m != 0xffff) {
+        i += static_cast<size_t>(std::countr_one(m));
+        break;
       }
     }
+#endif
     if (i == s.size() || !IsSpace(s[i])) return i;
-    ++i;  // a tab (or another space character), or one of the last few blanks
+    ++i;  // another space character, or one of the last few blanks
   }
+}
+
+// The last '(' in [1, lim) with a space before it (npos when none): the " (" before a stack
+// line's dso, which is near the line's end. 16 bytes at a time, backwards.
+inline size_t LastSpaceParen(std::string_view l, size_t lim) {
+#if defined(__SSE2__)
+  const __m128i open = _mm_set1_epi8('('), blank = _mm_set1_epi8(' ');
+  for (; lim >= 17; lim -= 16) {  // the 16 bytes before lim, and the byte before each
+    const char* at = l.data() + lim - 16;
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at - 1));
+    const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_and_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(before, blank))));
+    if (m) return lim - 16 + static_cast<size_t>(31 - std::countl_zero(m)) - 1;  // the space
+  }
+#endif
+  for (; lim > 1; --lim) {
+    if (l[lim - 1] == '(' && l[lim - 2] == ' ') return lim - 2;
+  }
+  return std::string_view::npos;
 }
 
 inline std::string_view TrimLeft(std::string_view s) { return s.substr(SkipSpaces(s, 0)); }
@@ -103,17 +131,7 @@ inline LineMatch MatchStackLineFrom(std::string_view l, size_t i, StackLine* out
   while (r > j && l[r - 1] != ')') --r;
   if (r <= j || r < 3) return LineMatch::kNo;
   --r;
-  size_t s = std::string_view::npos;
-  for (size_t lim = r; lim > 1;) {  // the last '(' in [1, lim) after a space
-    const void* q = memrchr(l.data() + 1, '(', lim - 1);
-    if (!q) break;
-    size_t pos = static_cast<const char*>(q) - l.data();
-    if (l[pos - 1] == ' ') {
-      s = pos - 1;
-      break;
-    }
-    lim = pos;
-  }
+  const size_t s = LastSpaceParen(l, r);
   if (s == std::string_view::npos) return LineMatch::kNo;
   size_t k = SkipSpaces(l, j);
   if (s <= k) return LineMatch::kBacktrack;

@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <string>
 #include <string_view>
 
@@ -30,7 +33,7 @@ class LineSplitter {
       : p_(data.data()), end_(data.data() + data.size()), drop_cr_(cr == kDropCr) {}
   bool Next(std::string_view* line) {
     if (p_ >= end_) return false;
-    const char* nl = static_cast<const char*>(std::memchr(p_, '\n', end_ - p_));
+    const char* nl = FindNewline(p_, end_);
     const char* stop = nl ? nl : end_;
     size_t len = stop - p_;
     if (drop_cr_ && len && stop[-1] == '\r') --len;
@@ -40,6 +43,20 @@ class LineSplitter {
   }
   /// Where the next line starts.
   const char* position() const { return p_; }
+
+  /// The first '\n' in [p, end), or null. Inline, 16 bytes a step: most lines are short
+  /// (a perf script stack line is about 60 bytes), and a call to memchr costs as much as
+  /// the search.
+  static const char* FindNewline(const char* p, const char* end) {
+#if defined(__SSE2__)
+    const __m128i nl = _mm_set1_epi8('\n');
+    for (; end - p >= 16; p += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      if (int m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, nl))) return p + __builtin_ctz(m);
+    }
+#endif
+    return static_cast<const char*>(std::memchr(p, '\n', end - p));
+  }
 
  private:
   const char* p_;

@@ -177,6 +177,26 @@ TEST(LineSplitter, KeepCrKeepsTheBytes) {
   EXPECT_EQ(s.position(), text.data() + text.size());
 }
 
+// Lines of every length around the 16-byte steps of the newline search, at every offset of
+// the buffer: the same lines as a byte-by-byte split.
+TEST(LineSplitter, EveryLengthAndOffset) {
+  for (size_t offset = 0; offset < 16; ++offset) {
+    std::string text(offset, 'x');
+    std::vector<std::string> want;
+    for (size_t len = 0; len < 70; ++len) {
+      want.emplace_back(len, static_cast<char>('a' + len % 26));
+      text += want.back() + "\n";
+    }
+    text += "tail";
+    want.emplace_back("tail");
+    LineSplitter s(std::string_view(text).substr(offset));
+    std::string_view l;
+    std::vector<std::string> got;
+    while (s.Next(&l)) got.emplace_back(l);
+    EXPECT_EQ(got, want) << "offset " << offset;
+  }
+}
+
 // Blocks must cover the input exactly, in order, with correct line numbers, and in sample
 // mode end after an empty line whenever there is one.
 void CheckBlocks(ByteSource& src, const std::string& text, BlockReader::Cut cut, size_t size,

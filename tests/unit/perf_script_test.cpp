@@ -111,6 +111,18 @@ TEST(PerfScriptRegex, StackLineAgreesWithTheRegexAtEveryClassEdge) {
   EXPECT_EQ(sl.dso, "x");
 }
 
+// Long indents and long tails of parentheses and blanks (the indent and the " (" before the
+// dso are found 16 bytes at a time): the same agreement, at every length around a step.
+TEST(PerfScriptRegex, StackLineAgreesWithTheRegexOverLongIndentsAndTails) {
+  std::mt19937 rng(6);
+  for (int i = 0; i < 200000; ++i) {
+    std::string indent;
+    for (size_t n = rng() % 40; n > 0; --n) indent += " \t \v"[rng() % 4];
+    std::string l = indent + RandomLine(rng, "ab1_", 20) + RandomLine(rng, " (a)\t", 70);
+    ASSERT_NO_FATAL_FAILURE(ExpectStackLineAsTheRegex(l));
+  }
+}
+
 TEST(PerfScriptRegex, StripOffsetAgreesWithTheRegex) {
   const re2::RE2 offset("\\+0x[\\da-f]+$");
   std::mt19937 rng(4);
