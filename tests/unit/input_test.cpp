@@ -183,7 +183,7 @@ TEST(LineSplitter, EveryLengthAndOffset) {
   for (size_t offset = 0; offset < 16; ++offset) {
     std::string text(offset, 'x');
     std::vector<std::string> want;
-    for (size_t len = 0; len < 70; ++len) {
+    for (size_t len = 0; len < 150; ++len) {
       want.emplace_back(len, static_cast<char>('a' + len % 26));
       text += want.back() + "\n";
     }
