@@ -109,6 +109,8 @@ TEST(PerfScriptRegex, StackLineAgreesWithTheRegexAtEveryClassEdge) {
   EXPECT_EQ(sl.pc, "0123456789abcdef01234");
   EXPECT_EQ(sl.func, "\x80\xff f");
   EXPECT_EQ(sl.dso, "x");
+  ASSERT_TRUE(MatchStackLine("\t   0123_Zz\xc3\xa9" "abcdef0123456789 f (x)", &sl));
+  EXPECT_EQ(sl.pc, "0123_Zz");
 }
 
 // Long indents and long tails of parentheses and blanks (the indent and the " (" before the
