@@ -10,7 +10,6 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -28,8 +27,9 @@ using perl::IsSpace;
 using perl::IsWord;
 
 // The end of the whitespace at `i`. A stack line's indent (a tab, then the blanks that
-// right-align its address) is found 16 bytes at a time: blanks and tabs are looked for
-// together, and the first other byte ends the run unless it is another space character.
+// right-align its address) is found 16 bytes at a time with SSE2: blanks and tabs are looked
+// for together, and the first other byte ends the run unless it is another space character
+// (then byte by byte near the line's end, and on machines without SSE2).
 inline size_t SkipSpaces(std::string_view s, size_t i) {
   for (;;) {
 #if defined(__SSE2__)
@@ -60,7 +60,7 @@ inline size_t LastSpaceParen(std::string_view l, size_t lim) {
     const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at - 1));
     const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(
         _mm_and_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(before, blank))));
-    if (m) return lim - 16 + static_cast<size_t>(31 - std::countl_zero(m)) - 1;  // the space
+    if (m) return lim - 16 + static_cast<size_t>(std::bit_width(m)) - 2;  // the space
   }
 #endif
   for (; lim > 1; --lim) {
@@ -96,41 +96,23 @@ inline constexpr auto kWordChar = [] {  // IsWord as a table: the address is sca
 
 // The end of the run of word characters (\w) at `i`, as an address is scanned on every stack
 // line: 16 bytes at a time with SSE2 (signed compares: a byte from 0x80 up is below every
-// range, so no word character, as Perl's \w on bytes), then 8 at a time (SWAR: each byte's
-// classes from range tests that cannot carry into the next byte).
+// range, so no word character, as Perl's \w on bytes), then byte by byte near the line's end
+// (and on machines without SSE2).
 inline size_t SkipWord(std::string_view s, size_t i) {
 #if defined(__SSE2__)
-  {
-    const __m128i below_0 = _mm_set1_epi8('0' - 1), above_9 = _mm_set1_epi8('9' + 1);
-    const __m128i below_a = _mm_set1_epi8('a' - 1), above_z = _mm_set1_epi8('z' + 1);
-    const __m128i lower = _mm_set1_epi8(0x20), underscore = _mm_set1_epi8('_');
-    for (; i + 16 <= s.size(); i += 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
-      const __m128i l = _mm_or_si128(v, lower);  // A-Z to a-z, and no other byte into a-z
-      const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, below_0), _mm_cmpgt_epi8(above_9, v));
-      const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(l, below_a), _mm_cmpgt_epi8(above_z, l));
-      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(
-          _mm_or_si128(_mm_or_si128(digit, letter), _mm_cmpeq_epi8(v, underscore))));
-      if (m != 0xffff) return i + static_cast<size_t>(std::countr_one(m));
-    }
+  const __m128i below_0 = _mm_set1_epi8('0' - 1), above_9 = _mm_set1_epi8('9' + 1);
+  const __m128i below_a = _mm_set1_epi8('a' - 1), above_z = _mm_set1_epi8('z' + 1);
+  const __m128i lower = _mm_set1_epi8(0x20), underscore = _mm_set1_epi8('_');
+  for (; i + 16 <= s.size(); i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+    const __m128i l = _mm_or_si128(v, lower);  // A-Z to a-z, and no other byte into a-z
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, below_0), _mm_cmpgt_epi8(above_9, v));
+    const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(l, below_a), _mm_cmpgt_epi8(above_z, l));
+    const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(digit, letter), _mm_cmpeq_epi8(v, underscore))));
+    if (m != 0xffff) return i + static_cast<size_t>(std::countr_one(m));
   }
 #endif
-  if constexpr (std::endian::native == std::endian::little) {
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-    // Per byte of x (each below 0x80): its high bit set when the byte is at least c.
-    auto at_least = [](uint64_t x, unsigned c) { return (x + kOnes * (0x80 - c)) & kHigh; };
-    for (uint64_t word; i + 8 <= s.size(); i += 8) {
-      std::memcpy(&word, s.data() + i, 8);
-      const uint64_t x = word & ~kHigh;
-      const uint64_t is_word =
-          ((at_least(x, '0') & ~at_least(x, '9' + 1)) | (at_least(x, 'A') & ~at_least(x, 'Z' + 1)) |
-           (at_least(x, 'a') & ~at_least(x, 'z' + 1)) | (at_least(x, '_') & ~at_least(x, '_' + 1))) &
-          ~word;  // a byte from 0x80 up is no word character
-      if (uint64_t other = ~is_word & kHigh) {
-        return i + static_cast<size_t>(std::countr_zero(other)) / 8;
-      }
-    }
-  }
   while (i < s.size() && kWordChar[static_cast<unsigned char>(s[i])]) ++i;
   return i;
 }

@@ -8,6 +8,7 @@
 // than kMaxLineBytes is dropped and counted rather than buffered (parsers skip such lines
 // from mapped files too, so a hostile line cannot cost gigabytes).
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -52,7 +53,9 @@ class LineSplitter {
     const __m128i nl = _mm_set1_epi8('\n');
     for (const char* stop = end - p > 64 ? p + 64 : end; stop - p >= 16; p += 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      if (int m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, nl))) return p + __builtin_ctz(m);
+      if (unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)))) {
+        return p + std::countr_zero(m);
+      }
     }
 #endif
     return static_cast<const char*>(std::memchr(p, '\n', end - p));
