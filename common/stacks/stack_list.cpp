@@ -3,6 +3,7 @@
 
 #include "stacks/stack_list.h"
 
+#include "base/checksum.h"
 #include "base/error.h"
 #include "io/input.h"
 #include "stacks/folded.h"
@@ -63,7 +64,7 @@ void StackList::DoneAdding() {
 }
 
 XXH128_hash_t StackList::Hash(std::string_view stack) {
-  return XXH3_128bits(stack.data(), stack.size());
+  return Hash128(stack.data(), stack.size());
 }
 
 void StackList::Add(std::string_view stack, const XXH128_hash_t& hash, const uint64_t* counts) {

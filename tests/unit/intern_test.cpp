@@ -67,4 +67,25 @@ TEST(Checksum, EqualsXxh3AtEveryLength) {
   EXPECT_NE(Checksum(bytes.data(), 4096), Checksum(bytes.data() + 1, 4096));
 }
 
+// Hash128 gives XXH3's 128-bit value at every length, short ones inline and long ones in
+// whichever code the CPU runs.
+TEST(Checksum, Hash128EqualsXxh3AtEveryLength) {
+  std::string bytes(1 << 16, '\0');
+  uint64_t x = 0x2545f4914f6cdd1d;
+  for (char& c : bytes) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  for (size_t n : std::initializer_list<size_t>{0, 1, 16, 17, 128, 129, 239, 240, 241, 242,
+                                              255, 256, 1023, 1024, 1025, (1 << 16) - 16}) {
+    for (size_t offset : {size_t{0}, size_t{1}, size_t{13}}) {
+      SCOPED_TRACE(testing::Message() << n << " bytes at " << offset);
+      const XXH128_hash_t want = XXH3_128bits(bytes.data() + offset, n);
+      const XXH128_hash_t got = Hash128(bytes.data() + offset, n);
+      EXPECT_EQ(got.low64, want.low64);
+      EXPECT_EQ(got.high64, want.high64);
+    }
+  }
+}
+
 }  // namespace pf
