@@ -13,10 +13,15 @@
 // silently; pf's readers take the unit from it.
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "base/diagnostics.h"
 #include "io/line_reader.h"
@@ -137,12 +142,33 @@ int FoldedColumns(std::string_view data);
 /// Calls f(frame) for each frame of a folded stack, root first (the text between ';'s).
 template <typename F>
 void ForEachFrame(std::string_view stack, F&& f) {
-  for (;;) {
-    size_t semi = stack.find(';');
-    f(stack.substr(0, semi));
-    if (semi == std::string_view::npos) return;
-    stack.remove_prefix(semi + 1);
+  // The ';'s are found 64 bytes at a time (four SSE2 compares, x86-64's baseline). Frames
+  // are 30-40 bytes long: a call to memchr for each cost more than the search (pf-diff of
+  // 300k new stacks: 8% of its instructions), and a loop over the ';'s of each 16 bytes
+  // mispredicted its end four times as often.
+  const char* start = stack.data();
+  const char* p = start;
+  const char* const end = start + stack.size();
+  auto hand_out = [&](uint64_t m) {
+    for (; m != 0; m &= m - 1) {
+      const char* at = p + std::countr_zero(m);
+      f(std::string_view(start, static_cast<size_t>(at - start)));
+      start = at + 1;
+    }
+  };
+#ifdef __SSE2__
+  const __m128i semi = _mm_set1_epi8(';');
+  auto mask16 = [&](const char* q) -> uint64_t {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    return static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, semi)));
+  };
+  for (; end - p >= 64; p += 64) {
+    hand_out(mask16(p) | mask16(p + 16) << 16 | mask16(p + 32) << 32 | mask16(p + 48) << 48);
   }
+  for (; end - p >= 16; p += 16) hand_out(mask16(p));
+#endif
+  for (; p < end; ++p) hand_out(*p == ';');
+  f(std::string_view(start, static_cast<size_t>(end - start)));
 }
 
 /// Reads folded text into a tree, block by block.

@@ -213,5 +213,31 @@ TEST(FoldedWriter, TwoColumnsAndDeepStacks) {
   EXPECT_EQ(out, deep);
 }
 
+// The frames of stacks with ';' anywhere (first, last, doubled), of every length to 300 and
+// at every offset in their buffer, are those of a plain split.
+TEST(ForEachFrame, SplitsLikeAPlainLoop) {
+  std::mt19937 rng(7);
+  std::string buffer(400, 'x');
+  for (size_t length = 0; length <= 300; ++length) {
+    for (int trial = 0; trial < 8; ++trial) {
+      for (size_t i = 0; i < buffer.size(); ++i) {
+        buffer[i] = rng() % 5 == 0 ? ';' : static_cast<char>('a' + rng() % 26);
+      }
+      const size_t offset = rng() % (buffer.size() - length + 1);
+      const std::string_view stack(buffer.data() + offset, length);
+      std::vector<std::string_view> want, got;
+      size_t start = 0;
+      for (size_t i = 0; i <= length; ++i) {
+        if (i == length || stack[i] == ';') {
+          want.push_back(stack.substr(start, i - start));
+          start = i + 1;
+        }
+      }
+      ForEachFrame(stack, [&](std::string_view f) { got.push_back(f); });
+      ASSERT_EQ(got, want) << length << " bytes at " << offset;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pf
