@@ -5,6 +5,8 @@
 // keep the XXH3 hash beside the id: a probe compares hashes first and touches the string only
 // on a hash match, and growing rehashes from the stored hashes without reading any string. The
 // table doubles when half full, which keeps probe chains short at a cost of 16 bytes a slot.
+// Every string is followed by at least kSlack readable bytes (those of the next strings, or
+// a block's spare end), so that a short name can be copied out as a fixed 64 bytes.
 
 #include "base/intern.h"
 
@@ -25,10 +27,11 @@ uint64_t HashBytes(std::string_view s) { return XXH3_64bits(s.data(), s.size());
 Interner::Interner() : slots_(kInitialSlots, Slot{0, 0}) {}
 
 std::string_view Interner::Store(std::string_view s) {
-  if (s.size() > block_left_) {
+  if (s.size() > block_left_ || block_pos_ == nullptr) {  // (even "" is in a block)
     size_t size = s.size() > kBlockSize / 4 ? s.size() : kBlockSize;
-    // Not zero-filled: a block's pages are touched only as strings fill it.
-    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    // Not zero-filled: a block's pages are touched only as strings fill it. Its last string
+    // is followed by kSlack bytes, for a reader that copies a fixed 64 bytes.
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size + kSlack));
     if (size == s.size()) {  // a large string gets a block of its own
       std::memcpy(blocks_.back().get(), s.data(), s.size());
       return {blocks_.back().get(), s.size()};

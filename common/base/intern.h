@@ -27,6 +27,9 @@ class Interner {
   /// The id of `s` if present.
   bool Find(std::string_view s, StrId* id) const;
   std::string_view Name(StrId id) const { return names_[id.value]; }
+  /// Bytes that may be read past the end of any Name(): a name of up to kSlack bytes can be
+  /// copied as kSlack bytes at once (BufferedWriter::AppendPadded), with no choice by size.
+  static constexpr size_t kSlack = 64;
   size_t size() const { return names_.size(); }
 
  private:

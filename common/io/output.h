@@ -76,6 +76,19 @@ class BufferedWriter {
     std::memcpy(buf_.get() + len_, s.data(), s.size());
     len_ += s.size();
   }
+  /// Append(s) for a string followed by at least kPad readable bytes (an interned name,
+  /// Interner::kSlack): a short one is copied as kPad bytes at once. memcpy's choice by
+  /// size mispredicted on names of mixed lengths (pf-diff's output: a quarter of its
+  /// mispredicted branches).
+  static constexpr size_t kPad = 64;
+  void AppendPadded(std::string_view s) {
+    if (s.size() <= kPad && capacity_ - len_ >= kPad) {
+      std::memcpy(buf_.get() + len_, s.data(), kPad);
+      len_ += s.size();
+      return;
+    }
+    Append(s);
+  }
   void Append(char c) {
     if (len_ == capacity_) Flush();
     buf_[len_++] = c;

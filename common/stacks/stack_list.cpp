@@ -379,10 +379,11 @@ bool ListFolded(std::string_view data, int column, bool release, StackList* list
 }
 
 void AppendStack(const StackList& list, uint32_t stack, BufferedWriter& out) {
+  static_assert(Interner::kSlack >= BufferedWriter::kPad);
   bool first = true;
   for (StrId f : list.frames(stack)) {
     if (!first) out.Append(';');
-    out.Append(list.names().Name(f));
+    out.AppendPadded(list.names().Name(f));
     first = false;
   }
 }

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include <xxhash.h>
 
@@ -45,6 +48,25 @@ TEST(Interner, ManyStringsSurviveGrowthAndStayValid) {
   EXPECT_EQ(in.Name(bid), big);
   StrId none;
   EXPECT_FALSE(in.Find("frame_100000", &none));
+}
+
+// Every name may be read kSlack bytes past its start, however short, the empty first one
+// and a block's last included (ASan checks each read).
+TEST(Interner, EveryNameHasSlackAfterIt) {
+  Interner in;
+  std::vector<StrId> ids{in.Intern("")};
+  for (size_t n = 1; ids.size() < 40000; n = n % 300 + 1) {
+    ids.push_back(in.Intern(std::to_string(ids.size()) + std::string(n, 'y')));
+  }
+  ids.push_back(in.Intern(std::string(1 << 19, 'z')));  // a block of its own
+  char copy[Interner::kSlack];
+  for (StrId id : ids) {
+    std::string_view name = in.Name(id);
+    ASSERT_NE(name.data(), nullptr);
+    std::memcpy(copy, name.data(), sizeof copy);
+    EXPECT_EQ(std::string_view(copy, std::min(name.size(), sizeof copy)),
+              name.substr(0, sizeof copy));
+  }
 }
 
 // The cache's checksum gives XXH3's 64-bit value at every length, in whichever code the CPU

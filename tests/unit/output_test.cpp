@@ -15,8 +15,10 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
+#include "base/intern.h"
 #include "test_util.h"
 
 namespace pf {
@@ -51,6 +53,30 @@ class OutputTest : public ::testing::Test {
   }
   std::string dir_;
 };
+
+// A padded append writes what Append writes, whatever the name's length and wherever the
+// buffer stands (short names copied as 64 bytes, long ones and a nearly full buffer not).
+TEST(BufferedWriter, AppendPaddedWritesWhatAppendWrites) {
+  Interner names;
+  std::vector<StrId> ids;
+  for (size_t n = 0; n <= 150; ++n) ids.push_back(names.Intern(std::string(n, 'a' + n % 26)));
+  for (size_t capacity : {size_t{1}, size_t{63}, size_t{64}, size_t{100}, size_t{1} << 20}) {
+    SCOPED_TRACE(capacity);
+    StringSink padded, plain;
+    BufferedWriter a(padded, capacity), b(plain, capacity);
+    for (int round = 0; round < 3; ++round) {
+      for (StrId id : ids) {
+        a.AppendPadded(names.Name(id));
+        a.Append(';');
+        b.Append(names.Name(id));
+        b.Append(';');
+      }
+    }
+    a.Flush();
+    b.Flush();
+    EXPECT_EQ(padded.data(), plain.data());
+  }
+}
 
 TEST_F(OutputTest, NewFileIsWrittenWithNoPartialLeft) {
   Write(Path("out.txt"), "hello\n");
