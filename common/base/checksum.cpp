@@ -8,7 +8,7 @@ namespace pf {
 
 #ifdef PF_CHECKSUM_AVX2
 uint64_t ChecksumAvx2(const void* data, size_t size);  // checksum_avx2.cpp
-XXH128_hash_t Hash128Avx2(const void* data, size_t size);
+XXH128_hash_t Hash128Avx2(const void* data, size_t size, uint64_t seed);
 
 namespace {
 // Asked of glibc, which has read the CPU's features already: __builtin_cpu_supports links
@@ -27,11 +27,11 @@ uint64_t Checksum(const void* data, size_t size) {
   return XXH3_64bits(data, size);
 }
 
-XXH128_hash_t Hash128Long(const void* data, size_t size) {
+XXH128_hash_t Hash128Long(const void* data, size_t size, uint64_t seed) {
 #ifdef PF_CHECKSUM_AVX2
-  if (kAvx2) return Hash128Avx2(data, size);
+  if (kAvx2) return Hash128Avx2(data, size, seed);
 #endif
-  return XXH3_128bits(data, size);
+  return XXH3_128bits_withSeed(data, size, seed);
 }
 
 }  // namespace pf

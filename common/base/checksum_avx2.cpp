@@ -9,6 +9,8 @@ namespace pf {
 
 uint64_t ChecksumAvx2(const void* data, size_t size) { return XXH3_64bits(data, size); }
 
-XXH128_hash_t Hash128Avx2(const void* data, size_t size) { return XXH3_128bits(data, size); }
+XXH128_hash_t Hash128Avx2(const void* data, size_t size, uint64_t seed) {
+  return XXH3_128bits_withSeed(data, size, seed);
+}
 
 }  // namespace pf

@@ -324,7 +324,7 @@ XXH128_hash_t RecordFold::NamedKey(const Session& session, const Sample& s,
     add(&name, sizeof name);
     if (opt_.include_addrs) add(&session.Frame(id).addr, sizeof(uint64_t));
   }
-  return XXH3_128bits(bytes_.data(), bytes_.size());
+  return Hash128(bytes_.data(), bytes_.size());
 }
 
 }  // namespace pf

@@ -10,8 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collapse/time_order.h"
+#include "base/checksum.h"
 #include "base/flat_map.h"
+#include "collapse/time_order.h"
 #include "formats/perf_script.h"
 #include "pfstream/session.h"
 #include "pfstream/script_output.h"
@@ -58,7 +59,7 @@ class SampleKeys {
     bytes_.append(reinterpret_cast<const char*>(head), sizeof head);
     bytes_.append(comm);
     bytes_.append(reinterpret_cast<const char*>(chain.data()), chain.size() * 8);
-    return XXH3_128bits(bytes_.data(), bytes_.size());
+    return Hash128(bytes_.data(), bytes_.size());
   }
   /// Asks the CPU to load where Find will look `key` up.
   void Prefetch(const XXH128_hash_t& key) const { folds_.Prefetch(key); }

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstring>
 
+#include "base/checksum.h"
 #include "formats/perf_script_lines.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
@@ -280,7 +281,7 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
     sc.key_size = AppendLineKey(line, &sl, out) - sc.key.data();
     sc.frames.push_back({sl, sc.key_size});
   }
-  XXH128_hash_t key = XXH3_128bits_withSeed(sc.key.data(), sc.key_size, SampleSeed());
+  XXH128_hash_t key = Hash128(sc.key.data(), sc.key_size, SampleSeed());
   bool found;
   Table128::Slot* slot = sc.table.Find(key, &found);
   if (found) {
@@ -644,7 +645,7 @@ void PerfScriptFolder::Push(const Cached& c) {
 }
 
 PerfScriptFolder::KeyHash PerfScriptFolder::HashKey(std::string_view key, uint64_t seed) {
-  XXH128_hash_t h = XXH3_128bits_withSeed(key.data(), key.size(), seed);
+  XXH128_hash_t h = Hash128(key.data(), key.size(), seed);
   return {h.low64, h.high64};
 }
 

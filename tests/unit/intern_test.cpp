@@ -89,7 +89,7 @@ TEST(Checksum, EqualsXxh3AtEveryLength) {
   EXPECT_NE(Checksum(bytes.data(), 4096), Checksum(bytes.data() + 1, 4096));
 }
 
-// Hash128 gives XXH3's 128-bit value at every length, short ones inline and long ones in
+// Hash128 gives XXH3's 128-bit value at every length, seeded or not, short ones inline and long ones in
 // whichever code the CPU runs.
 TEST(Checksum, Hash128EqualsXxh3AtEveryLength) {
   std::string bytes(1 << 16, '\0');
@@ -106,6 +106,9 @@ TEST(Checksum, Hash128EqualsXxh3AtEveryLength) {
       const XXH128_hash_t got = Hash128(bytes.data() + offset, n);
       EXPECT_EQ(got.low64, want.low64);
       EXPECT_EQ(got.high64, want.high64);
+      const XXH128_hash_t seeded = Hash128(bytes.data() + offset, n, 77);
+      EXPECT_EQ(seeded.low64, XXH3_128bits_withSeed(bytes.data() + offset, n, 77).low64);
+      EXPECT_EQ(seeded.high64, XXH3_128bits_withSeed(bytes.data() + offset, n, 77).high64);
     }
   }
 }
