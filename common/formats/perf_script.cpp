@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "base/checksum.h"
+#include "formats/perf_script_caches.h"
 #include "formats/perf_script_lines.h"
 #include "io/line_reader.h"
 #include "stacks/folded.h"
@@ -39,107 +40,6 @@ using script_lines::ParsePeriod;
 using script_lines::SingleLineRegex;
 using script_lines::SkipSpaces;
 using script_lines::TrimLeft;
-
-// A frame's names: one id, or `count` ids from Cache::frames[first].
-struct PerfScriptFolder::Cached {
-  uint32_t first = 0;
-  uint32_t count = 0;
-  bool skip_after = false;
-  StrId one;  // the only name, when `count` is 1 and `one_name`
-  bool one_name = false;
-};
-
-// A map from 128-bit XXH3 hashes to 32-bit values, open addressing. Both caches below key by
-// the hash of a text and keep no text. A slot keeps 96 of the hash's bits (the high half and
-// the low half's low 32 bits, where the slot's place comes from) in 16 bytes: at 2^-96 per
-// pair of texts, a collision is not a practical concern, and it saves the copy and the
-// compare (and a third of the bytes 24-byte slots cost, in memory to zero and in cache).
-struct Table128 {
-  struct Slot {
-    uint64_t high;  // the hash's high half, 1 for 0: 0 is an empty slot
-    uint32_t low;   // the low half's low 32 bits
-    uint32_t value;
-    bool used() const { return high != 0; }
-  };
-  static uint64_t High(XXH128_hash_t key) { return key.high64 | (key.high64 == 0); }
-  // Small at first, doubled as it fills: a fold of a recording asks it only about the stacks
-  // it has not seen (4,096 slots zero-filled were 64 page faults, 0.1 ms of a small fold).
-  std::vector<Slot> slots = std::vector<Slot>(1 << 6);
-  size_t used = 0;
-
-  Slot* Find(XXH128_hash_t key, bool* found) {
-    const uint64_t high = High(key);
-    const uint32_t low = static_cast<uint32_t>(key.low64);
-    size_t mask = slots.size() - 1;
-    for (size_t i = low & mask;; i = (i + 1) & mask) {
-      Slot& s = slots[i];
-      if (!s.used()) {
-        *found = false;
-        return &s;
-      }
-      if (s.high == high && s.low == low) {
-        *found = true;
-        return &s;
-      }
-    }
-  }
-  void Prefetch(uint64_t low) const { __builtin_prefetch(&slots[low & (slots.size() - 1)]); }
-  // `slot` is what Find returned for `key`, with nothing inserted since.
-  void Insert(Slot* slot, XXH128_hash_t key, uint32_t value) {
-    *slot = Slot{High(key), static_cast<uint32_t>(key.low64), value};
-    if (++used * 2 > slots.size()) {
-      std::vector<Slot> old(slots.size() * 2);
-      old.swap(slots);
-      size_t mask = slots.size() - 1;
-      for (const Slot& o : old) {
-        if (!o.used()) continue;
-        size_t i = o.low & mask;
-        while (slots[i].used()) i = (i + 1) & mask;
-        slots[i] = o;
-      }
-    }
-  }
-};
-
-// Frames already named: hash of a frame's key (AppendFrameKey, AppendLineKey) -> the frame's
-// one name, kOneName | its id (most frames: the lookup is all it costs), or the index of its
-// entry in `entries` (a frame of several names, or one of --skip-after's).
-struct PerfScriptFolder::Cache {
-  static constexpr size_t kMaxEntries = 1 << 22;
-  static constexpr uint32_t kOneName = 1u << 31;
-  Table128 lines;
-  std::vector<Cached> entries;
-  std::vector<StrId> frames;
-  FrameNames names;  // scratch for Transform
-  std::string key;   // scratch for AddFrame
-  // The module of the last frame whose module was noted, and its dso.
-  std::string module_dso;
-  StrId module;
-  bool module_named = false;
-};
-
-// Whole samples already folded: hash of what the fold reads of their stack lines (FoldStackLines),
-// seeded by the root frame's id -> leaf.
-struct PerfScriptFolder::SampleCache {
-  static constexpr size_t kMaxEntries = 1 << 22;
-  Table128 table;
-  // Scratch: the sample's line keys one after the other, key[0, key_size); the buffer only
-  // grows, and is written through a pointer (no size kept up to date byte by byte).
-  std::string key = std::string(4096, '\0');
-  size_t key_size = 0;
-  struct Frame {
-    StackLine line;  // offset stripped
-    size_t key_end;  // where its key ends in `key`
-    KeyHash hash;    // of its key, for the frame cache (a new sample's)
-  };
-  std::vector<Frame> frames;  // the sample's frames, leaf first
-
-  // Room for `n` more bytes of key.
-  char* KeyRoom(size_t n) {
-    if (key.size() - key_size < n) key.resize(std::max(2 * key.size(), key_size + n));
-    return key.data() + key_size;
-  }
-};
 
 PerfScriptFolder::PerfScriptFolder(const PerfScriptOptions& options, std::string event_filter)
     : opt_(options), cache_(std::make_unique<Cache>()), samples_cache_(std::make_unique<SampleCache>()) {
@@ -260,6 +160,10 @@ uint64_t PerfScriptFolder::AddBlock(std::string_view data, uint64_t first_line,
 void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
                                       const std::string& file) {
   SampleCache& sc = *samples_cache_;
+  // The sample's text, when an empty line ends it and it is to be tried (SampleCache::raw).
+  const char* text_end = nullptr;
+  KeyHash text_key{};
+  if (FoldRepeatedText(lines, line_no, &text_end, &text_key)) return;
   sc.key_size = 0;
   sc.frames.clear();
   LineSplitter at = *lines;
@@ -284,18 +188,15 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
   XXH128_hash_t key = Hash128(sc.key.data(), sc.key_size, SampleSeed());
   bool found;
   Table128::Slot* slot = sc.table.Find(key, &found);
+  // (The text's entry is made where the lines read end at its empty line.)
+  auto note_text = [&](NodeId leaf) {
+    if (text_end != nullptr && at.position() == text_end) samples_cache_->AddText({text_key.low, text_key.high}, leaf, n);
+  };
   if (found) {
-    const NodeId leaf(slot->value);
-    if (leaf != kNoLeaf) {
-      AddToLeaf(leaf, period_);
-      ++samples_;
-    }
-    ++cached_samples_;
-    last_leaf_ = leaf;
-    in_sample_ = false;
-    period_ = 1;
     *lines = at;
     *line_no += n;
+    TakeCachedLeaf(NodeId(slot->value));
+    note_text(NodeId(slot->value));
     return;
   }
   uint64_t skipped_before = skipped_.count;
@@ -334,6 +235,41 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
   }
   slot = samples_cache_->table.Find(key, &found);
   if (!found) samples_cache_->table.Insert(slot, key, leaf.value);
+  note_text(leaf);
+}
+
+bool PerfScriptFolder::FoldRepeatedText(LineSplitter* lines, uint64_t* line_no,
+                                        const char** text_end, KeyHash* text_key) {
+  SampleCache& sc = *samples_cache_;
+  if (!sc.TryRaw()) return false;
+  const char* text = lines->position();
+  if (*text != '\n') {
+    *text_end = LineSplitter::FindEmptyLine(text, lines->end(), SampleCache::kMaxText);
+  }
+  const SampleCache::RawLeaf* seen = nullptr;
+  if (*text_end) {
+    const XXH128_hash_t h = Hash128(text, static_cast<size_t>(*text_end - text), SampleSeed());
+    *text_key = {h.low64, h.high64};
+    seen = sc.FindText(h);
+  }
+  sc.NoteRaw(seen != nullptr);
+  if (!seen) return false;
+  lines->SkipTo(*text_end);
+  *line_no += seen->lines;
+  TakeCachedLeaf(NodeId(seen->leaf));
+  ++cached_texts_;
+  return true;
+}
+
+void PerfScriptFolder::TakeCachedLeaf(NodeId leaf) {
+  if (leaf != kNoLeaf) {
+    AddToLeaf(leaf, period_);
+    ++samples_;
+  }
+  ++cached_samples_;
+  last_leaf_ = leaf;
+  in_sample_ = false;
+  period_ = 1;
 }
 
 // A stack line's key: its text from the name on, without the name's offset ("NAME (DSO)" and

@@ -146,6 +146,8 @@ class PerfScriptFolder {
   uint64_t samples() const { return samples_; }
   /// Samples whose stack was seen before under the same root frame, folded from the cache.
   uint64_t cached_samples() const { return cached_samples_; }
+  /// Of those, the samples found by their text as it is (no line read).
+  uint64_t cached_texts() const { return cached_texts_; }
   /// Samples dropped because of their event type, and those types.
   uint64_t other_event_samples() const { return other_event_samples_; }
   const std::vector<std::string>& other_events() const { return other_events_; }
@@ -216,6 +218,13 @@ class PerfScriptFolder {
   }
   // Adds `weight` to a leaf EndSample gave (the tree's node, or the list's stack).
   void AddToLeaf(NodeId leaf, uint64_t weight);
+  // Ends a sample whose leaf a cache gave (kNoLeaf: one that adds nothing).
+  void TakeCachedLeaf(NodeId leaf);
+  // Ends the sample at `lines` when its text, up to an empty line, was seen before (then
+  // true: `lines` is at the empty line). Otherwise gives where the text ends (null: no empty
+  // line, or not looked for) and its hash, for the text's entry once its lines are read.
+  bool FoldRepeatedText(LineSplitter* lines, uint64_t* line_no, const char** text_end,
+                        KeyHash* text_key);
 
   const PerfScriptOptions& opt_;
   std::string event_filter_;
@@ -265,6 +274,7 @@ class PerfScriptFolder {
 
   uint64_t samples_ = 0;
   uint64_t cached_samples_ = 0;
+  uint64_t cached_texts_ = 0;
   NodeId last_leaf_ = kNoLeaf;
   uint64_t other_event_samples_ = 0;
   std::vector<std::string> other_events_;

@@ -42,8 +42,33 @@ class LineSplitter {
     p_ = nl ? nl + 1 : end_;
     return true;
   }
-  /// Where the next line starts.
+  /// Where the next line starts, and where the text ends.
   const char* position() const { return p_; }
+  const char* end() const { return end_; }
+  /// Moves on to `p`, the start of a later line that the caller found (FindEmptyLine).
+  void SkipTo(const char* p) { p_ = p; }
+
+  /// The first '\n' in [p + 1, end) that follows another ('\n\n': an empty line's), or
+  /// null; looked for in the first `limit` bytes only. 16 bytes a step.
+  static const char* FindEmptyLine(const char* p, const char* end, size_t limit) {
+    if (end - p > static_cast<ptrdiff_t>(limit)) end = p + limit;
+    const char* q = p + 1;
+#if defined(__SSE2__)
+    const __m128i nl = _mm_set1_epi8('\n');
+    for (; end - q >= 16; q += 16) {
+      const __m128i here = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+      const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q - 1));
+      if (unsigned m = static_cast<unsigned>(_mm_movemask_epi8(
+              _mm_and_si128(_mm_cmpeq_epi8(here, nl), _mm_cmpeq_epi8(before, nl))))) {
+        return q + std::countr_zero(m);
+      }
+    }
+#endif
+    for (; q < end; ++q) {
+      if (q[0] == '\n' && q[-1] == '\n') return q;
+    }
+    return nullptr;
+  }
 
   /// The first '\n' in [p, end), or null. Its first 64 bytes inline, 16 a step: a perf
   /// script stack line is about 60 bytes, and a call to memchr costs as much as their

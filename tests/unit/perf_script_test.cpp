@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <random>
+#include <set>
 
 #include "base/error.h"
 #include "formats/perf_script_lines.h"
@@ -404,6 +405,58 @@ TEST(PerfScriptFolder, TracepointPayloadAndSingleLineStacks) {
       "prog 5 1.0:     100 cpu-clock:ppp:  400100 work+0x5 (/bin/prog)\n"
       "prog 5 1.1:     100 cpu-clock:ppp:  400100 work+0x9 (/bin/prog)\n";
   EXPECT_EQ(test::Collapse(single), "prog;work 200\n");
+}
+
+// Samples whose text repeats exactly are found by their text, and fold as the same samples
+// do when each one's addresses differ (so that only their lines' keys repeat): under other
+// comms, after a whitespace line that ends a sample before its empty line, with bad lines
+// (skipped each time, at the right line numbers), and in CRLF text.
+TEST(PerfScriptFolder, RepeatedTextsFoldAsTheirLines) {
+  const std::string stacks[] = {
+      "\t    400100 leaf+0x10 (/bin/p)\n\t    400200 main+0x20 (/bin/p)\n",
+      "\t    400100 leaf+0x10 (/bin/p)\n\t    GARBAGE\n\t    400200 main+0x20 (/bin/p)\n",
+      "\t    400f00 [unknown] ([unknown])\n",
+      "\t    400300 other+0x4 (/bin/p)\n  \n\t    400200 main+0x20 (/bin/p)\n",
+  };
+  std::mt19937 rng(11);
+  for (const char* eol : {"\n", "\r\n"}) {
+    std::string same, unique;
+    std::set<std::string> seen;  // the texts a cache can keep: no bad line, no early end
+    uint64_t repeats = 0;
+    for (int i = 0; i < 3000; ++i) {
+      const std::string comm = i % 7 == 0 ? "java" : i % 5 == 0 ? "other" : "prog";
+      std::string head = comm + " 10/11 [000] 1.0: " + std::to_string(1 + rng() % 50) +
+                         " cpu-clock:ppp: \n";
+      size_t which = rng() % 4;
+      if (which % 2 == 1 && i < 2900) which = 0;  // the first line skipped late: its number tells
+      std::string stack = stacks[which] + "\n";
+      if (which % 2 == 0) repeats += !seen.insert(comm + stack).second;
+      same += head + stack;
+      // The same sample with an address of its own: no text repeats.
+      char address[16];
+      std::snprintf(address, sizeof address, "%x", 0x500000 + i);
+      unique += head + stack.replace(stack.find("400"), 6, address);
+    }
+    auto crlf = [&](std::string s) {
+      std::string out;
+      for (char c : s) c == '\n' ? out += eol : out += c;
+      return out;
+    };
+    SCOPED_TRACE(std::string(eol) == "\n" ? "LF" : "CRLF");
+    PerfScriptOptions o;
+    PerfScriptFolder folder(o, "");
+    folder.AddBlock(crlf(same), 1, "t");
+    if (std::string(eol) == "\n") {
+      EXPECT_EQ(folder.cached_texts(), repeats);
+    } else {
+      EXPECT_EQ(folder.cached_texts(), 0u);
+    }
+    ReadReport same_report, unique_report;
+    EXPECT_EQ(test::Collapse(crlf(same), {}, &same_report),
+              test::Collapse(crlf(unique), {}, &unique_report));
+    EXPECT_EQ(same_report.warnings, unique_report.warnings);
+    EXPECT_FALSE(same_report.warnings.empty());
+  }
 }
 
 TEST(PerfScriptFolder, CrlfAndWhitespaceLines) {
