@@ -190,7 +190,8 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
   Table128::Slot* slot = sc.table.Find(key, &found);
   // (The text's entry is made where the lines read end at its empty line.)
   auto note_text = [&](NodeId leaf) {
-    if (text_end != nullptr && at.position() == text_end) samples_cache_->AddText({text_key.low, text_key.high}, leaf, n);
+    if (text_end == nullptr || at.position() != text_end) return;
+    samples_cache_->AddText({text_key.low, text_key.high}, leaf, n);
   };
   if (found) {
     *lines = at;
