@@ -244,7 +244,7 @@ bool PerfScriptFolder::FoldRepeatedText(LineSplitter* lines, uint64_t* line_no,
   SampleCache& sc = *samples_cache_;
   if (!sc.TryRaw()) return false;
   const char* text = lines->position();
-  if (*text != '\n') {
+  if (text < lines->end() && *text != '\n') {
     *text_end = LineSplitter::FindEmptyLine(text, lines->end(), SampleCache::kMaxText);
   }
   const SampleCache::RawLeaf* seen = nullptr;

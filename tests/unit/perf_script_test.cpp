@@ -459,6 +459,17 @@ TEST(PerfScriptFolder, RepeatedTextsFoldAsTheirLines) {
   }
 }
 
+// An event line that ends the input, with no newline: nothing past it is read (the buffer
+// holds the text alone, for AddressSanitizer to see a read past it).
+TEST(PerfScriptFolder, EventLineAtTheVeryEnd) {
+  const std::string text = "prog 1 1.0: 1 cycles:\n\t1 f (x)\n\nprog 1 1.0: 2 cycles:";
+  std::vector<char> exact(text.begin(), text.end());
+  PerfScriptOptions o;
+  PerfScriptFolder folder(o, "");
+  folder.AddBlock(std::string_view(exact.data(), exact.size()), 1, "t");
+  EXPECT_EQ(folder.samples(), 2u);  // the last with its comm alone, as Perl counts it
+}
+
 TEST(PerfScriptFolder, CrlfAndWhitespaceLines) {
   std::string text = "pp 1 1.0: 3 cycles:\r\n\t1 f (x)\r\n  \r\npp 1 1.0: 4 cycles:\r\n\t1 f (x)\r\n";
   ReadReport report;
