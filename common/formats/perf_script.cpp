@@ -185,9 +185,15 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
     sc.key_size = AppendLineKey(line, &sl, out) - sc.key.data();
     sc.frames.push_back({sl, sc.key_size});
   }
-  XXH128_hash_t key = Hash128(sc.key.data(), sc.key_size, SampleSeed());
-  bool found;
-  Table128::Slot* slot = sc.table.Find(key, &found);
+  const bool keyed = sc.rounds.Try();
+  XXH128_hash_t key{};
+  bool found = false;
+  Table128::Slot* slot = nullptr;
+  if (keyed) {
+    key = Hash128(sc.key.data(), sc.key_size, SampleSeed());
+    slot = sc.table.Find(key, &found);
+    sc.rounds.Note(found);
+  }
   // (The text's entry is made where the lines read end at its empty line.)
   auto note_text = [&](NodeId leaf) {
     if (text_end == nullptr || at.position() != text_end) return;
@@ -234,15 +240,17 @@ void PerfScriptFolder::FoldStackLines(LineSplitter* lines, uint64_t* line_no,
   if (samples_cache_->table.used >= SampleCache::kMaxEntries) {
     samples_cache_ = std::make_unique<SampleCache>();  // bound memory: start over
   }
-  slot = samples_cache_->table.Find(key, &found);
-  if (!found) samples_cache_->table.Insert(slot, key, leaf.value);
+  if (keyed) {
+    slot = samples_cache_->table.Find(key, &found);
+    if (!found) samples_cache_->table.Insert(slot, key, leaf.value);
+  }
   note_text(leaf);
 }
 
 bool PerfScriptFolder::FoldRepeatedText(LineSplitter* lines, uint64_t* line_no,
                                         const char** text_end, KeyHash* text_key) {
   SampleCache& sc = *samples_cache_;
-  if (!sc.TryRaw()) return false;
+  if (!sc.raw_rounds.Try()) return false;
   const char* text = lines->position();
   if (text < lines->end() && *text != '\n') {
     *text_end = LineSplitter::FindEmptyLine(text, lines->end(), SampleCache::kMaxText);
@@ -253,7 +261,7 @@ bool PerfScriptFolder::FoldRepeatedText(LineSplitter* lines, uint64_t* line_no,
     *text_key = {h.low64, h.high64};
     seen = sc.FindText(h);
   }
-  sc.NoteRaw(seen != nullptr);
+  sc.raw_rounds.Note(seen != nullptr);
   if (!seen) return false;
   lines->SkipTo(*text_end);
   *line_no += seen->lines;

@@ -77,6 +77,27 @@ struct Table128 {
   }
 };
 
+// Whether a cache of whole samples is worth its lookups: one whose samples seldom repeat
+// costs a hash (and a search) per sample for nothing. It is tried in rounds of kRound
+// samples, and after a round where fewer than 1 in 8 were found it rests for 16 rounds,
+// twice as long after each such round in a row (up to 1,024).
+struct CacheRounds {
+  static constexpr uint32_t kRound = 256;
+  uint32_t round = 0, round_found = 0, rest = 0, failed = 0;
+  bool Try() {
+    if (rest == 0) return true;
+    --rest;
+    return false;
+  }
+  void Note(bool found) {
+    round_found += found;
+    if (++round < kRound) return;
+    failed = round_found < kRound / 8 ? std::min(failed + 1, 7u) : 0;
+    if (failed) rest = (8u << failed) * kRound;
+    round = round_found = 0;
+  }
+};
+
 // Frames already named: hash of a frame's key (AppendFrameKey, AppendLineKey) -> the frame's
 // one name, kOneName | its id (most frames: the lookup is all it costs), or the index of its
 // entry in `entries` (a frame of several names, or one of --skip-after's).
@@ -95,10 +116,12 @@ struct PerfScriptFolder::Cache {
 };
 
 // Whole samples already folded: hash of what the fold reads of their stack lines (FoldStackLines),
-// seeded by the root frame's id -> leaf.
+// seeded by the root frame's id -> leaf. Tried by rounds (`rounds`): in text where no stack
+// repeats, its hash of the sample's keys was 3% of the fold's instructions.
 struct PerfScriptFolder::SampleCache {
   static constexpr size_t kMaxEntries = 1 << 22;
   Table128 table;
+  CacheRounds rounds;
   // Scratch: the sample's line keys one after the other, key[0, key_size); the buffer only
   // grows, and is written through a pointer (no size kept up to date byte by byte).
   std::string key = std::string(4096, '\0');
@@ -113,18 +136,15 @@ struct PerfScriptFolder::SampleCache {
   // Whole samples by their stack lines' text as it is (addresses and offsets too), up to the
   // empty line, seeded alike -> raw_leaves[value]: a text seen before needs no line read.
   // Four in five samples of a capture of ordinary programs repeat an earlier one's text.
-  // Where few do, the search for the empty line is wasted: the cache is tried in rounds of
-  // kRound samples, and after a round where fewer than 1 in 8 were found it rests for 16
-  // rounds, twice as long after each such round in a row (up to 1,024). (In the capture,
-  // the first round found 58%.)
-  static constexpr uint32_t kRound = 256;
+  // Where few do, the search for the empty line is wasted: tried by rounds (`raw_rounds`; in
+  // the capture, the first round found 58%).
   static constexpr size_t kMaxText = 64 << 10;  // bytes searched for the empty line
   struct RawLeaf {
     uint32_t leaf, lines;
   };
   Table128 raw;
   std::vector<RawLeaf> raw_leaves;
-  uint32_t round = 0, round_found = 0, rest = 0, failed = 0;
+  CacheRounds raw_rounds;
   // The entry of a text's hash, or null.
   const RawLeaf* FindText(const XXH128_hash_t& key) {
     bool found;
@@ -141,18 +161,6 @@ struct PerfScriptFolder::SampleCache {
     if (seen) return;
     raw.Insert(slot, key, static_cast<uint32_t>(raw_leaves.size()));
     raw_leaves.push_back({leaf.value, static_cast<uint32_t>(lines)});
-  }
-  bool TryRaw() {
-    if (rest == 0) return true;
-    --rest;
-    return false;
-  }
-  void NoteRaw(bool found) {
-    round_found += found;
-    if (++round < kRound) return;
-    failed = round_found < kRound / 8 ? std::min(failed + 1, 7u) : 0;
-    if (failed) rest = (8u << failed) * kRound;
-    round = round_found = 0;
   }
 
   // Room for `n` more bytes of key.

@@ -459,6 +459,24 @@ TEST(PerfScriptFolder, RepeatedTextsFoldAsTheirLines) {
   }
 }
 
+// Where samples do not repeat, the caches of whole samples rest (no lookup, no entry) and
+// the samples are folded line by line: alike.
+TEST(PerfScriptFolder, SampleCachesRestWhereNothingRepeats) {
+  std::string text, expected;
+  for (int i = 0; i < 300; ++i) {  // more than a round, each stack new
+    text += "prog 1 1.0: 1 cycles:\n\t1 f" + std::to_string(i) + " (x)\n\t2 main (x)\n\n";
+  }
+  for (int i = 0; i < 1000; ++i) text += "prog 1 1.0: 3 cycles:\n\t1 g (x)\n\t2 main (x)\n\n";
+  PerfScriptOptions o;
+  PerfScriptFolder folder(o, "");
+  folder.AddBlock(text, 1, "t");
+  EXPECT_EQ(folder.samples(), 1300u);
+  EXPECT_LT(folder.cached_samples(), 100u);  // resting through the repeats that followed
+  const std::string folded = test::Collapse(text);
+  EXPECT_NE(folded.find("prog;main;g 3000\n"), std::string::npos) << folded;
+  EXPECT_NE(folded.find("prog;main;f299 1\n"), std::string::npos) << folded;
+}
+
 // An event line that ends the input, with no newline: nothing past it is read (the buffer
 // holds the text alone, for AddressSanitizer to see a read past it).
 TEST(PerfScriptFolder, EventLineAtTheVeryEnd) {
