@@ -135,9 +135,17 @@ void TidyGeneric(std::string* func, bool keep_cxx) {
   bool is_go = go != std::string_view::npos && f.rfind(").") != std::string_view::npos &&
                f.rfind(").") >= go + 2;
   if (!is_go) {
+    // Only these bytes move the state below; the others are passed over at a table lookup
+    // each (a synthetic capture's 19k names took 1,500 instructions each).
+    static constexpr auto kMoves = [] {
+      std::array<bool, 256> t{};
+      for (unsigned char c : {'{', '}', '<', '>', '('}) t[c] = true;
+      return t;
+    }();
     int depth = 0, braces = 0;
     for (size_t i = 0; i < f.size(); ++i) {
       char c = f[i];
+      if (!kMoves[static_cast<unsigned char>(c)]) continue;
       if (keep_cxx && (c == '{' || c == '}')) {
         braces += c == '{' ? 1 : (braces > 0 ? -1 : 0);
       } else if (keep_cxx && (braces > 0 || (c == '(' && i + 1 < f.size() && f[i + 1] == ')' &&
