@@ -27,7 +27,13 @@ inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline bool IsWord(char c) {
   return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-inline bool IsLowerHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f'); }
+// [0-9a-f] as a table: every stack line's offset is scanned for it, backwards.
+inline constexpr auto kLowerHexByte = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  return t;
+}();
+inline bool IsLowerHex(char c) { return kLowerHexByte[static_cast<unsigned char>(c)]; }
 inline bool IsHex(char c) { return IsLowerHex(c) || (c >= 'A' && c <= 'F'); }
 }  // namespace perl
 
