@@ -69,15 +69,20 @@ TEST(Interner, EveryNameHasSlackAfterIt) {
   }
 }
 
-// The cache's checksum gives XXH3's 64-bit value at every length, in whichever code the CPU
-// runs (each of XXH3's length classes, and a long buffer's stripes and tail).
-TEST(Checksum, EqualsXxh3AtEveryLength) {
-  std::string bytes(3 << 20, '\0');
-  uint64_t x = 0x9e3779b97f4a7c15;
+// `n` bytes from an xorshift generator seeded with `x`.
+static std::string RandomBytes(size_t n, uint64_t x) {
+  std::string bytes(n, '\0');
   for (char& c : bytes) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     c = static_cast<char>(x);
   }
+  return bytes;
+}
+
+// The cache's checksum gives XXH3's 64-bit value at every length, in whichever code the CPU
+// runs (each of XXH3's length classes, and a long buffer's stripes and tail).
+TEST(Checksum, EqualsXxh3AtEveryLength) {
+  const std::string bytes = RandomBytes(3 << 20, 0x9e3779b97f4a7c15);
   for (size_t n : std::initializer_list<size_t>{0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241,
                                               1023, 1024, 1025, 65536 + 7,
                                               (3u << 20) - 16}) {
@@ -89,15 +94,10 @@ TEST(Checksum, EqualsXxh3AtEveryLength) {
   EXPECT_NE(Checksum(bytes.data(), 4096), Checksum(bytes.data() + 1, 4096));
 }
 
-// Hash128 gives XXH3's 128-bit value at every length, seeded or not, short ones inline and long ones in
-// whichever code the CPU runs.
+// Hash128 gives XXH3's 128-bit value at every length, seeded or not, short ones inline and
+// long ones in whichever code the CPU runs.
 TEST(Checksum, Hash128EqualsXxh3AtEveryLength) {
-  std::string bytes(1 << 16, '\0');
-  uint64_t x = 0x2545f4914f6cdd1d;
-  for (char& c : bytes) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    c = static_cast<char>(x);
-  }
+  const std::string bytes = RandomBytes(1 << 16, 0x2545f4914f6cdd1d);
   for (size_t n : std::initializer_list<size_t>{0, 1, 16, 17, 128, 129, 239, 240, 241, 242,
                                               255, 256, 1023, 1024, 1025, (1 << 16) - 16}) {
     for (size_t offset : {size_t{0}, size_t{1}, size_t{13}}) {
