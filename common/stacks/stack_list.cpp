@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <new>
 #include <string_view>
+#include <utility>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -171,60 +172,49 @@ std::vector<uint32_t> StackList::LineOrder() const {
 
 namespace {
 
-// Sorts the stacks `stack[0, n)` by their keys `head[0, n)` in place (the two arrays move
-// together), most significant byte first from bit `shift` down: each byte's buckets are
-// counted, the elements swapped into their buckets, and each bucket sorted on the next byte.
-// No second copy of the arrays (an LSD radix sort's), which at the sort's peak is memory that
-// the list's own data would otherwise be the only use of.
-void SortByHead(uint64_t* head, uint32_t* stack, size_t n, int shift) {
-  if (n < 32) {  // insertion sort
-    for (size_t i = 1; i < n; ++i) {
-      const uint64_t h = head[i];
-      const uint32_t s = stack[i];
-      size_t j = i;
-      for (; j > 0 && head[j - 1] > h; --j) {
-        head[j] = head[j - 1];
-        stack[j] = stack[j - 1];
-      }
-      head[j] = h;
-      stack[j] = s;
+// Sorts the stacks `stack[0, n)` by their keys `head[0, n)` (the two arrays move together),
+// 11 bits at a time from the least significant, skipping the bits all keys share: one pass
+// to count every digit, then a pass per digit into `scratch` and back. It replaced a sort in
+// place, most significant byte first, whose buckets split little on the first frames (the
+// processes, main) and much below them: pf-flamegraph of 300k stacks in random order 7 ms
+// faster, of 10M 1.2 s (10%). The scratch, 12 bytes a stack, is taken after DoneAdding has
+// freed more than that: the peak stays where it was at 300k and 1M stacks, and at 10M grows
+// 2% (1,118 to 1,141 MB).
+struct SortScratch {
+  std::vector<uint64_t> head;
+  std::vector<uint32_t> stack;
+};
+void SortByHead(uint64_t* head, uint32_t* stack, size_t n, SortScratch& scratch) {
+  constexpr int kBits = 11, kPasses = 6;
+  constexpr size_t kDigits = size_t{1} << kBits;
+  uint32_t count[kPasses][kDigits] = {};
+  for (size_t i = 0; i < n; ++i) {
+    for (int p = 0; p < kPasses; ++p) ++count[p][head[i] >> (p * kBits) & (kDigits - 1)];
+  }
+  if (scratch.head.size() < n) {
+    scratch.head.resize(n);
+    scratch.stack.resize(n);
+  }
+  uint64_t* from_head = head;
+  uint32_t* from_stack = stack;
+  uint64_t* to_head = scratch.head.data();
+  uint32_t* to_stack = scratch.stack.data();
+  for (int p = 0; p < kPasses; ++p) {
+    uint32_t* c = count[p];
+    if (c[from_head[0] >> (p * kBits) & (kDigits - 1)] == n) continue;  // a digit all share
+    uint32_t at = 0;
+    for (size_t d = 0; d < kDigits; ++d) at += std::exchange(c[d], at);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t to = c[from_head[i] >> (p * kBits) & (kDigits - 1)]++;
+      to_head[to] = from_head[i];
+      to_stack[to] = from_stack[i];
     }
-    return;
+    std::swap(from_head, to_head);
+    std::swap(from_stack, to_stack);
   }
-  size_t count[256];
-  for (; shift >= 0; shift -= 8) {
-    std::fill(count, count + 256, 0);
-    for (size_t i = 0; i < n; ++i) ++count[head[i] >> shift & 0xff];
-    if (count[head[0] >> shift & 0xff] != n) break;  // one byte for all: on to the next
-  }
-  if (shift < 0) return;  // all keys equal
-  size_t begin[256], next[256];
-  for (size_t d = 0, at = 0; d < 256; ++d) {
-    begin[d] = next[d] = at;
-    at += count[d];
-  }
-  for (size_t d = 0; d < 256; ++d) {
-    const size_t end = d == 255 ? n : begin[d + 1];
-    while (next[d] < end) {
-      // Carry the element at next[d] to its bucket, and bring back the one found there.
-      uint64_t h = head[next[d]];
-      uint32_t s = stack[next[d]];
-      for (size_t to = h >> shift & 0xff; to != d; to = h >> shift & 0xff) {
-        std::swap(h, head[next[to]]);
-        std::swap(s, stack[next[to]]);
-        ++next[to];
-      }
-      head[next[d]] = h;
-      stack[next[d]] = s;
-      ++next[d];
-    }
-  }
-  if (shift == 0) return;
-  for (size_t d = 0; d < 256; ++d) {
-    const size_t end = d == 255 ? n : begin[d + 1];
-    if (end - begin[d] > 1) {
-      SortByHead(head + begin[d], stack + begin[d], end - begin[d], shift - 8);
-    }
+  if (from_head != head) {
+    std::copy(from_head, from_head + n, head);
+    std::copy(from_stack, from_stack + n, stack);
   }
 }
 
@@ -261,7 +251,8 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
     head[s] = key_from(frames(s), 0);
     order[s] = s;
   }
-  SortByHead(head.data(), order.data(), order.size(), 56);
+  SortScratch scratch;
+  SortByHead(head.data(), order.data(), order.size(), scratch);
   // Stacks of one key: the next frames' ranks make their next key, sorted in turn, until
   // every run holds one stack (distinct stacks differ somewhere, or one ends first).
   struct Run {
@@ -308,7 +299,7 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
         order[k] = pairs[k - r.begin].stack;
       }
     } else {
-      SortByHead(head.data() + r.begin, order.data() + r.begin, r.end - r.begin, 56);
+      SortByHead(head.data() + r.begin, order.data() + r.begin, r.end - r.begin, scratch);
     }
     if (more) note_runs(r.begin, r.end, r.first_frame + in_key);
   }
