@@ -35,6 +35,7 @@
 #include "callgraph/names.h"
 #include "callgraph/path_walker.h"
 #include "stacks/stack_filter.h"
+#include "stacks/stack_list.h"
 
 namespace pf {
 namespace {
@@ -428,14 +429,55 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
   return fs;
 }
 
+// The weighted stacks the passes walk: a tree's weighted nodes, or a list's stacks (folded
+// text in any order, read without a tree: StackList).
+class Stacks {
+ public:
+  Stacks(const StackTree& tree, int column) : tree_(&tree), column_(column) {}
+  Stacks(const StackList& list, WeightUnit unit) : list_(&list), unit_(unit) {}
+  const StackTree* tree() const { return tree_; }
+  int column() const { return column_; }
+  const Interner& names() const { return tree_ ? tree_->names() : list_->names(); }
+  uint64_t saturated() const { return tree_ ? tree_->saturated() : list_->saturated(); }
+  int decimals() const { return tree_ ? tree_->decimals() : 0; }
+  WeightUnit unit() const { return tree_ ? tree_->unit() : unit_; }
+
+  /// Calls f(weight, path) for each stack of weight: `path` its frames as walker.Path
+  /// gives them, or null when the walker drops the stack. With skip_process, a stack of the
+  /// process alone has no call chain and is left out, as gprof2dot leaves it.
+  template <typename F>
+  void Walk(PathWalker& walker, bool skip_process, F&& f) const {
+    std::vector<uint32_t> path;
+    if (tree_) {
+      for (NodeId n{1}; n.index() < tree_->size(); ++n) {
+        const uint64_t w = tree_->self(n, column_);
+        if (w == 0 || (skip_process && tree_->parent(n) == StackTree::kRoot)) continue;
+        f(w, walker.Path(n, &path) ? &path : nullptr);
+      }
+      return;
+    }
+    for (uint32_t s = 0; s < list_->size(); ++s) {
+      const uint64_t w = list_->count(s, 0);
+      if (w == 0 || (skip_process && list_->frames(s).size() <= 1)) continue;
+      f(w, walker.Path(list_->frames(s), &path) ? &path : nullptr);
+    }
+  }
+
+ private:
+  const StackTree* tree_ = nullptr;
+  const StackList* list_ = nullptr;
+  int column_ = 0;
+  WeightUnit unit_ = WeightUnit::kUnspecified;
+};
+
 // Pass 1: exact totals, self weights and direct edges (and the graph's total and counts).
-CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
-                          CallGraph* graph, int column = 0) {
+CallCounts CountFunctions(const Stacks& stacks, const CallGraphOptions& o, PathWalker& walker,
+                          CallGraph* graph) {
   // The walk down holds 16 bytes a node and a pair a node: past a million nodes (a profile
   // of millions of unshared paths) the walk up each stack costs less time and memory.
   constexpr size_t kWalkDownNodes = 1 << 20;
-  if (!walker.filters() && tree.size() <= kWalkDownNodes) {
-    return CountFunctionsDown(tree, o, graph, column);
+  if (stacks.tree() && !walker.filters() && stacks.tree()->size() <= kWalkDownNodes) {
+    return CountFunctionsDown(*stacks.tree(), o, graph, stacks.column());
   }
   CallGraph& g = *graph;
   CallCounts fs;
@@ -446,24 +488,21 @@ CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, Path
   std::vector<uint64_t>& selfs = fs.selfs;
   std::vector<std::pair<uint64_t, uint64_t>>& direct = fs.direct;
   FlatMap<uint64_t, uint32_t, MixHash> direct_at;  // pair -> its index in `direct`
-  func_of.assign(tree.names().size(), -1);
-  std::vector<uint32_t> path, funcs;
+  func_of.assign(stacks.names().size(), -1);
+  std::vector<uint32_t> funcs;
   std::vector<uint64_t> pairs;
-  for (NodeId n{1}; n.index() < tree.size(); ++n) {
-    uint64_t w = tree.self(n, column);
-    if (w == 0) continue;
-    // A sample with no frame but its process has no call chain: gprof2dot skips it.
-    if (o.skip_process && tree.parent(n) == StackTree::kRoot) continue;
+  stacks.Walk(walker, o.skip_process, [&](uint64_t w, std::vector<uint32_t>* found) {
     if (__builtin_add_overflow(g.total, w, &g.total)) {
       g.total = UINT64_MAX;
       ++g.saturated;
     }
-    if (!walker.Path(n, &path)) continue;
+    if (found == nullptr) return;
+    std::vector<uint32_t>& path = *found;
     g.kept_weight = AddSat(g.kept_weight, w);
     for (uint32_t& frame : path) {
       if (func_of[frame] < 0) {
         func_of[frame] = static_cast<int32_t>(names.size());
-        names.push_back(tree.names().Name(StrId{frame}));
+        names.push_back(stacks.names().Name(StrId{frame}));
         name_ids.push_back(frame);
         totals.push_back(0);
         selfs.push_back(0);
@@ -485,12 +524,12 @@ CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, Path
       if (added) direct.emplace_back(p, 0);
       direct[at].second = AddSat(direct[at].second, w);
     }
-  }
+  });
   std::sort(direct.begin(), direct.end());
   if (g.total > 0) walker.CheckMatched(o);
-  g.saturated += tree.saturated();
-  g.decimals = tree.decimals();
-  g.unit = tree.unit();
+  g.saturated += stacks.saturated();
+  g.decimals = stacks.decimals();
+  g.unit = stacks.unit();
   g.all_nodes = names.size();
   g.all_edges = direct.size();
   fs.total = g.total;
@@ -500,7 +539,7 @@ CallCounts CountFunctions(const StackTree& tree, const CallGraphOptions& o, Path
 // Pass 2: link each kept frame to the next kept frame below it, once per sample; a link that
 // skipped dropped frames in every sample is residual (dotted). Links below the edge
 // threshold are dropped.
-void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& walker,
+void LinkNodes(const Stacks& stacks, const CallGraphOptions& o, PathWalker& walker,
                const CallCounts& fs, const std::vector<int32_t>& node_of, CallGraph* graph) {
   CallGraph& g = *graph;
   struct Link {
@@ -516,14 +555,12 @@ void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& wal
     return links[at].second;
   };
   std::vector<std::pair<uint64_t, bool>> hops;
-  std::vector<uint32_t> path;
-  for (NodeId n{1}; n.index() < tree.size(); ++n) {
-    uint64_t w = tree.self(n);
-    if (w == 0 || !walker.Path(n, &path)) continue;
+  stacks.Walk(walker, o.skip_process, [&](uint64_t w, const std::vector<uint32_t>* path) {
+    if (path == nullptr) return;
     hops.clear();
     int32_t prev = -1;
     bool skipped = false;
-    for (uint32_t frame : path) {
+    for (uint32_t frame : *path) {
       int32_t node = node_of[fs.func_of[frame]];
       if (node < 0) {
         skipped = true;
@@ -541,7 +578,7 @@ void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& wal
       if (hops[i].second) l.direct = true;
       if (last_of_key) l.weight = AddSat(l.weight, w);
     }
-  }
+  });
   size_t solid = 0;
   for (const auto& [key, link] : links) {
     if (!graph_select::EdgeKept(link.weight, g.total, o)) continue;
@@ -556,6 +593,19 @@ void LinkNodes(const StackTree& tree, const CallGraphOptions& o, PathWalker& wal
   g.dropped_edges = g.all_edges > solid ? g.all_edges - solid : 0;
 }
 
+// The call graph of `stacks`: pass 1, the choice of nodes, pass 2.
+CallGraph BuildFromStacks(const Stacks& stacks, const CallGraphOptions& o, PathWalker& walker) {
+  CallGraph g;
+  // Pass 1: exact totals, self weights and direct edges.
+  CallCounts functions = CountFunctions(stacks, o, walker, &g);
+  // Choose the nodes, and number them in id order.
+  std::vector<int32_t> node_of = graph_select::AddNodes(
+      stacks.tree(), functions, graph_select::ChooseNodes(functions, o, g.total, &g), &g);
+  // Pass 2: link each kept frame to the next kept frame below it, once per sample.
+  LinkNodes(stacks, o, walker, functions, node_of, &g);
+  return g;
+}
+
 }  // namespace
 
 CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
@@ -567,15 +617,13 @@ CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
   StackTree view;
   const StackTree& tree = OneValueView(profile, &view);
   PathWalker walker(tree, o);
-  CallGraph g;
-  // Pass 1: exact totals, self weights and direct edges.
-  CallCounts functions = CountFunctions(tree, o, walker, &g);
-  // Choose the nodes, and number them in id order.
-  std::vector<int32_t> node_of = graph_select::AddNodes(
-      &tree, functions, graph_select::ChooseNodes(functions, o, g.total, &g), &g);
-  // Pass 2: link each kept frame to the next kept frame below it, once per sample.
-  LinkNodes(tree, o, walker, functions, node_of, &g);
-  return g;
+  return BuildFromStacks(Stacks(tree, 0), o, walker);
+}
+
+CallGraph BuildCallGraph(const StackList& list, WeightUnit unit, const CallGraphOptions& o) {
+  graph_select::CheckGraphOptions(o);
+  PathWalker walker(list.names(), o);
+  return BuildFromStacks(Stacks(list, unit), o, walker);
 }
 
 CallCounts CountCalls(const StackTree& tree, int column) {
@@ -585,7 +633,7 @@ CallCounts CountCalls(const StackTree& tree, int column) {
   CallGraphOptions o;
   PathWalker walker(tree, o);
   CallGraph g;
-  return CountFunctions(tree, o, walker, &g, column);
+  return CountFunctions(Stacks(tree, column), o, walker, &g);
 }
 
 void WriteDot(const CallGraph& g, const CallGraphOptions& o, BufferedWriter& out) {

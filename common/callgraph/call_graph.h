@@ -28,6 +28,7 @@
 
 #include "io/output.h"
 #include "stacks/function_graph.h"
+#include "stacks/stack_list.h"
 #include "stacks/stack_tree.h"
 
 namespace pf {
@@ -119,6 +120,11 @@ CallCounts CountCalls(const StackTree& tree, int column = 0);
 /// stack, its default one: OneValue). Throws pf::UsageError for a bad pattern or option,
 /// pf::Error for a differential tree or when --root/--leaf match no function.
 CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& options);
+
+/// The same for the distinct stacks of folded text read without a tree (StackList, its
+/// first column; weights in `unit`): the same graph as of their tree, in a fraction of the
+/// memory and time when the text comes in any order (a tree holds a node for every prefix).
+CallGraph BuildCallGraph(const StackList& list, WeightUnit unit, const CallGraphOptions& options);
 
 /// Builds the call graph of a profile of call edges (callgrind), of its sample type `value`
 /// (FunctionGraph::FindSampleType: "" is the first): a function's total is its inclusive

@@ -22,27 +22,6 @@ namespace pf {
 
 namespace {
 
-// Reads every source's folded lines into `list`; false on anything the tree path must say.
-bool ReadAll(std::span<ByteSource* const> sources, StackList* list, WeightUnit* unit,
-             std::vector<std::string>* comment_lines) {
-  uint64_t lines = 0;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    ByteSource* src = sources[i];
-    if (!src->stable()) return false;
-    std::string_view data = src->Next();
-    if (FoldedColumns(data) != list->columns()) return false;
-    FoldedUnit file_unit;
-    // (pf-diff's line among several inputs: the tree path picks which.)
-    if (!ListFolded(data, -1, src->releasable(), list, &file_unit,
-                    sources.size() > 1 ? nullptr : comment_lines, &lines)) {
-      return false;
-    }
-    if (i > 0 && file_unit.unit() != *unit) return false;  // the tree path says how
-    *unit = file_unit.unit();
-  }
-  return true;
-}
-
 // A stack's change in a differential profile (AFTER - BEFORE); 0 in an ordinary one.
 double Delta(const StackList& list, uint32_t s) {
   return list.columns() == 2
@@ -114,7 +93,7 @@ bool DrawFoldedInAnyOrder(std::span<ByteSource* const> sources, const FlameOptio
   StackList list(columns);
   WeightUnit unit = WeightUnit::kUnspecified;
   std::vector<std::string> comment_lines;
-  if (!ReadAll(sources, &list, &unit, &comment_lines)) return false;
+  if (!ListFoldedSources(sources, &list, &unit, &comment_lines)) return false;
 
   const int wcol = columns - 1;  // the width from AFTER in a differential profile
   uint64_t sum = 0;

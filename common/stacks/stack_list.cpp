@@ -306,6 +306,26 @@ std::vector<uint32_t> StackList::Order(const std::vector<uint32_t>& end_rank,
   return order;
 }
 
+bool ListFoldedSources(std::span<ByteSource* const> sources, StackList* list, WeightUnit* unit,
+                       std::vector<std::string>* comments) {
+  uint64_t lines = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    ByteSource* src = sources[i];
+    if (!src->stable()) return false;
+    std::string_view data = src->Next();
+    if (FoldedColumns(data) != list->columns()) return false;
+    FoldedUnit file_unit;
+    // (pf-diff's line among several inputs: the tree path picks which.)
+    if (!ListFolded(data, -1, src->releasable(), list, &file_unit,
+                    sources.size() > 1 ? nullptr : comments, &lines)) {
+      return false;
+    }
+    if (i > 0 && file_unit.unit() != *unit) return false;  // the tree path says how
+    *unit = file_unit.unit();
+  }
+  return true;
+}
+
 size_t GuessFoldedLines(std::string_view data) {
   const std::string_view head = data.substr(0, 64 << 10);
   const size_t head_lines = static_cast<size_t>(std::count(head.begin(), head.end(), '\n'));

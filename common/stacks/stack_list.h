@@ -26,6 +26,7 @@
 #include "base/intern.h"
 #include "base/prefetch.h"
 #include "io/output.h"
+#include "stacks/weight.h"
 
 namespace pf {
 
@@ -165,6 +166,7 @@ class StackList {
   uint64_t saturated_ = 0;
 };
 
+class ByteSource;
 class FoldedUnit;
 
 /// Reads folded text `data` into `list`: each line's count into column `column`, or with
@@ -176,6 +178,14 @@ class FoldedUnit;
 /// disagrees, a comment where none is taken.
 bool ListFolded(std::string_view data, int column, bool release, StackList* list,
                 FoldedUnit* unit, std::vector<std::string>* comments, uint64_t* lines);
+
+/// Reads the folded text of every source (each stable: a mapped file's or a buffer's whole
+/// text) into `list`, each line's counts into its columns, as ListFolded does, and the
+/// sources' unit into *unit; their pf comment lines to *comments when there is one source
+/// (else such a line ends the reading). False where the tree's readers have more to say
+/// (ListFolded's cases, a source of another column count, sources of different units).
+bool ListFoldedSources(std::span<ByteSource* const> sources, StackList* list, WeightUnit* unit,
+                       std::vector<std::string>* comments);
 
 /// About as many lines as folded text `data` holds, or a little more (from its first 64 KiB):
 /// the room to reserve for its stacks.

@@ -53,6 +53,23 @@ grep -qE 'label="(prog|other)\\n[0-9.]+%' "$tmp/g.dot" && fail "process nodes dr
 # Folded input keeps its first frame: another profiler may have put a function there.
 printf 'main;a 3\nmain;b 1\n' | "$dot_bin" -q -n0 -e0 | grep -q 'label="main\\n100.00%' ||
   fail "folded: first frame dropped"
+# A folded file is read without a stack tree (its distinct stacks listed); standard input
+# goes through the tree: the same graph, report and warning either way.
+for i in $(seq 300); do
+  echo "main;f$((i % 7));g$((i % 5));f$((i % 3)) $((i % 4 + 1))"
+done | shuf --random-source=<(yes 3) >"$tmp/any.folded"
+printf '# pf-unit: nanoseconds\nmain;a 3\nmain;b 1\n' >"$tmp/ns.folded"
+for args in "" "-n0 -e0" "--focus=f3 -n0" "--root=g2 --depth=1" "--format=top" "--format=tree"; do
+  # shellcheck disable=SC2086
+  "$dot_bin" -q $args "$tmp/any.folded" >"$tmp/list.out" 2>&1 || fail "folded file ($args): exit $?"
+  # shellcheck disable=SC2086
+  "$dot_bin" -q $args - <"$tmp/any.folded" 2>&1 | cmp -s - "$tmp/list.out" ||
+    fail "folded file ($args): not the graph of its tree"
+done
+"$dot_bin" -q --format=top "$tmp/ns.folded" | grep -q '^Unit: nanoseconds' ||
+  fail "folded file: its unit lost"
+"$dot_bin" -q --focus=nothing "$tmp/any.folded" >/dev/null 2>&1
+[ $? -eq 1 ] || fail "folded file, --focus matching nothing: want exit 1"
 # Deterministic, and the same from stdin.
 "$dot_bin" -q -n0 -e0 - <"$tmp/in.txt" | cmp -s - "$tmp/g.dot" || fail "stdin or determinism"
 # Graphviz parses it.

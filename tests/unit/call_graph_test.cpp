@@ -15,6 +15,8 @@
 
 #include "base/error.h"
 #include "io/output.h"
+#include "stacks/folded.h"
+#include "stacks/stack_list.h"
 #include "stacks/stack_tree.h"
 
 namespace pf {
@@ -346,6 +348,63 @@ TEST(CallGraphTest, HostileNamesGiveValidDot) {
   int status = RunDot(dot);
   if (status == -1) GTEST_SKIP() << "dot (Graphviz) is not installed";
   EXPECT_EQ(status, 0) << dot;
+}
+
+// The graph of a list of distinct stacks (folded text read without a tree, as pf-dot reads
+// folded files) is the graph of their tree, under every filter and pruning option.
+TEST(CallGraphTest, ListDrawsWhatTheTreeDraws) {
+  const std::vector<std::string> names = {"a", "b", "a::b", "c", "[unknown]", "x_[k]", "a b",
+                                          "main", "f", "g"};
+  std::mt19937 rng(11);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<std::string> lines;
+    std::string text;
+    for (int i = 0; i < 150; ++i) {
+      std::string line;
+      const int depth = 1 + static_cast<int>(rng() % 7);
+      for (int d = 0; d < depth; ++d) {
+        if (d) line += ';';
+        line += names[rng() % names.size()];
+      }
+      line += ' ';
+      line += std::to_string(rng() % 8 == 0 ? rng() % 100000 : 1 + rng() % 5);
+      lines.push_back(line);
+      text += line;
+      text += '\n';
+    }
+    CallGraphOptions o;
+    switch (round % 10) {
+      case 1: o.node_thres = 0, o.edge_thres = 0; break;
+      case 2: o.nodecount = 3; break;
+      case 3: o.focus = {"^a$"}; break;
+      case 4: o.ignore = {"^c$"}, o.hide = {"b"}; break;
+      case 5: o.show_from = {"a::b"}; break;
+      case 6: o.root = {"main"}, o.depth = 2; break;
+      case 7: o.leaf = {"g", "f"}; break;
+      case 8: o.pprof_selection = true, o.node_thres = 5; break;
+      case 9: o.hide = {"."}; break;  // every frame hidden: nothing kept
+    }
+    StackList list;
+    FoldedUnit unit;
+    uint64_t read = 0;
+    ASSERT_TRUE(ListFolded(text, -1, false, &list, &unit, nullptr, &read)) << round;
+    ASSERT_EQ(read, 150u);
+    std::string from_tree, from_list;
+    try {
+      from_tree = Dot(BuildCallGraph(Tree(lines), o), o);
+    } catch (const Error& e) {
+      from_tree = std::string("error: ") + e.what();
+    }
+    try {
+      from_list = Dot(BuildCallGraph(list, WeightUnit::kUnspecified, o), o);
+    } catch (const Error& e) {
+      from_list = std::string("error: ") + e.what();
+    }
+    EXPECT_EQ(from_list, from_tree) << "round " << round;
+    if (round % 10 == 0) {
+      EXPECT_NE(from_tree.find("->"), std::string::npos);  // a graph with edges
+    }
+  }
 }
 
 TEST(CallGraphTest, RefusesDifferentialTrees) {
