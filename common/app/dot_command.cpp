@@ -1,8 +1,8 @@
 // pf-dot's command line and run. The options follow gprof2dot's names (-n, -e, -z, -l,
 // --colormap, --total, -f and its --format=perf) and pprof's filters (--focus, --ignore,
 // --hide, --show-from). The run is: fold the inputs into a stack tree (perf samples named as
-// gprof2dot names them: unknown frames by address, C++ names whole), or folded files into a
-// list of their distinct stacks, build the call graph, and write DOT, or hand it to
+// gprof2dot names them: unknown frames by address, C++ names whole), or take folded files
+// as they are, build the call graph, and write DOT, or hand it to
 // Graphviz's library for svg, png or pdf.
 
 #include "app/dot_command.h"
@@ -21,6 +21,7 @@
 #include "formats/callgrind.h"
 #include "formats/sniff.h"
 #include "io/input.h"
+#include "stacks/folded.h"
 #include "stacks/stack_list.h"
 
 namespace pf {
@@ -378,12 +379,14 @@ DotCommand ParseDotOptions(cli::Context& ctx) {
   return c;
 }
 
-// The graph of folded files drawn from a list of their distinct stacks (StackList), not a
-// stack tree: a node for every prefix made pf-dot of table.sh's 300k stacks in random order
-// take 307 MB and 1.6 s, the list 63 MB and 0.7 s (gprof2dot -f collapse: 132 MB, 70 s).
-// False, having written nothing, where the tree path has more to say: other input or
-// options (--list, --value, a filter of pf-collapse's), decimals, a malformed line, a
-// differential profile, units that disagree, nothing to draw, sums that saturate.
+// The graph of folded files drawn from their text, read once for the names and once for
+// each pass (BuildCallGraph of texts), as gprof2dot reads them: a stack tree, a node for
+// every prefix, made pf-dot of table.sh's 300k stacks in random order take 307 MB and 1.6 s;
+// a list of the distinct stacks (StackList) 63 MB and 0.65 s; the text 30 MB and 1.1 s
+// (gprof2dot -f collapse: 132 MB, 70 s). False, having written nothing, where the tree path
+// has more to say: other input or options (--list, --value, a filter of pf-collapse's),
+// decimals, a malformed line, a differential profile, units that disagree, nothing to draw,
+// sums that saturate.
 bool GraphWithoutTree(const DotCommand& command) {
   const CollapseOptions& read = command.read;
   if (command.inputs.empty() || command.format == "list" || !read.value.empty() ||
@@ -391,21 +394,34 @@ bool GraphWithoutTree(const DotCommand& command) {
     return false;
   }
   std::vector<std::unique_ptr<ByteSource>> sources;
-  std::vector<ByteSource*> views;
+  std::vector<std::string_view> texts;
+  bool release = true;
   for (const std::string& path : command.inputs) {
     if (path == "-") return false;
     sources.push_back(OpenInput(path));
     if (!IsMappedFolded(*sources.back())) return false;
-    views.push_back(sources.back().get());
+    texts.push_back(sources.back()->Next());
+    release = release && sources.back()->releasable();
   }
-  StackList list;
+  // The names, and the checks the list's reader makes, in a first reading.
+  Interner names;
   WeightUnit unit = WeightUnit::kUnspecified;
-  if (!ListFoldedSources(views, &list, &unit, nullptr)) return false;
-  sources.clear();  // their mappings are not needed any more
-  list.DoneAdding();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    FoldedUnit file_unit;
+    uint64_t lines = 0;
+    if (FoldedColumns(texts[i]) != 1 ||
+        !ForEachFoldedLine(texts[i], 1, release, &file_unit, nullptr, &lines,
+                           [&](const FoldedLine& fl) {
+                             ForEachFrame(fl.stack, [&](std::string_view f) { names.Intern(f); });
+                           })) {
+      return false;
+    }
+    if (i > 0 && file_unit.unit() != unit) return false;  // the tree path says how
+    unit = file_unit.unit();
+  }
   CallGraphOptions o = command.graph;
   o.skip_process = false;  // (as the tree path for folded text)
-  CallGraph graph = BuildCallGraph(list, unit, o);
+  CallGraph graph = BuildCallGraph(texts, names, unit, release, o);
   if (graph.total == 0 || graph.kept_weight == 0 || graph.saturated) return false;
   WriteGraph(graph, o, command);
   return true;

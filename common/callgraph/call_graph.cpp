@@ -35,7 +35,7 @@
 #include "callgraph/names.h"
 #include "callgraph/path_walker.h"
 #include "stacks/stack_filter.h"
-#include "stacks/stack_list.h"
+#include "stacks/stack_list.h"  // ForEachFoldedLine
 
 namespace pf {
 namespace {
@@ -429,16 +429,18 @@ CallCounts CountFunctionsDown(const StackTree& tree, const CallGraphOptions& o, 
   return fs;
 }
 
-// The weighted stacks the passes walk: a tree's weighted nodes, or a list's stacks (folded
-// text in any order, read without a tree: StackList).
+// The weighted stacks the passes walk: a tree's weighted nodes, or the lines of folded
+// text, read again for each pass (no tree, no list of stacks: pf-dot's folded files).
 class Stacks {
  public:
   Stacks(const StackTree& tree, int column) : tree_(&tree), column_(column) {}
-  Stacks(const StackList& list, WeightUnit unit) : list_(&list), unit_(unit) {}
+  Stacks(std::span<const std::string_view> texts, const Interner& names, WeightUnit unit,
+         bool release)
+      : texts_(texts), names_(&names), unit_(unit), release_(release) {}
   const StackTree* tree() const { return tree_; }
   int column() const { return column_; }
-  const Interner& names() const { return tree_ ? tree_->names() : list_->names(); }
-  uint64_t saturated() const { return tree_ ? tree_->saturated() : list_->saturated(); }
+  const Interner& names() const { return tree_ ? tree_->names() : *names_; }
+  uint64_t saturated() const { return tree_ ? tree_->saturated() : 0; }
   int decimals() const { return tree_ ? tree_->decimals() : 0; }
   WeightUnit unit() const { return tree_ ? tree_->unit() : unit_; }
 
@@ -456,18 +458,33 @@ class Stacks {
       }
       return;
     }
-    for (uint32_t s = 0; s < list_->size(); ++s) {
-      const uint64_t w = list_->count(s, 0);
-      if (w == 0 || (skip_process && list_->frames(s).size() <= 1)) continue;
-      f(w, walker.Path(list_->frames(s), &path) ? &path : nullptr);
+    // Folded text, read again (as it was read before: every name is in names_).
+    std::vector<StrId> frames;
+    for (std::string_view data : texts_) {
+      FoldedUnit unit;
+      uint64_t lines = 0;
+      ForEachFoldedLine(data, 1, release_, &unit, nullptr, &lines, [&](const FoldedLine& fl) {
+        const uint64_t w = fl.counts[0];
+        if (w == 0) return;
+        frames.clear();
+        ForEachFrame(fl.stack, [&](std::string_view name) {
+          StrId id;
+          names_->Find(name, &id);
+          frames.push_back(id);
+        });
+        if (skip_process && frames.size() <= 1) return;
+        f(w, walker.Path(frames, &path) ? &path : nullptr);
+      });
     }
   }
 
  private:
   const StackTree* tree_ = nullptr;
-  const StackList* list_ = nullptr;
+  std::span<const std::string_view> texts_;
+  const Interner* names_ = nullptr;
   int column_ = 0;
   WeightUnit unit_ = WeightUnit::kUnspecified;
+  bool release_ = false;
 };
 
 // Pass 1: exact totals, self weights and direct edges (and the graph's total and counts).
@@ -620,10 +637,11 @@ CallGraph BuildCallGraph(const StackTree& profile, const CallGraphOptions& o) {
   return BuildFromStacks(Stacks(tree, 0), o, walker);
 }
 
-CallGraph BuildCallGraph(const StackList& list, WeightUnit unit, const CallGraphOptions& o) {
+CallGraph BuildCallGraph(std::span<const std::string_view> texts, const Interner& names,
+                         WeightUnit unit, bool release, const CallGraphOptions& o) {
   graph_select::CheckGraphOptions(o);
-  PathWalker walker(list.names(), o);
-  return BuildFromStacks(Stacks(list, unit), o, walker);
+  PathWalker walker(names, o);
+  return BuildFromStacks(Stacks(texts, names, unit, release), o, walker);
 }
 
 CallCounts CountCalls(const StackTree& tree, int column) {

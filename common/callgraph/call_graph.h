@@ -21,14 +21,15 @@
 // write sorted DOT.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "base/intern.h"
 #include "io/output.h"
 #include "stacks/function_graph.h"
-#include "stacks/stack_list.h"
 #include "stacks/stack_tree.h"
 
 namespace pf {
@@ -121,10 +122,13 @@ CallCounts CountCalls(const StackTree& tree, int column = 0);
 /// pf::Error for a differential tree or when --root/--leaf match no function.
 CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& options);
 
-/// The same for the distinct stacks of folded text read without a tree (StackList, its
-/// first column; weights in `unit`): the same graph as of their tree, in a fraction of the
-/// memory and time when the text comes in any order (a tree holds a node for every prefix).
-CallGraph BuildCallGraph(const StackList& list, WeightUnit unit, const CallGraphOptions& options);
+/// The same graph as of their tree for folded texts (one count a line, as ForEachFoldedLine
+/// takes them, weights in `unit`) read again for each pass instead of being kept, their frames' names all in
+/// `names` (read once before): memory follows the functions and edges, as gprof2dot's
+/// does, not the stacks; each line costs a look-up per frame in each pass. With `release`
+/// (mapped files), the pages read are given back as each pass goes.
+CallGraph BuildCallGraph(std::span<const std::string_view> texts, const Interner& names,
+                         WeightUnit unit, bool release, const CallGraphOptions& options);
 
 /// Builds the call graph of a profile of call edges (callgrind), of its sample type `value`
 /// (FunctionGraph::FindSampleType: "" is the first): a function's total is its inclusive

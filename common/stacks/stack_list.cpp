@@ -338,7 +338,6 @@ bool ListFolded(std::string_view data, int column, bool release, StackList* list
   // Room for as many stacks as the input has lines: at most that many are new (reserved, not
   // touched, the room costs no memory).
   list->Reserve(GuessFoldedLines(data));
-  FoldedLines in(data, column < 0 ? list->columns() : 1);
   struct Pending {
     std::string_view stack;
     XXH128_hash_t hash;
@@ -349,22 +348,9 @@ bool ListFolded(std::string_view data, int column, bool release, StackList* list
     if (pending.set) list->Add(pending.stack, pending.hash, pending.counts);
     pending.set = false;
   };
-  size_t released = 0;
-  constexpr size_t kReleaseEvery = 2 << 20;  // keep the resident set small
-  while (in.Next()) {
-    if (in.kind() == FoldedLines::kMalformed) return false;
-    if (in.kind() == FoldedLines::kPfComment) {
-      if (unit->Take(in.line(), "", in.line_number())) {
-        if (!unit->warning().empty()) return false;
-      } else if (!comments) {
-        return false;
-      } else if (comments->size() < 16) {
-        comments->emplace_back(in.line());
-      }
-      continue;
-    }
-    const FoldedLine& fl = in.folded();
-    if (fl.fractional || fl.cut || fl.too_large) return false;
+  const int columns = column < 0 ? list->columns() : 1;
+  const bool ok = ForEachFoldedLine(data, columns, release, unit, comments, lines,
+                                    [&](const FoldedLine& fl) {
     // Each line is added once the next is hashed and its slot asked for (in a large list
     // the slot is a cache miss).
     const XXH128_hash_t hash = StackList::Hash(fl.stack);
@@ -376,16 +362,9 @@ bool ListFolded(std::string_view data, int column, bool release, StackList* list
     } else {
       pending.counts[column] = fl.counts[0];
     }
-    ++*lines;
-    // (Not the pending line's pages: it is yet to be read.)
-    size_t at = static_cast<size_t>(pending.stack.data() - data.data());
-    if (release && at - released > kReleaseEvery) {
-      ReleaseInput(data.substr(released, at - released));
-      released = at;
-    }
-  }
+  });
+  if (!ok) return false;
   add_pending();
-  if (release) ReleaseInput(data.substr(released));
   return list->saturated() == 0;
 }
 

@@ -25,7 +25,9 @@
 #include "base/flat_map.h"
 #include "base/intern.h"
 #include "base/prefetch.h"
+#include "io/input.h"
 #include "io/output.h"
+#include "stacks/folded.h"
 #include "stacks/weight.h"
 
 namespace pf {
@@ -166,8 +168,46 @@ class StackList {
   uint64_t saturated_ = 0;
 };
 
-class ByteSource;
-class FoldedUnit;
+
+/// Calls f(line) for each stack line of folded text `data` (FoldedLine, `columns` counts),
+/// as the readers without a tree take them: the `# pf-unit:` lines go to *unit, pf's other
+/// comment lines to *comments (at most 16; null: such a line ends the reading); `lines`
+/// counts the stack lines. With `release`, the pages before the line f was last given are
+/// given back as it goes (a mapped file's, ReleaseInput), and the rest at the end. Returns
+/// false where the tree's readers have more to say: a malformed line, decimals, a count too
+/// large, a unit line that disagrees, a comment where none is taken.
+template <typename F>
+bool ForEachFoldedLine(std::string_view data, int columns, bool release, FoldedUnit* unit,
+                       std::vector<std::string>* comments, uint64_t* lines, F&& f) {
+  FoldedLines in(data, columns);
+  size_t released = 0;
+  constexpr size_t kReleaseEvery = 2 << 20;  // keep the resident set small
+  while (in.Next()) {
+    if (in.kind() == FoldedLines::kMalformed) return false;
+    if (in.kind() == FoldedLines::kPfComment) {
+      if (unit->Take(in.line(), "", in.line_number())) {
+        if (!unit->warning().empty()) return false;
+      } else if (!comments) {
+        return false;
+      } else if (comments->size() < 16) {
+        comments->emplace_back(in.line());
+      }
+      continue;
+    }
+    const FoldedLine& fl = in.folded();
+    if (fl.fractional || fl.cut || fl.too_large) return false;
+    ++*lines;
+    f(fl);
+    // (Not this line's pages: f may hold on to it until the next.)
+    const size_t at = static_cast<size_t>(fl.stack.data() - data.data());
+    if (release && at - released > kReleaseEvery) {
+      ReleaseInput(data.substr(released, at - released));
+      released = at;
+    }
+  }
+  if (release) ReleaseInput(data.substr(released));
+  return true;
+}
 
 /// Reads folded text `data` into `list`: each line's count into column `column`, or with
 /// column -1 its counts into the columns (a line then holds list->columns() of them). The

@@ -350,9 +350,9 @@ TEST(CallGraphTest, HostileNamesGiveValidDot) {
   EXPECT_EQ(status, 0) << dot;
 }
 
-// The graph of a list of distinct stacks (folded text read without a tree, as pf-dot reads
-// folded files) is the graph of their tree, under every filter and pruning option.
-TEST(CallGraphTest, ListDrawsWhatTheTreeDraws) {
+// The graph of folded text read line by line in each pass (no tree: as pf-dot reads folded
+// files) is the graph of its tree, under every filter and pruning option.
+TEST(CallGraphTest, FoldedTextDrawsWhatTheTreeDraws) {
   const std::vector<std::string> names = {"a", "b", "a::b", "c", "[unknown]", "x_[k]", "a b",
                                           "main", "f", "g"};
   std::mt19937 rng(11);
@@ -384,23 +384,26 @@ TEST(CallGraphTest, ListDrawsWhatTheTreeDraws) {
       case 8: o.pprof_selection = true, o.node_thres = 5; break;
       case 9: o.hide = {"."}; break;  // every frame hidden: nothing kept
     }
-    StackList list;
+    Interner names;
     FoldedUnit unit;
     uint64_t read = 0;
-    ASSERT_TRUE(ListFolded(text, -1, false, &list, &unit, nullptr, &read)) << round;
+    ASSERT_TRUE(ForEachFoldedLine(text, 1, false, &unit, nullptr, &read, [&](const FoldedLine& fl) {
+      ForEachFrame(fl.stack, [&](std::string_view f) { names.Intern(f); });
+    })) << round;
     ASSERT_EQ(read, 150u);
-    std::string from_tree, from_list;
+    const std::string_view texts[] = {text};
+    std::string from_tree, from_text;
     try {
       from_tree = Dot(BuildCallGraph(Tree(lines), o), o);
     } catch (const Error& e) {
       from_tree = std::string("error: ") + e.what();
     }
     try {
-      from_list = Dot(BuildCallGraph(list, WeightUnit::kUnspecified, o), o);
+      from_text = Dot(BuildCallGraph(texts, names, WeightUnit::kUnspecified, false, o), o);
     } catch (const Error& e) {
-      from_list = std::string("error: ") + e.what();
+      from_text = std::string("error: ") + e.what();
     }
-    EXPECT_EQ(from_list, from_tree) << "round " << round;
+    EXPECT_EQ(from_text, from_tree) << "round " << round;
     if (round % 10 == 0) {
       EXPECT_NE(from_tree.find("->"), std::string::npos);  // a graph with edges
     }
