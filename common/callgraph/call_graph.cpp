@@ -469,7 +469,7 @@ class Stacks {
         frames.clear();
         ForEachFrame(fl.stack, [&](std::string_view name) {
           StrId id;
-          names_->Find(name, &id);
+          if (!names_->Find(name, &id)) throw Error("a folded input changed while being read");
           frames.push_back(id);
         });
         if (skip_process && frames.size() <= 1) return;

@@ -1,7 +1,8 @@
 // Fuzz target: the folded reader and writer (merge mode of pf-collapse), the format sniffer,
-// and the flame graph's readers of folded text without a tree (a sorted file streamed, any
-// order listed). Must never crash, hang or leak; output must parse back to the same output,
-// and a flame graph drawn without the tree must be the tree's.
+// the flame graph's readers of folded text without a tree (a sorted file streamed, any
+// order listed) and pf-dot's (the text read in each pass). Must never crash, hang or leak;
+// output must parse back to the same output, and a flame graph or call graph drawn without
+// the tree must be the tree's.
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -9,10 +10,12 @@
 
 #include "app/files.h"
 #include "base/error.h"
+#include "callgraph/call_graph.h"
 #include "collapse/collapse.h"
 #include "io/output.h"
 #include "render/flame.h"
 #include "render/svg_writer.h"
+#include "stacks/stack_list.h"
 
 namespace {
 std::string Run(std::string_view text, const char* format) {
@@ -72,6 +75,49 @@ void CheckFlame(std::string_view text) {
     if ((drawn || !returned) && svg != tree) std::abort();
   }
 }
+// DOT of a call graph, or the error's text.
+std::string Dot(const std::function<pf::CallGraph()>& build) {
+  try {
+    const pf::CallGraph g = build();
+    pf::StringSink sink;
+    pf::BufferedWriter w(sink);
+    pf::WriteDot(g, {}, w);
+    w.Flush();
+    return sink.data();
+  } catch (const pf::Error& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+// Folded text's call graph from the text read in each pass, when that reader takes it, as
+// the tree's.
+void CheckDot(std::string_view text) {
+  std::unique_ptr<pf::ByteSource> probe = pf::MemoryInput(text, "fuzz");
+  if (!pf::IsMappedFolded(*probe) || pf::FoldedColumns(text) != 1) return;
+  pf::Interner names;
+  pf::FoldedUnit unit;
+  uint64_t lines = 0;
+  if (!pf::ForEachFoldedLine(text, 1, false, &unit, nullptr, &lines, [&](const pf::FoldedLine& fl) {
+        pf::ForEachFrame(fl.stack, [&](std::string_view f) { names.Intern(f); });
+      })) {
+    return;
+  }
+  pf::CallGraph from_text;
+  const std::string_view texts[] = {text};
+  const std::string dot = Dot([&] {
+    from_text = pf::BuildCallGraph(texts, names, unit.unit(), false, {});
+    return from_text;
+  });
+  if (from_text.total == 0 || from_text.saturated) return;  // (pf-dot takes the tree then)
+  const std::string tree = Dot([&] {
+    std::vector<std::unique_ptr<pf::ByteSource>> in;
+    in.push_back(pf::MemoryInput(text, "fuzz"));
+    pf::ReadReport report;
+    return pf::BuildCallGraph(pf::CollapseSourcesToTree(in, {}, &report), {});
+  });
+  if (dot != tree) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -84,5 +130,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const pf::Error&) {
   }
   CheckFlame(text);
+  CheckDot(text);
   return 0;
 }
