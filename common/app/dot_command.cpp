@@ -2,8 +2,8 @@
 // --colormap, --total, -f and its --format=perf) and pprof's filters (--focus, --ignore,
 // --hide, --show-from). The run is: fold the inputs into a stack tree (perf samples named as
 // gprof2dot names them: unknown frames by address, C++ names whole), or take folded files
-// as they are, build the call graph, and write DOT, or hand it to
-// Graphviz's library for svg, png or pdf.
+// as they are, build the call graph, and write DOT, or hand it to Graphviz's library for
+// svg, png or pdf.
 
 #include "app/dot_command.h"
 

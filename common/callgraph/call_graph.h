@@ -122,11 +122,12 @@ CallCounts CountCalls(const StackTree& tree, int column = 0);
 /// pf::Error for a differential tree or when --root/--leaf match no function.
 CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& options);
 
-/// The same graph as of their tree for folded texts (one count a line, as ForEachFoldedLine
-/// takes them, weights in `unit`) read again for each pass instead of being kept, their frames' names all in
-/// `names` (read once before): memory follows the functions and edges, as gprof2dot's
-/// does, not the stacks; each line costs a look-up per frame in each pass. With `release`
-/// (mapped files), the pages read are given back as each pass goes.
+/// The same graph as of their tree, for folded texts (one count a line, as
+/// ForEachFoldedLine takes them; weights in `unit`) read again for each pass instead of
+/// being kept, the names of all their frames in `names` (read once before): memory follows
+/// the functions and edges, as gprof2dot's does, not the stacks; each line costs a look-up
+/// per frame in each pass. With `release` (mapped files), the pages read are given back as
+/// each pass goes.
 CallGraph BuildCallGraph(std::span<const std::string_view> texts, const Interner& names,
                          WeightUnit unit, bool release, const CallGraphOptions& options);
 

@@ -168,7 +168,6 @@ class StackList {
   uint64_t saturated_ = 0;
 };
 
-
 /// Calls f(line) for each stack line of folded text `data` (FoldedLine, `columns` counts),
 /// as the readers without a tree take them: the `# pf-unit:` lines go to *unit, pf's other
 /// comment lines to *comments (at most 16; null: such a line ends the reading); `lines`
