@@ -21,8 +21,6 @@
 #include "formats/callgrind.h"
 #include "formats/sniff.h"
 #include "io/input.h"
-#include "stacks/folded.h"
-#include "stacks/stack_list.h"
 
 namespace pf {
 
@@ -403,22 +401,9 @@ bool GraphWithoutTree(const DotCommand& command) {
     texts.push_back(sources.back()->Next());
     release = release && sources.back()->releasable();
   }
-  // The names, and the checks the list's reader makes, in a first reading.
   Interner names;
   WeightUnit unit = WeightUnit::kUnspecified;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    FoldedUnit file_unit;
-    uint64_t lines = 0;
-    if (FoldedColumns(texts[i]) != 1 ||
-        !ForEachFoldedLine(texts[i], 1, release, &file_unit, nullptr, &lines,
-                           [&](const FoldedLine& fl) {
-                             ForEachFrame(fl.stack, [&](std::string_view f) { names.Intern(f); });
-                           })) {
-      return false;
-    }
-    if (i > 0 && file_unit.unit() != unit) return false;  // the tree path says how
-    unit = file_unit.unit();
-  }
+  if (!NameFoldedTexts(texts, release, &names, &unit)) return false;
   CallGraphOptions o = command.graph;
   o.skip_process = false;  // (as the tree path for folded text)
   CallGraph graph = BuildCallGraph(texts, names, unit, release, o);

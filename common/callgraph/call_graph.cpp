@@ -463,7 +463,8 @@ class Stacks {
     for (std::string_view data : texts_) {
       FoldedUnit unit;
       uint64_t lines = 0;
-      ForEachFoldedLine(data, 1, release_, &unit, nullptr, &lines, [&](const FoldedLine& fl) {
+      const bool read = ForEachFoldedLine(data, 1, release_, &unit, nullptr, &lines,
+                                          [&](const FoldedLine& fl) {
         const uint64_t w = fl.counts[0];
         if (w == 0) return;
         frames.clear();
@@ -475,6 +476,7 @@ class Stacks {
         if (skip_process && frames.size() <= 1) return;
         f(w, walker.Path(frames, &path) ? &path : nullptr);
       });
+      if (!read) throw Error("a folded input changed while being read");
     }
   }
 
@@ -642,6 +644,24 @@ CallGraph BuildCallGraph(std::span<const std::string_view> texts, const Interner
   graph_select::CheckGraphOptions(o);
   PathWalker walker(names, o);
   return BuildFromStacks(Stacks(texts, names, unit, release), o, walker);
+}
+
+bool NameFoldedTexts(std::span<const std::string_view> texts, bool release, Interner* names,
+                     WeightUnit* unit) {
+  for (size_t i = 0; i < texts.size(); ++i) {
+    FoldedUnit text_unit;
+    uint64_t lines = 0;
+    if (FoldedColumns(texts[i]) != 1 ||
+        !ForEachFoldedLine(texts[i], 1, release, &text_unit, nullptr, &lines,
+                           [&](const FoldedLine& fl) {
+                             ForEachFrame(fl.stack, [&](std::string_view f) { names->Intern(f); });
+                           })) {
+      return false;
+    }
+    if (i > 0 && text_unit.unit() != *unit) return false;  // the tree path says how
+    *unit = text_unit.unit();
+  }
+  return true;
 }
 
 CallCounts CountCalls(const StackTree& tree, int column) {

@@ -131,6 +131,12 @@ CallGraph BuildCallGraph(const StackTree& tree, const CallGraphOptions& options)
 CallGraph BuildCallGraph(std::span<const std::string_view> texts, const Interner& names,
                          WeightUnit unit, bool release, const CallGraphOptions& options);
 
+/// The first reading of those texts: every frame's name into *names, their unit into *unit.
+/// False where the tree's readers have more to say (ForEachFoldedLine's cases, a text of
+/// two counts a line, texts of different units).
+bool NameFoldedTexts(std::span<const std::string_view> texts, bool release, Interner* names,
+                     WeightUnit* unit);
+
 /// Builds the call graph of a profile of call edges (callgrind), of its sample type `value`
 /// (FunctionGraph::FindSampleType: "" is the first): a function's total is its inclusive
 /// cost, an edge's weight the call's inclusive cost, with its call count. The nodes are

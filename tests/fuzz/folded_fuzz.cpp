@@ -15,7 +15,6 @@
 #include "io/output.h"
 #include "render/flame.h"
 #include "render/svg_writer.h"
-#include "stacks/stack_list.h"
 
 namespace {
 std::string Run(std::string_view text, const char* format) {
@@ -93,19 +92,14 @@ std::string Dot(const std::function<pf::CallGraph()>& build) {
 // the tree's.
 void CheckDot(std::string_view text) {
   std::unique_ptr<pf::ByteSource> probe = pf::MemoryInput(text, "fuzz");
-  if (!pf::IsMappedFolded(*probe) || pf::FoldedColumns(text) != 1) return;
+  if (!pf::IsMappedFolded(*probe)) return;
   pf::Interner names;
-  pf::FoldedUnit unit;
-  uint64_t lines = 0;
-  if (!pf::ForEachFoldedLine(text, 1, false, &unit, nullptr, &lines, [&](const pf::FoldedLine& fl) {
-        pf::ForEachFrame(fl.stack, [&](std::string_view f) { names.Intern(f); });
-      })) {
-    return;
-  }
-  pf::CallGraph from_text;
+  pf::WeightUnit unit = pf::WeightUnit::kUnspecified;
   const std::string_view texts[] = {text};
+  if (!pf::NameFoldedTexts(texts, false, &names, &unit)) return;
+  pf::CallGraph from_text;
   const std::string dot = Dot([&] {
-    from_text = pf::BuildCallGraph(texts, names, unit.unit(), false, {});
+    from_text = pf::BuildCallGraph(texts, names, unit, false, {});
     return from_text;
   });
   if (from_text.total == 0 || from_text.saturated) return;  // (pf-dot takes the tree then)

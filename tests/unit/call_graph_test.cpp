@@ -10,13 +10,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "io/output.h"
-#include "stacks/folded.h"
-#include "stacks/stack_list.h"
 #include "stacks/stack_tree.h"
 
 namespace pf {
@@ -385,13 +384,19 @@ TEST(CallGraphTest, FoldedTextDrawsWhatTheTreeDraws) {
       case 9: o.hide = {"."}; break;  // every frame hidden: nothing kept
     }
     Interner names;
-    FoldedUnit unit;
-    uint64_t read = 0;
-    ASSERT_TRUE(ForEachFoldedLine(text, 1, false, &unit, nullptr, &read, [&](const FoldedLine& fl) {
-      ForEachFrame(fl.stack, [&](std::string_view f) { names.Intern(f); });
-    })) << round;
-    ASSERT_EQ(read, 150u);
+    WeightUnit unit = WeightUnit::kBytes;
     const std::string_view texts[] = {text};
+    ASSERT_TRUE(NameFoldedTexts(texts, false, &names, &unit)) << round;
+    ASSERT_EQ(unit, WeightUnit::kUnspecified);  // (no unit line)
+    std::set<std::string> distinct;  // every line read: each name met
+    for (const std::string& line : lines) {
+      const std::string stack = line.substr(0, line.rfind(' '));
+      for (size_t start = 0, semi = 0; semi != std::string::npos; start = semi + 1) {
+        semi = stack.find(';', start);
+        distinct.insert(stack.substr(start, semi - start));
+      }
+    }
+    ASSERT_EQ(names.size(), distinct.size()) << round;
     std::string from_tree, from_text;
     try {
       from_tree = Dot(BuildCallGraph(Tree(lines), o), o);
